@@ -1,0 +1,32 @@
+# Two entry points for a fresh machine: `make test` and `make demo`.
+# Each creates (or refreshes, when pyproject.toml changed) the virtualenv in .venv.
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PYTEST_ARGS ?=
+
+.PHONY: test test-slow demo bench venv clean
+
+$(STAMP): pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+test: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP)
+	$(PY) -m pytest -q -m slow $(PYTEST_ARGS)
+
+demo: $(STAMP)
+	$(PY) -m ste_jax demo
+
+bench: $(STAMP)
+	$(PY) benchmarks/operators.py
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

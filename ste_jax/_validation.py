@@ -1,0 +1,97 @@
+"""Eager value checks for tournaments and temperatures (run outside ``jit``).
+
+Operators check shapes and dtypes at trace time; *values* can only be checked on concrete arrays,
+so loaders, the CLI, ``fit`` and the bootstrap drivers call these before entering compiled code.
+"""
+
+import numpy as np
+
+
+def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray:
+  """Checks that ``P`` is a probabilistic tournament (paper §2.2, Definition "Probabilistic Tournament").
+
+  A probabilistic tournament has ``P[a, b] in [0, 1]``, ``P[a, b] + P[b, a] = 1`` and
+  ``P[a, a] = 1/2``. Batches ``(..., n, n)`` are checked item by item.
+
+  Args:
+    P: array-like of shape ``(..., n, n)``; must be concrete (not a tracer).
+    atol: absolute tolerance for complementarity and the diagonal.
+    name: the argument name used in error messages.
+
+  Returns:
+    ``P`` as a NumPy array, unchanged.
+
+  Raises:
+    ValueError: naming the problem and the first offending entry: wrong shape, NaN/Inf, values
+      outside ``[0, 1]``, ``P + P^T != 1`` or a diagonal different from ``1/2``.
+  """
+  try:
+    arr = np.asarray(P)
+  except Exception as e:  # a tracer under jit, or an object that is not an array
+    raise ValueError(f"{name} must be a concrete array to be validated (call outside jit): {e}") from e
+  if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+    raise ValueError(f"{name} must be a real-valued array, got dtype {arr.dtype}.")
+  if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
+    raise ValueError(f"{name} must have shape (..., n, n) with a square last two axes; got {arr.shape}.")
+  if arr.shape[-1] == 0:
+    raise ValueError(f"{name} must describe at least one agent; got shape {arr.shape}.")
+  x = arr.astype(np.float64)
+
+  def where(mask):
+    idx = tuple(int(i) for i in np.argwhere(mask)[0])
+    return idx, float(x[idx])
+
+  bad = ~np.isfinite(x)
+  if bad.any():
+    idx, v = where(bad)
+    raise ValueError(f"{name} contains NaN or Inf ({name}{list(idx)} = {v}).")
+  bad = (x < 0) | (x > 1)
+  if bad.any():
+    idx, v = where(bad)
+    raise ValueError(f"{name} has values outside [0, 1] ({name}{list(idx)} = {v}).")
+  n = x.shape[-1]
+  diag = np.diagonal(x, axis1=-2, axis2=-1)
+  bad = np.abs(diag - 0.5) > atol
+  if bad.any():
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    raise ValueError(
+        f"{name} must have 1/2 on its diagonal (self-comparison); "
+        f"{name}{list(idx[:-1]) + [idx[-1], idx[-1]]} = {float(diag[idx])}."
+    )
+  err = np.abs(x + np.swapaxes(x, -1, -2) - 1.0)
+  bad = err > atol
+  if bad.any():
+    idx = tuple(int(i) for i in np.argwhere(bad)[0])
+    a, b = idx[-2], idx[-1]
+    raise ValueError(
+        f"{name} is not complementary: {name}[{a}, {b}] + {name}[{b}, {a}] = {x[idx] + x[idx[:-2] + (b, a)]:.6g}"
+        f" != 1 (atol={atol})."
+    )
+  del n
+  return arr
+
+
+def validate_temperature(value, name: str, *, allow_zero: bool = False) -> float:
+  """Checks that a temperature is a finite scalar ``> 0`` (or ``>= 0`` with ``allow_zero``).
+
+  Raises:
+    ValueError: naming the argument.
+  """
+  try:
+    v = float(np.asarray(value))
+  except Exception as e:
+    raise ValueError(f"{name} must be a real scalar, got {value!r}.") from e
+  if not np.isfinite(v) or v < 0 or (v == 0 and not allow_zero):
+    bound = ">= 0" if allow_zero else "> 0"
+    raise ValueError(f"{name} must be a finite number {bound}, got {v}.")
+  return v
+
+
+def validate_path_length(max_path_length, name: str = "max_path_length") -> None:
+  """Checks that the path length ``K`` is ``None`` or an integer ``>= 1``."""
+  if max_path_length is None:
+    return
+  if isinstance(max_path_length, bool) or not isinstance(max_path_length, (int, np.integer)):
+    raise ValueError(f"{name} must be None or an integer >= 1, got {max_path_length!r}.")
+  if max_path_length < 1:
+    raise ValueError(f"{name} (K) must be >= 1, got {max_path_length}.")

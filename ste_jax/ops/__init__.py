@@ -1,0 +1,29 @@
+"""Pure array kernels of the STE operators (paper §3.2-3.4). Depend on jax only."""
+
+from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores
+from ste_jax.ops._covering import soft_cover_violation as soft_cover_violation
+from ste_jax.ops._edges import soft_majority_edges as soft_majority_edges
+from ste_jax.ops._extrema import normalized_smax as normalized_smax
+from ste_jax.ops._extrema import normalized_softmin as normalized_softmin
+from ste_jax.ops._reachability import max_min_product as max_min_product
+from ste_jax.ops._reachability import soft_reachability as soft_reachability
+from ste_jax.ops._scores import STEScores as STEScores
+from ste_jax.ops._scores import soft_top_cycle_score as soft_top_cycle_score
+from ste_jax.ops._scores import soft_uncovered_score as soft_uncovered_score
+from ste_jax.ops._scores import ste_scores as ste_scores
+from ste_jax.ops._scores import ste_scores_from_edges as ste_scores_from_edges
+
+__all__ = [
+    "STEScores",
+    "max_min_product",
+    "normalized_smax",
+    "normalized_softmin",
+    "soft_cover_scores",
+    "soft_cover_violation",
+    "soft_majority_edges",
+    "soft_reachability",
+    "soft_top_cycle_score",
+    "soft_uncovered_score",
+    "ste_scores",
+    "ste_scores_from_edges",
+]

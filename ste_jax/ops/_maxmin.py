@@ -1,0 +1,140 @@
+"""Max-min (bottleneck) products and closures, with an O(n^2)-memory custom VJP.
+
+The exact (zero-temperature) reachability of Eqs. ``maxmin_boolean_product`` and
+``soft_reachability`` is a *bottleneck* (widest-path) closure: ``R[a, b]`` is the largest value
+``w`` such that some walk ``a -> ... -> b`` of at most ``K`` edges uses only edges of weight ``>= w``.
+Each output therefore equals one input entry, the walk's bottleneck edge. This module computes
+
+* the closure for ``K >= n - 1`` by Floyd--Warshall in the max-min semiring (``O(n^3)`` work,
+  ``O(n^2)`` memory, one ``fori_loop`` step per pivot), and for smaller ``K`` by repeated squaring
+  (``O(n^3 log K)``), and
+* its gradient with ``O(n^2)`` memory: the forward pass of the VJP runs the same closure on the
+  *ranks* of the entries (a stable sort makes them distinct, so the bottleneck edge is unique and
+  can be read back from its rank), and the backward pass scatter-adds each output cotangent onto
+  its bottleneck edge.
+
+Plain autodiff through either loop would store every intermediate matrix (``O(n^3)``).
+"""
+
+import functools
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+# Largest n*n for which float32 holds every rank exactly (2**24).
+_MAX_EXACT_FLOAT32_RANK = 2**24
+
+
+def _low(dtype):
+  return jnp.asarray(-jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min, dtype)
+
+
+def _high(dtype):
+  return jnp.asarray(jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).max, dtype)
+
+
+def maxmin_matmul(X: jax.Array, Y: jax.Array) -> jax.Array:
+  """Exact max-min product ``max_c min(X[..., a, c], Y[..., c, b])`` (Eq. ``maxmin_boolean_product``)."""
+  return jnp.max(jnp.minimum(X[..., :, :, None], Y[..., None, :, :]), axis=-2)
+
+
+def _floyd_warshall(W: jax.Array) -> jax.Array:
+  """Bottleneck closure over walks of any length >= 1 of ``W`` (batch ``(B, n, n)``)."""
+  n = W.shape[-1]
+
+  def pivot(k, W):
+    col = lax.dynamic_slice_in_dim(W, k, 1, axis=-1)  # (B, n, 1): best a -> k
+    row = lax.dynamic_slice_in_dim(W, k, 1, axis=-2)  # (B, 1, n): best k -> b
+    return jnp.maximum(W, jnp.minimum(col, row))
+
+  return lax.fori_loop(0, n, pivot, W)
+
+
+def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
+  """``max_{k=1..K} W^{(k)}`` in the max-min semiring, by repeated squaring.
+
+  ``A = W`` with the semiring identity (``+inf``) on its diagonal satisfies
+  ``A^{j} = max_{k=0..j} W^{(k)}``, so the result is ``W (x) A^{K-1}``. The exponent's bits are
+  static; each product runs in its own ``lax.cond`` / ``scan`` body (XLA fuses chained max-min
+  products badly, see ``PERF_NOTES``).
+  """
+  n = W.shape[-1]
+  eye = jnp.eye(n, dtype=bool)
+  A = jnp.where(eye, _high(W.dtype), W)
+  e = K - 1
+  if e == 0:
+    return W
+  bits = []
+  while e:
+    bits.append(bool(e & 1))
+    e >>= 1
+  identity = jnp.broadcast_to(jnp.where(eye, _high(W.dtype), _low(W.dtype)), W.shape)
+
+  def step(carry, bit):
+    acc, power = carry
+    acc = lax.cond(bit, maxmin_matmul, lambda x, _: x, acc, power)
+    power = maxmin_matmul(power, power)
+    return (acc, power), None
+
+  (acc, _), _ = lax.scan(step, (identity, A), jnp.asarray(bits))
+  return maxmin_matmul(W, acc)
+
+
+def _closure(W: jax.Array, K: int) -> jax.Array:
+  """Bottleneck closure over walks of 1..K edges; the diagonal of ``W`` is treated as absent."""
+  n = W.shape[-1]
+  W = jnp.where(jnp.eye(n, dtype=bool), _low(W.dtype), W)
+  if K >= n - 1:
+    return _floyd_warshall(W)
+  return _bounded_closure(W, K)
+
+
+def _rank_dtype(n: int):
+  return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
+
+
+@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def bottleneck_closure(W: jax.Array, K: int) -> jax.Array:
+  """Max-min closure of ``W`` over walks of ``1..K`` edges, with an ``O(n^2)``-memory VJP.
+
+  Args:
+    W: edge weights of shape ``(B, n, n)``; the diagonal is ignored (no self-loops).
+    K: static path-length bound ``>= 1``; ``K >= n - 1`` runs Floyd--Warshall.
+
+  Returns:
+    ``(B, n, n)``: off-diagonal entries are bottleneck values. Diagonal entries hold the best
+    closed walk (or ``-inf``) and are meant to be masked by the caller.
+  """
+  return _closure(W, K)
+
+
+def _bottleneck_closure_fwd(W, K):
+  B, n, _ = W.shape
+  flat = W.reshape(B, n * n)
+  order = jnp.argsort(flat, axis=-1, stable=True).astype(jnp.int32)  # rank -> flat position
+  positions = jnp.broadcast_to(jnp.arange(n * n, dtype=jnp.int32), (B, n * n))
+  rank_dtype = _rank_dtype(n)
+  ranks = jnp.zeros((B, n * n), rank_dtype)
+  ranks = ranks.at[jnp.arange(B)[:, None], order].set(positions.astype(rank_dtype))
+  rank_closure = _closure(ranks.reshape(B, n, n), K).reshape(B, n * n)
+  valid = rank_closure >= 0  # -inf / int-min marks "no walk" (diagonal for n = 1 or K = 1)
+  rank_idx = jnp.where(valid, rank_closure, 0).astype(jnp.int32)
+  edge = jnp.take_along_axis(order, rank_idx, axis=-1)  # flat position of the bottleneck edge
+  values = jnp.take_along_axis(flat, edge, axis=-1)
+  values = jnp.where(valid, values, _low(W.dtype)).reshape(B, n, n)
+  return values, jnp.where(valid, edge, -1)
+
+
+def _bottleneck_closure_bwd(K, residuals, g):
+  del K
+  edge = residuals
+  B, n, _ = g.shape
+  g = g.reshape(B, n * n)
+  g = jnp.where(edge >= 0, g, jnp.zeros_like(g))
+  target = jnp.where(edge >= 0, edge, 0)
+  dW = jnp.zeros_like(g).at[jnp.arange(B)[:, None], target].add(g)
+  return (dW.reshape(B, n, n),)
+
+
+bottleneck_closure.defvjp(_bottleneck_closure_fwd, _bottleneck_closure_bwd)

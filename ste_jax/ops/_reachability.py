@@ -1,0 +1,167 @@
+"""Soft reachability (paper §3.3, Eqs. ``soft_boolean_product``, ``soft_path_length_k``, ``soft_reachability``)."""
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+from ste_jax._checks import as_float_array, as_temperature, check_square, is_static_zero
+from ste_jax.ops._batching import flatten_batch, unflatten_batch
+from ste_jax.ops._extrema import normalized_smax
+from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
+
+
+def _pair_softmin(x: jax.Array, y: jax.Array, gamma: jax.Array) -> jax.Array:
+  """``smin_gamma(x, y)`` of Eq. ``normalized_softmin`` with ``m = 2``, in a stable closed form.
+
+  ``-g log((e^{-x/g} + e^{-y/g}) / 2) = min(x, y) - g (log1p(e^{-|x - y|/g}) - log 2)``; for a traced
+  ``gamma == 0`` it returns ``min(x, y)``.
+  """
+  low = jnp.minimum(x, y)
+  positive = gamma > 0
+  g = jnp.where(positive, gamma, jnp.ones_like(gamma))
+  soft = low - g * (jnp.log1p(jnp.exp(-jnp.abs(x - y) / g)) - jnp.log(2.0).astype(low.dtype))
+  return jnp.where(positive, soft, low)
+
+
+def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
+  r"""Smooth max-min Boolean product (Eq. ``soft_boolean_product``); exact when ``gamma = 0``.
+
+  .. math::
+    (X \otimes_\gamma Y)_{ab} = \mathrm{smax}_\gamma\big(\{\mathrm{smin}_\gamma(X_{ac}, Y_{cb}) : c\}\big)
+
+  and, at ``gamma = 0``, :math:`\max_c \min(X_{ac}, Y_{cb})` (Eq. ``maxmin_boolean_product``).
+
+  Note: the paper's appendix code takes a *hard* minimum inside the smooth product; this function
+  follows the equation, which uses the normalized soft minimum of the pair (``m = 2``).
+
+  Args:
+    X: array of shape ``(..., n, m)``.
+    Y: array of shape ``(..., m, p)`` with the same dtype.
+    gamma: temperature ``>= 0`` (traced); a literal ``0`` runs the exact product only.
+
+  Returns:
+    Array of shape ``(..., n, p)``. Memory: the ``(..., n, m, p)`` intermediate is materialized.
+  """
+  X = as_float_array(X, "X")
+  Y = as_float_array(Y, "Y")
+  if X.ndim < 2 or Y.ndim < 2 or X.shape[-1] != Y.shape[-2]:
+    raise ValueError(
+        f"X and Y must have shapes (..., n, m) and (..., m, p); got {tuple(X.shape)} and {tuple(Y.shape)}."
+    )
+  if X.dtype != Y.dtype:
+    raise ValueError(f"X and Y must have the same dtype; got {X.dtype} and {Y.dtype}.")
+  if is_static_zero(gamma):
+    return maxmin_matmul(X, Y)
+  g = as_temperature(gamma, X, "gamma")
+  inner = _pair_softmin(X[..., :, :, None], Y[..., None, :, :], g)
+  return normalized_smax(inner, gamma=g, axis=-2)
+
+
+def _path_length(max_path_length, n: int) -> int:
+  if max_path_length is None:
+    return max(n - 1, 1)
+  if isinstance(max_path_length, bool) or not isinstance(max_path_length, int):
+    raise TypeError(f"max_path_length must be None or a static Python int, got {max_path_length!r}.")
+  if max_path_length < 1:
+    raise ValueError(f"max_path_length (K) must be >= 1, got {max_path_length}.")
+  return max_path_length
+
+
+def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
+  """Exact max-min reachability of ``(..., n, n)`` weights ``W`` (diagonal ignored); diagonal of the result unspecified."""
+  flat, batch = flatten_batch(W, 2)
+  return unflatten_batch(bottleneck_closure(flat, K), batch)
+
+
+def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
+  """Eqs. ``soft_path_length_k`` and ``soft_reachability`` for ``gamma > 0``, streamed over k."""
+  positive = g > 0
+  g_safe = jnp.where(positive, g, jnp.ones_like(g))
+
+  @jax.checkpoint
+  def step(carry, _):
+    Q, lse, running_max = carry
+    Q = max_min_product(Q, D, gamma=g)
+    return (Q, jnp.logaddexp(lse, Q / g_safe), jnp.maximum(running_max, Q)), None
+
+  init = (D, D / g_safe, D)
+  (_, lse, running_max), _ = lax.scan(step, init, None, length=K - 1)
+  soft = g_safe * (lse - jnp.log(jnp.asarray(K, D.dtype)))
+  return jnp.where(positive, soft, running_max)
+
+
+def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
+  r"""Bounded soft reachability (Eqs. ``soft_path_length_k`` and ``soft_reachability``).
+
+  .. math::
+    Q^{(1)} = D, \quad Q^{(k)} = Q^{(k-1)} \otimes_\gamma D, \qquad
+    R(a, b) = \mathrm{smax}_\gamma\big(\{Q^{(k)}(a, b) : k = 1, \dots, K\}\big).
+
+  ``gamma = 0`` (the default, and what the paper's experiments use) is the exact max-min closure:
+  ``R[a, b]`` is the best bottleneck over walks ``a -> b`` of at most ``K`` edges. It is *not*
+  computed as ``K`` dense products: ``K >= n - 1`` runs Floyd--Warshall in the max-min semiring
+  (``O(n^3)`` time, ``O(n^2)`` memory), smaller ``K`` uses repeated squaring (``O(n^3 log K)``), and
+  the gradient is a custom VJP with ``O(n^2)`` memory (each ``R[a, b]`` equals ``D`` at one
+  bottleneck edge, found from a closure over the entries' ranks).
+
+  ``gamma > 0`` follows the equations literally: one smooth product per path length inside a
+  ``lax.scan`` with a streaming log-sum-exp over ``k`` (one joint normalized soft maximum over all
+  ``K`` lengths, as Eq. ``soft_reachability`` writes it; the paper's appendix code instead folds
+  pairwise soft maxima, which is a different quantity). Each step materializes an ``(n, n, n)``
+  tensor and is rematerialized in the backward pass (``jax.checkpoint``), so memory is ``O(n^3)``.
+
+  Conventions: the diagonal of ``D`` is treated as zero (no self-loops, Eq. ``soft_majority_edge``),
+  and the diagonal of the returned ``R`` is set to ``0``: it is unused by Eq. ``soft_top_cycle_score``
+  (``b != a``), as in the paper's appendix code.
+
+  Args:
+    D: soft adjacency of shape ``(..., n, n)`` with entries in ``[0, 1]``.
+    max_path_length: ``K`` (static: changing it recompiles); ``None`` means ``K = n - 1``.
+    gamma: aggregation temperature ``>= 0`` of the smooth products and of the soft maximum over
+      path lengths (traced).
+
+  Returns:
+    ``R`` of shape ``(..., n, n)``, entries in ``[0, 1]``, zero diagonal.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> D = jnp.array([[0.0, 0.9, 0.1], [0.1, 0.0, 0.8], [0.9, 0.2, 0.0]])
+    >>> R = soft_reachability(D)
+    >>> [round(float(x), 3) for x in R[0]]
+    [0.0, 0.9, 0.8]
+  """
+  D = as_float_array(D, "D")
+  n = check_square(D, "D")
+  K = _path_length(max_path_length, n)
+  eye = jnp.eye(n, dtype=bool)
+  D = jnp.where(eye, jnp.zeros_like(D), D)
+  if is_static_zero(gamma):
+    R = bottleneck_reachability(D, K)
+  else:
+    g = as_temperature(gamma, D, "gamma")
+    R = _soft_path_scan(D, g, K)
+  return jnp.where(eye, jnp.zeros_like(R), R)
+
+
+def tournament_reachability(P: jax.Array, tau: jax.Array, K: int) -> jax.Array:
+  """Exact max-min reachability of ``D_tau(P)``, computed on ``P`` and mapped through the sigmoid.
+
+  The sigmoid is strictly increasing, so the bottleneck closure commutes with it:
+  ``closure(sigma((P - 1/2) / tau)) = sigma((closure(P) - 1/2) / tau)`` off the diagonal. Running
+  the closure on ``P`` gives the same values as :func:`soft_reachability` on
+  ``soft_majority_edges(P, tau=tau)``, does not depend on ``tau`` (no recompute per temperature),
+  and selects bottleneck edges among unsaturated inputs: on float32 ``D`` many saturated entries
+  round to equal values and the chosen edge (hence the gradient) would drift from float64.
+
+  Args:
+    P: ``(..., n, n)`` tournament; ``tau``: scalar temperature of ``P``'s dtype; ``K``: static.
+
+  Returns:
+    ``R`` of shape ``(..., n, n)`` with zero diagonal.
+  """
+  n = P.shape[-1]
+  eye = jnp.eye(n, dtype=bool)
+  C = bottleneck_reachability(P, K)
+  C = jnp.where(eye, jnp.full_like(C, 0.5), C)  # finite fill before the sigmoid (double where)
+  R = jax.nn.sigmoid((C - 0.5) / tau)
+  return jnp.where(eye, jnp.zeros_like(R), R)

@@ -1,0 +1,140 @@
+"""Membership scores (paper §3.3-3.4, Eqs. ``soft_top_cycle_score``, ``soft_cover_aggregate``,
+``soft_uncovered_set_score``) and the one-call STE pipeline."""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+from ste_jax._checks import as_float_array, as_temperature, check_square, is_static_zero
+from ste_jax.ops._covering import soft_cover_scores
+from ste_jax.ops._edges import soft_majority_edges
+from ste_jax.ops._extrema import normalized_smax, normalized_softmin
+from ste_jax.ops._reachability import _path_length, soft_reachability, tournament_reachability
+
+
+class STEScores(NamedTuple):
+  """Soft Top-Cycle and Uncovered-Set membership scores, each of shape ``(..., n)`` in ``[0, 1]``."""
+
+  top_cycle: jax.Array
+  uncovered: jax.Array
+
+
+def soft_top_cycle_score(R, *, gamma) -> jax.Array:
+  r"""Soft Top-Cycle membership (Eq. ``soft_top_cycle_score``).
+
+  .. math::
+    t(a) = \mathrm{smin}_\gamma\big(\{R(a, b) : b \ne a\}\big)
+
+  Args:
+    R: soft reachability of shape ``(..., n, n)`` (e.g. from :func:`soft_reachability`).
+    gamma: aggregation temperature ``>= 0`` (traced).
+
+  Returns:
+    ``t`` of shape ``(..., n)`` in ``[0, 1]``. With ``n = 1`` the minimum over no opponents is ``1``.
+  """
+  R = as_float_array(R, "R")
+  n = check_square(R, "R")
+  return normalized_softmin(R, gamma=gamma, axis=-1, where=~jnp.eye(n, dtype=bool))
+
+
+def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
+  r"""Soft Uncovered-Set membership (Eqs. ``soft_cover_aggregate`` and ``soft_uncovered_set_score``).
+
+  .. math::
+    q(a) = \mathrm{smax}_{\gamma_c}\big(\{\mathrm{cover}(c, a) : c \ne a\}\big), \qquad u(a) = 1 - q(a).
+
+  Args:
+    D: soft adjacency of shape ``(..., n, n)``.
+    gamma_c: covering temperature ``> 0`` (traced), or a literal ``0`` for exact maxima.
+
+  Returns:
+    ``u`` of shape ``(..., n)`` in ``[0, 1]``; ``u = 1`` when ``n = 1`` (no possible coverer).
+  """
+  D = as_float_array(D, "D")
+  n = check_square(D, "D")
+  cover = soft_cover_scores(D, gamma_c=gamma_c)
+  q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=~jnp.eye(n, dtype=bool))
+  return 1.0 - q
+
+
+def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
+  """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
+
+  Use this when the edges do not come from Eq. ``soft_majority_edge``, e.g. the posterior-edge
+  estimator of §6.1 (Eq. ``posterior_edge_estimator``).
+
+  Args:
+    D: ``(..., n, n)`` soft adjacency with entries in ``[0, 1]`` (its diagonal is ignored).
+    gamma: Top-Cycle aggregation temperature (traced).
+    gamma_c: covering temperature (traced); defaults to ``gamma``.
+    max_path_length: ``K`` (static); ``None`` means ``n - 1``.
+    reach_gamma: temperature of the smooth max-min products; ``0`` (default) is the exact max-min
+      closure used in the paper's experiments.
+
+  Returns:
+    :class:`STEScores` with fields of shape ``(..., n)``.
+  """
+  D = as_float_array(D, "D")
+  check_square(D, "D")
+  gamma_c = gamma if gamma_c is None else gamma_c
+  R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
+  return STEScores(
+      top_cycle=soft_top_cycle_score(R, gamma=gamma),
+      uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
+  )
+
+
+def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
+  r"""Soft Top-Cycle and Uncovered-Set membership scores of a probabilistic tournament.
+
+  The full operator pipeline of paper §3.2-3.4: ``D = soft_majority_edges(P, tau)``, reachability
+  ``R`` (Eqs. ``soft_path_length_k``, ``soft_reachability``), ``t`` (Eq. ``soft_top_cycle_score``)
+  and ``u`` (Eqs. ``soft_cover_violation`` to ``soft_uncovered_set_score``).
+
+  As ``tau, gamma, gamma_c -> 0`` on a tournament without ties, ``t`` and ``u`` tend to the 0/1
+  indicators of the Top Cycle and the Uncovered Set (paper Thm. "Consistency of STE"). *Ties:* an
+  exact tie ``P_ab = 1/2`` gives ``D_ab = D_ba = 1/2`` at every ``tau``, so reachability and covering
+  through a tied pair saturate at ``1/2``, not at 0 or 1: an agent whose membership hinges on a
+  tied pair gets a score near ``1/2`` in the hard limit (e.g. two agents tied with each other and
+  beating everyone else both get ``t -> 1/2``), whereas the hard :func:`~ste_jax.top_cycle` counts a
+  tie both ways (Smith set). Scores are continuous membership strengths, not calibrated
+  probabilities.
+
+  With ``reach_gamma = 0`` the exact max-min closure runs on ``P`` itself and the sigmoid is
+  applied afterwards (see :func:`soft_reachability`): same values, but float32 gradients stay
+  close to float64 when many edges saturate.
+
+  Args:
+    P: probabilistic tournament of shape ``(..., n, n)`` (``P + P^T = 1``, diagonal ``1/2``; see
+      :func:`~ste_jax.validate_tournament`).
+    tau: edge temperature ``> 0`` (traced).
+    gamma: Top-Cycle softmin temperature (traced); defaults to ``tau``.
+    gamma_c: covering temperature (traced); defaults to ``gamma``.
+    max_path_length: ``K`` (static); ``None`` means ``n - 1`` (exact reachability).
+    reach_gamma: smooth-product temperature; ``0`` (default) is the exact max-min closure.
+
+  Returns:
+    :class:`STEScores` ``(top_cycle, uncovered)``, each of shape ``(..., n)`` in ``[0, 1]``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> P = jnp.array([[0.5, 0.7, 0.3], [0.3, 0.5, 0.7], [0.7, 0.3, 0.5]])  # a 3-cycle
+    >>> s = ste_scores(P, tau=0.01)
+    >>> [round(float(x), 2) for x in s.top_cycle]
+    [1.0, 1.0, 1.0]
+  """
+  P = as_float_array(P, "P")
+  n = check_square(P, "P")
+  t = as_temperature(tau, P, "tau")
+  gamma = t if gamma is None else gamma
+  gamma_c = gamma if gamma_c is None else gamma_c
+  D = soft_majority_edges(P, tau=t)
+  if is_static_zero(reach_gamma):
+    R = tournament_reachability(P, t, _path_length(max_path_length, n))
+  else:
+    R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
+  return STEScores(
+      top_cycle=soft_top_cycle_score(R, gamma=gamma),
+      uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
+  )
