@@ -74,3 +74,13 @@ def is_static_zero(t) -> bool:
   if isinstance(t, np.ndarray) and t.ndim == 0:
     return float(t) == 0.0
   return False
+
+
+def eye_mask(x: jax.Array) -> jax.Array:
+  """Boolean identity of ``x``'s last two axes, reshaped to ``x.ndim`` dims (explicit broadcasting).
+
+  Library code never relies on implicit rank promotion, so it runs under
+  ``jax.numpy_rank_promotion("raise")``.
+  """
+  n = x.shape[-1]
+  return jnp.eye(n, dtype=bool).reshape((1,) * (x.ndim - 2) + (n, n))

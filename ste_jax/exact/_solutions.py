@@ -18,7 +18,7 @@ Ties (``P_ab = 1/2``) follow the standard social-choice conventions:
 import jax
 import jax.numpy as jnp
 
-from ste_jax._checks import as_float_array, check_square
+from ste_jax._checks import as_float_array, check_square, eye_mask
 
 
 def majority_tournament(P) -> jax.Array:
@@ -32,7 +32,7 @@ def majority_tournament(P) -> jax.Array:
   """
   P = as_float_array(P, "P")
   n = check_square(P, "P")
-  return (P > 0.5) & ~jnp.eye(n, dtype=bool)
+  return (P > 0.5) & ~eye_mask(P)
 
 
 def top_cycle(P) -> jax.Array:
@@ -58,7 +58,7 @@ def top_cycle(P) -> jax.Array:
   """
   P = as_float_array(P, "P")
   n = check_square(P, "P")
-  off = ~jnp.eye(n, dtype=bool)
+  off = ~eye_mask(P)
   strict = (P > 0.5) & off
   weak_out = jnp.sum((P >= 0.5) & off, axis=-1, dtype=jnp.int32)
   order = jnp.argsort(-weak_out, axis=-1, stable=True)

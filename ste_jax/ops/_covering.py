@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 
 # Target number of elements of one (batch, block, n, n) intermediate; sets the block size.
@@ -44,13 +44,13 @@ def _blocked_rows(D: jax.Array, block: int):
 def _witness_terms(D: jax.Array, Dc: jax.Array, c_idx: jax.Array):
   """Terms ``D[a, b] (1 - D[c, b])`` for a block of ``c`` and the mask of ``b in {a, c}``.
 
-  Returns ``(term, excluded)`` of shapes ``(B, block, n, n)`` and ``(block, n, n)`` (axes c, a, b).
+  Returns ``(term, excluded)`` of shapes ``(B, block, n, n)`` and ``(1, block, n, n)`` (axes c, a, b).
   """
   n = D.shape[-1]
   term = D[:, None, :, :] * (1.0 - Dc[:, :, None, :])
   b = jnp.arange(n, dtype=jnp.int32)
   excluded = jnp.eye(n, dtype=bool)[None, :, :] | (c_idx[:, None, None] == b[None, None, :])
-  return term, excluded
+  return term, excluded[None]
 
 
 def _block_stats(D, Dc, c_idx, g, hard):
@@ -107,8 +107,8 @@ def _cover_violation_bwd(hard, residuals, dv):
     Dc, c_idx, dv_blk, v_blk, M_blk, log_s_blk = args
     term, excluded = _witness_terms(D, Dc, c_idx)
     if hard:
-      hit = (term == M_blk[..., None]) & ~excluded
-      w = hit / jnp.sum(hit, axis=-1, keepdims=True).astype(D.dtype)
+      hit = ((term == M_blk[..., None]) & ~excluded).astype(D.dtype)
+      w = hit / jnp.sum(hit, axis=-1, keepdims=True)
       dg_blk = jnp.zeros((), D.dtype)
     else:
       shifted = jnp.where(excluded, jnp.zeros_like(term), term - M_blk[..., None]) / g
@@ -147,7 +147,7 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
   """
   D = as_float_array(D, "D")
   n = check_square(D, "D")
-  eye = jnp.eye(n, dtype=bool)
+  eye = eye_mask(D)
   D = jnp.where(eye, jnp.zeros_like(D), D)
   if n <= 2:
     return jnp.zeros_like(D)
@@ -183,7 +183,7 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
   """
   D = as_float_array(D, "D")
   n = check_square(D, "D")
-  eye = jnp.eye(n, dtype=bool)
+  eye = eye_mask(D)
   v = soft_cover_violation(D, gamma_c=gamma_c)
   cover = jnp.where(eye, jnp.zeros_like(D), D) * (1.0 - v)
   return jnp.where(eye, jnp.zeros_like(cover), cover)

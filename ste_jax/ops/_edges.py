@@ -3,7 +3,7 @@
 import jax
 import jax.numpy as jnp
 
-from ste_jax._checks import as_float_array, as_temperature, check_square
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask
 
 
 def soft_majority_edges(P, *, tau) -> jax.Array:
@@ -32,4 +32,4 @@ def soft_majority_edges(P, *, tau) -> jax.Array:
   n = check_square(P, "P")
   t = as_temperature(tau, P, "tau")
   D = jax.nn.sigmoid((P - 0.5) / t)
-  return jnp.where(jnp.eye(n, dtype=bool), jnp.zeros_like(D), D)
+  return jnp.where(eye_mask(D), jnp.zeros_like(D), D)

@@ -22,6 +22,8 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
+from ste_jax._checks import eye_mask
+
 # Largest n*n for which float32 holds every rank exactly (2**24).
 _MAX_EXACT_FLOAT32_RANK = 2**24
 
@@ -60,7 +62,7 @@ def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
   products badly, see ``PERF_NOTES``).
   """
   n = W.shape[-1]
-  eye = jnp.eye(n, dtype=bool)
+  eye = eye_mask(W)
   A = jnp.where(eye, _high(W.dtype), W)
   e = K - 1
   if e == 0:
@@ -84,7 +86,7 @@ def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
 def _closure(W: jax.Array, K: int) -> jax.Array:
   """Bottleneck closure over walks of 1..K edges; the diagonal of ``W`` is treated as absent."""
   n = W.shape[-1]
-  W = jnp.where(jnp.eye(n, dtype=bool), _low(W.dtype), W)
+  W = jnp.where(eye_mask(W), _low(W.dtype), W)
   if K >= n - 1:
     return _floyd_warshall(W)
   return _bounded_closure(W, K)

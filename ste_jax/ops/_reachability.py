@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 from ste_jax.ops._extrema import normalized_smax
 from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
@@ -133,7 +133,7 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   D = as_float_array(D, "D")
   n = check_square(D, "D")
   K = _path_length(max_path_length, n)
-  eye = jnp.eye(n, dtype=bool)
+  eye = eye_mask(D)
   D = jnp.where(eye, jnp.zeros_like(D), D)
   if is_static_zero(gamma):
     R = bottleneck_reachability(D, K)
@@ -160,7 +160,7 @@ def tournament_reachability(P: jax.Array, tau: jax.Array, K: int) -> jax.Array:
     ``R`` of shape ``(..., n, n)`` with zero diagonal.
   """
   n = P.shape[-1]
-  eye = jnp.eye(n, dtype=bool)
+  eye = eye_mask(P)
   C = bottleneck_reachability(P, K)
   C = jnp.where(eye, jnp.full_like(C, 0.5), C)  # finite fill before the sigmoid (double where)
   R = jax.nn.sigmoid((C - 0.5) / tau)

@@ -6,7 +6,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._covering import soft_cover_scores
 from ste_jax.ops._edges import soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax, normalized_softmin
@@ -35,7 +35,7 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
   """
   R = as_float_array(R, "R")
   n = check_square(R, "R")
-  return normalized_softmin(R, gamma=gamma, axis=-1, where=~jnp.eye(n, dtype=bool))
+  return normalized_softmin(R, gamma=gamma, axis=-1, where=~eye_mask(R))
 
 
 def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
@@ -54,7 +54,7 @@ def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
   D = as_float_array(D, "D")
   n = check_square(D, "D")
   cover = soft_cover_scores(D, gamma_c=gamma_c)
-  q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=~jnp.eye(n, dtype=bool))
+  q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=~eye_mask(cover))
   return 1.0 - q
 
 

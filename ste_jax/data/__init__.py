@@ -1,0 +1,41 @@
+"""Pairwise comparison data: containers, loaders, counts and tournament estimators.
+
+``Comparisons`` holds outcomes as fixed-shape arrays (a pytree); the loaders turn data frames and
+files into ``(Comparisons, LoadReport)``; the estimators turn comparisons into tournaments
+(win-rate ``P``, posterior-edge ``D``, weighted ``(P, W)``), globally or per context. pandas and
+pyarrow are imported only inside the loaders.
+"""
+
+from ._comparisons import Comparisons as Comparisons
+from ._counts import PairCounts as PairCounts
+from ._counts import pair_counts as pair_counts
+from ._counts import win_rate_tournament as win_rate_tournament
+from ._posterior import posterior_edges as posterior_edges
+from ._raw import load_llmfao_raw as load_llmfao_raw
+from ._raw import load_vicuna80_raw as load_vicuna80_raw
+from ._report import LoadReport as LoadReport
+from ._report import RejectedRow as RejectedRow
+from ._tabular import from_dataframe as from_dataframe
+from ._tabular import load_comparisons as load_comparisons
+from ._task_results import from_task_results as from_task_results
+from ._weighted import WeightedTournament as WeightedTournament
+from ._weighted import weighted_soft_majority_edges as weighted_soft_majority_edges
+from ._weighted import weighted_tournament as weighted_tournament
+
+__all__ = [
+    "Comparisons",
+    "LoadReport",
+    "PairCounts",
+    "RejectedRow",
+    "WeightedTournament",
+    "from_dataframe",
+    "from_task_results",
+    "load_comparisons",
+    "load_llmfao_raw",
+    "load_vicuna80_raw",
+    "pair_counts",
+    "posterior_edges",
+    "weighted_soft_majority_edges",
+    "weighted_tournament",
+    "win_rate_tournament",
+]

@@ -1,0 +1,178 @@
+"""Pairwise comparisons from agent task logs (AgentBench- or SWE-bench-style results).
+
+Agent evaluations often log one row per (agent, task) with a success flag or a score. Every pair
+of agents that attempted the same task yields one comparison: the higher score wins, and equal
+scores are a tie. For binary success this is the paper's conservative co-success / co-failure
+policy (paper §6, AgentBench diagnostics): both succeeding or both failing is a tie.
+"""
+
+import numpy as np
+
+from . import _report as R
+from ._comparisons import DEFAULT_CONTEXT, Comparisons
+from ._report import LoadReport
+from ._rows import Rejections, classify, encode, sorted_names
+
+
+def from_task_results(
+    df,
+    *,
+    agent: str = "agent",
+    task: str = "task",
+    score: str = "score",
+    context: str | None = None,
+    agents=None,
+    strict: bool = False,
+) -> tuple[Comparisons, LoadReport]:
+  """Comparisons between agents that attempted the same tasks.
+
+  For each task, every unordered pair of agents with a result on it gives one comparison with
+  ``a`` the agent with the smaller index (in ``agents`` order) and outcome 1 if ``a``'s score is
+  higher, 0 if lower, 1/2 if equal. The comparison's context is the task's ``context`` value
+  (e.g. the task family or environment), taken from the first row of that task.
+
+  Rows are rejected (and reported, with their 1-based row number) when a field is missing or NaN,
+  the score is not a number, the (agent, task) pair already appeared in an earlier row (aggregate
+  repeated attempts beforehand), the row's context differs from the task's first row, or no other
+  agent has a usable result on the same task.
+
+  Args:
+    df: a ``pandas.DataFrame`` with one row per (agent, task) result.
+    agent: column with the agent name.
+    task: column with the task id.
+    score: column with a numeric score or a boolean success flag (higher is better).
+    context: optional column with the task family; default: no contexts.
+    agents: optional fixed agent order; rows with other agents are rejected.
+    strict: raise ``ValueError`` on the first bad row instead of reporting it.
+
+  Returns:
+    ``(comparisons, report)``. ``report.rows_used`` counts result rows that took part in at least
+    one comparison, ``report.num_comparisons`` the pairs formed and ``report.ties`` the tied pairs.
+
+  Raises:
+    ValueError: a column is missing (the message names it), no comparison can be formed
+      (``"no comparisons"``), or ``strict`` and a row is bad.
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  cols = {"agent": agent, "task": task, "score": score}
+  if context is not None:
+    cols["context"] = context
+  for role, name in cols.items():
+    if name not in df.columns:
+      raise ValueError(
+          f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
+      )
+  num_rows = len(df)
+  if num_rows == 0:
+    raise ValueError("no comparisons: the task results have no rows.")
+  lines = np.arange(1, num_rows + 1)
+  rej = Rejections(num_rows)
+  strings, raw = {}, {}
+  for role, name in cols.items():
+    raw[role] = df[name].to_numpy(dtype=object)
+    missing, nan, strings[role] = classify(raw[role])
+    rej.flag(missing, R.MISSING_FIELD, lambda i, c=name: f"column {c!r} is empty")
+    rej.flag(nan, R.NAN, lambda i, c=name: f"column {c!r} is NaN")
+  values = raw["score"]
+  num = np.array(pd.to_numeric(pd.Series(strings["score"], dtype=object), errors="coerce"),
+                 dtype=np.float64)
+  lowered = pd.Series(strings["score"], dtype=object).str.lower().to_numpy(dtype=object)
+  num[np.isin(lowered, ("true",))] = 1.0
+  num[np.isin(lowered, ("false",))] = 0.0  # booleans (success flags) print as True/False
+  rej.flag(
+      ~np.isfinite(num),
+      R.INVALID_SCORE,
+      lambda i: f"column {score!r} = {values[i]!r} is not a finite number",
+  )
+  if agents is not None:
+    agents = tuple(str(x) for x in agents)
+    rej.flag(
+        encode(strings["agent"], agents) < 0,
+        R.UNKNOWN_AGENT,
+        lambda i: f"{strings['agent'][i]!r} is not in `agents`",
+    )
+
+  # Duplicates and inconsistent contexts, judged among rows still valid (first occurrence wins).
+  frame = pd.DataFrame({"agent": strings["agent"], "task": strings["task"], "row": lines - 1})
+  valid = frame[rej.ok]
+  dup = valid.duplicated(["agent", "task"], keep="first")
+  first_row = valid.groupby(["agent", "task"])["row"].transform("min")
+  dup_mask = np.zeros(num_rows, dtype=bool)
+  dup_mask[valid["row"].to_numpy()[dup.to_numpy()]] = True
+  first_of = np.zeros(num_rows, dtype=np.int64)
+  first_of[valid["row"].to_numpy()] = first_row.to_numpy()
+  rej.flag(
+      dup_mask,
+      R.DUPLICATE,
+      lambda i: f"{strings['agent'][i]!r} on task {strings['task'][i]!r} already at row "
+      f"{first_of[i] + 1}",
+  )
+  if "context" in cols:
+    valid = frame.assign(context=strings["context"])[rej.ok]
+    task_ctx = valid.groupby("task", sort=False)["context"].transform("first").to_numpy(dtype=object)
+    bad = np.zeros(num_rows, dtype=bool)
+    bad[valid["row"].to_numpy()] = task_ctx != valid["context"].to_numpy(dtype=object)
+    expected = np.empty(num_rows, dtype=object)
+    expected[valid["row"].to_numpy()] = task_ctx
+    rej.flag(
+        bad,
+        R.INCONSISTENT,
+        lambda i: f"context {strings['context'][i]!r} differs from the task's first row "
+        f"({expected[i]!r})",
+    )
+  # Tasks with a single usable result cannot form a pair.
+  valid = frame[rej.ok]
+  sizes = valid.groupby("task")["agent"].transform("size").to_numpy()
+  lonely = np.zeros(num_rows, dtype=bool)
+  lonely[valid["row"].to_numpy()[sizes < 2]] = True
+  rej.flag(
+      lonely, R.NO_OPPONENT, lambda i: f"no other agent has a result on task {strings['task'][i]!r}"
+  )
+
+  rejected = rej.rows(lines)
+  if strict and rejected:
+    raise ValueError(f"bad row: {rejected[0].describe()}")
+  ok = rej.ok
+  if not ok.any():
+    report = LoadReport(num_rows, 0, 0, rejected, 0, None)
+    raise ValueError(f"no comparisons: no two agents share a task.\n{report.summary()}")
+
+  if agents is None:
+    agents = sorted_names(strings["agent"][ok])
+  if "context" in cols:
+    contexts = sorted_names(strings["context"][ok])
+    ctx_idx = encode(strings["context"], contexts)
+  else:
+    contexts = (DEFAULT_CONTEXT,)
+    ctx_idx = np.zeros(num_rows, dtype=np.int64)
+  used = pd.DataFrame({
+      "task": strings["task"][ok],
+      "agent": encode(strings["agent"][ok], agents),
+      "score": num[ok],
+      "context": ctx_idx[ok],
+  })
+  pairs = used.merge(used, on="task", suffixes=("_a", "_b"))
+  pairs = pairs[pairs["agent_a"] < pairs["agent_b"]].sort_values(
+      ["task", "agent_a", "agent_b"], kind="stable"
+  )
+  sa = pairs["score_a"].to_numpy()
+  sb = pairs["score_b"].to_numpy()
+  outcome = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+  comps = Comparisons.from_arrays(
+      pairs["agent_a"].to_numpy(),
+      pairs["agent_b"].to_numpy(),
+      outcome,
+      agents=agents,
+      context=pairs["context_a"].to_numpy(),
+      contexts=contexts,
+  )
+  report = LoadReport(
+      rows_read=num_rows,
+      rows_used=int(ok.sum()),
+      ties=int(np.sum(outcome == 0.5)),
+      rejected=rejected,
+      num_comparisons=len(outcome),
+      source=None,
+  )
+  return comps, report

@@ -1,0 +1,53 @@
+"""Baselines, recovery metrics and the planted-core generator (paper §6, issue 5)."""
+
+from ._baselines import HodgeRankResult as HodgeRankResult
+from ._baselines import RankCentralityResult as RankCentralityResult
+from ._baselines import WinRateResult as WinRateResult
+from ._baselines import elo as elo
+from ._baselines import hodge_rank as hodge_rank
+from ._baselines import rank_centrality as rank_centrality
+from ._baselines import validate_wins as validate_wins
+from ._baselines import win_rate as win_rate
+from ._bradley_terry import BradleyTerryResult as BradleyTerryResult
+from ._bradley_terry import bradley_terry as bradley_terry
+from ._bradley_terry import comparison_diagnostics as comparison_diagnostics
+from ._metrics import auroc as auroc
+from ._metrics import average_precision as average_precision
+from ._metrics import expected_calibration_error as expected_calibration_error
+from ._metrics import jaccard as jaccard
+from ._metrics import jittered_top_k_f1 as jittered_top_k_f1
+from ._metrics import score_gap as score_gap
+from ._metrics import threshold_f1 as threshold_f1
+from ._metrics import top_k_f1 as top_k_f1
+from ._metrics import top_k_selection_probability as top_k_selection_probability
+from ._synthetic import PlantedCore as PlantedCore
+from ._synthetic import SampledComparisons as SampledComparisons
+from ._synthetic import planted_core_tournament as planted_core_tournament
+from ._synthetic import sample_comparisons as sample_comparisons
+
+__all__ = (
+    "BradleyTerryResult",
+    "HodgeRankResult",
+    "PlantedCore",
+    "RankCentralityResult",
+    "SampledComparisons",
+    "WinRateResult",
+    "auroc",
+    "average_precision",
+    "bradley_terry",
+    "comparison_diagnostics",
+    "elo",
+    "expected_calibration_error",
+    "hodge_rank",
+    "jaccard",
+    "jittered_top_k_f1",
+    "planted_core_tournament",
+    "rank_centrality",
+    "sample_comparisons",
+    "score_gap",
+    "threshold_f1",
+    "top_k_f1",
+    "top_k_selection_probability",
+    "validate_wins",
+    "win_rate",
+)
