@@ -29,8 +29,6 @@ __all__ = [
     "condorcet_winner",
     "copeland_set",
     "majority_tournament",
-    "top_cycle",
-    "uncovered_set",
     "max_min_product",
     "normalized_smax",
     "normalized_softmin",
@@ -41,5 +39,7 @@ __all__ = [
     "soft_uncovered_score",
     "ste_scores",
     "ste_scores_from_edges",
+    "top_cycle",
+    "uncovered_set",
     "validate_tournament",
 ]

@@ -1,0 +1,28 @@
+"""The public API: every documented name imports from ``ste_jax``; importing is light."""
+
+import subprocess
+import sys
+
+import ste_jax
+
+FOUNDATION = [
+    "soft_majority_edges", "normalized_smax", "normalized_softmin", "max_min_product", "soft_reachability",
+    "soft_top_cycle_score", "soft_cover_scores", "soft_uncovered_score", "ste_scores", "ste_scores_from_edges",
+    "STEScores", "majority_tournament", "top_cycle", "uncovered_set", "condorcet_winner", "copeland_set",
+    "validate_tournament",
+]
+
+
+def test_all_names_importable():
+  for name in FOUNDATION:
+    assert name in ste_jax.__all__, name
+    assert getattr(ste_jax, name) is not None
+  for name in ste_jax.__all__:
+    assert hasattr(ste_jax, name), name
+  assert sorted(ste_jax.__all__) == list(ste_jax.__all__)
+
+
+def test_import_does_not_pull_pandas_or_matplotlib():
+  code = "import sys, ste_jax; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
+  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+  assert out.split() == ["False", "False"]
