@@ -19,110 +19,142 @@ import math
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.custom_batching import sequential_vmap
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 
-# Target number of elements of one (batch, block, n, n) intermediate; sets the block size.
-_BLOCK_ELEMENTS = 1 << 22
+# Target number of elements of one (block, n, n) intermediate; sets the block size.
+_BLOCK_ELEMENTS = 1 << 23
 
 
-def _block_size(batch: int, n: int) -> int:
-  return max(1, min(n, _BLOCK_ELEMENTS // max(1, batch * n * n)))
+def _block_size(n: int) -> int:
+  return max(1, min(n, _BLOCK_ELEMENTS // (n * n)))
 
 
-def _blocked_rows(D: jax.Array, block: int):
-  """Splits the rows of ``D`` (the ``c`` axis) into zero-padded blocks: ``(nb, B, block, n)`` and ``(nb, block)``."""
-  B, n, _ = D.shape
+def _row_blocks(x: jax.Array, block: int) -> jax.Array:
+  """Rows of an ``(n, m)`` array as zero-padded blocks ``(nb, block, m)``."""
+  n = x.shape[0]
   nb = -(-n // block)
-  pad = nb * block - n
-  rows = jnp.pad(D, ((0, 0), (0, pad), (0, 0))).reshape(B, nb, block, n).transpose(1, 0, 2, 3)
-  idx = jnp.arange(nb * block, dtype=jnp.int32).reshape(nb, block)
-  return rows, idx
+  return jnp.pad(x, ((0, nb * block - n), (0, 0))).reshape(nb, block, x.shape[1])
 
 
-def _witness_terms(D: jax.Array, Dc: jax.Array, c_idx: jax.Array):
-  """Terms ``D[a, b] (1 - D[c, b])`` for a block of ``c`` and the mask of ``b in {a, c}``.
-
-  Returns ``(term, excluded)`` of shapes ``(B, block, n, n)`` and ``(1, block, n, n)`` (axes c, a, b).
-  """
-  n = D.shape[-1]
-  term = D[:, None, :, :] * (1.0 - Dc[:, :, None, :])
-  b = jnp.arange(n, dtype=jnp.int32)
-  excluded = jnp.eye(n, dtype=bool)[None, :, :] | (c_idx[:, None, None] == b[None, None, :])
-  return term, excluded[None]
-
-
-def _block_stats(D, Dc, c_idx, g, hard):
-  term, excluded = _witness_terms(D, Dc, c_idx)
-  low = jnp.asarray(-jnp.inf, D.dtype)
-  M = jnp.max(jnp.where(excluded, low, term), axis=-1)  # finite: n >= 3 leaves a witness
-  if hard:
-    return M, jnp.zeros_like(M)
-  shifted = jnp.where(excluded, jnp.zeros_like(term), term - M[..., None]) / g
-  s = jnp.sum(jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted)), axis=-1)
-  return M, jnp.log(s)
+def _block_indices(n: int, block: int) -> jax.Array:
+  nb = -(-n // block)
+  return jnp.arange(nb * block, dtype=jnp.int32).reshape(nb, block)
 
 
 def _unblock(x: jax.Array, n: int) -> jax.Array:
-  """``(nb, B, block, ...)`` -> ``(B, n, ...)``."""
-  nb, B, block = x.shape[:3]
-  x = jnp.moveaxis(x, 0, 1).reshape((B, nb * block) + x.shape[3:])
-  return x[:, :n]
+  """``(nb, block, m)`` -> ``(n, m)``."""
+  return x.reshape((-1,) + x.shape[2:])[:n]
 
 
-def _violation_forward(D, g, hard):
-  """Blocked forward pass: ``(v, M, log_s)`` of shape ``(B, n, n)`` each (axes c, a)."""
-  B, n, _ = D.shape
-  rows, idx = _blocked_rows(D, _block_size(B, n))
-  M, log_s = lax.map(lambda args: _block_stats(D, args[0], args[1], g, hard), (rows, idx))
-  M, log_s = _unblock(M, n), _unblock(log_s, n)
+def _weights(term, excluded, M, aux, g, hard):
+  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``."""
+  zero = jnp.zeros_like(term)
   if hard:
-    return M, M, log_s
-  v = M + g * (log_s - math.log(n - 2))
-  return v, M, log_s
+    return jnp.where(excluded | (term != M), zero, jnp.exp(-aux))
+  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded, zero, term - M) / g - aux))
+
+
+def _forward_single(D, g, *, hard):
+  """One tournament ``(n, n)``: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+
+  Per block of ``c``, the ``(block, a, b)`` witness terms ``D[a, b] (1 - D[c, b])`` are reduced over
+  the minor axis ``b`` to their maximum ``M`` and ``aux``: ``log sum_b exp((term - M) / g)`` (soft)
+  or the log of the number of maximizers (hard).
+  """
+  n = D.shape[-1]
+  block = _block_size(n)
+  b = jnp.arange(n, dtype=jnp.int32)
+  eye = b[:, None] == b[None, :]
+
+  def stats(args):
+    Dc, c_idx = args
+    term = D[None, :, :] * (1.0 - Dc[:, None, :])  # (c, a, b)
+    excluded = eye[None, :, :] | (c_idx[:, None, None] == b[None, None, :])
+    M = jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1)  # finite: n >= 3 leaves a witness
+    if hard:
+      return M, jnp.log(jnp.sum(((term == M[..., None]) & ~excluded).astype(D.dtype), axis=-1))
+    shifted = jnp.where(excluded, jnp.zeros_like(term), term - M[..., None]) / g
+    return M, jnp.log(jnp.sum(jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted)), axis=-1))
+
+  M, aux = lax.map(stats, (_row_blocks(D, block), _block_indices(n, block)))
+  M, aux = _unblock(M, n), _unblock(aux, n)
+  v = M if hard else M + g * (aux - math.log(n - 2))
+  return v, M, aux
+
+
+def _backward_single(D, g, v, M, aux, dv, *, hard):
+  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in two blocked passes.
+
+  With ``G[c, a, b] = dv[c, a] w[c, a, b]`` (``w``: the weights over ``b``):
+  ``dD[c, b] -= sum_a G D[a, b]`` (pass over blocks of ``c``, layout ``(c, b, a)``) and
+  ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over blocks of ``a``, layout ``(a, b, c)``). Each pass
+  makes the summed index the minor axis: XLA:CPU fuses the exponential with a minor-axis reduction,
+  while major-axis reductions, ``einsum`` contractions or a leading batch axis ran 3-5x slower
+  (measured with ``benchmarks/operators.py``'s setup). Recomputing the weights in each pass (two
+  exponentials per triple) is still the cheaper option. Returns ``(dD, dgamma)``.
+  """
+  n = D.shape[-1]
+  block = _block_size(n)
+  DT = D.T
+  b = jnp.arange(n, dtype=jnp.int32)
+  eye = b[:, None] == b[None, :]
+  idx = _block_indices(n, block)
+
+  def pass_c(args):  # (c, b, a); reduce over a
+    Dc, c_idx, M_c, aux_c, dv_c = args
+    term = DT[None, :, :] * (1.0 - Dc[:, :, None])
+    excluded = eye[None, :, :] | (c_idx[:, None, None] == b[None, :, None])
+    G = _weights(term, excluded, M_c[:, None, :], aux_c[:, None, :], g, hard) * dv_c[:, None, :]
+    return -jnp.sum(G * DT[None, :, :], axis=-1), jnp.sum(G * term, axis=-1)
+
+  def pass_a(args):  # (a, b, c); reduce over c
+    Da, a_idx, M_a, aux_a, dv_a = args
+    term = Da[:, :, None] * (1.0 - DT[None, :, :])
+    excluded = (a_idx[:, None, None] == b[None, :, None]) | eye[None, :, :]
+    G = _weights(term, excluded, M_a[:, None, :], aux_a[:, None, :], g, hard) * dv_a[:, None, :]
+    return jnp.sum(G * (1.0 - DT[None, :, :]), axis=-1)
+
+  blocks = lambda x: _row_blocks(x, block)
+  d_cb, g_terms = lax.map(pass_c, (blocks(D), idx, blocks(M), blocks(aux), blocks(dv)))
+  d_ab = lax.map(pass_a, (blocks(D), idx, blocks(M.T), blocks(aux.T), blocks(dv.T)))
+  dD = _unblock(d_cb, n) + _unblock(d_ab, n)
+  if hard:
+    return dD, jnp.zeros_like(g)
+  return dD, ((jnp.sum(dv * v) - jnp.sum(g_terms)) / g).astype(g.dtype)
+
+
+@functools.lru_cache(maxsize=None)
+def _kernels(hard: bool):
+  """Single-tournament kernels that run batches as a loop (``sequential_vmap``).
+
+  A vmapped kernel would carry the batch as a leading axis of every ``(block, n, n)``
+  intermediate, which XLA:CPU compiles into a loop several times slower per item.
+  """
+  fwd = sequential_vmap(functools.partial(_forward_single, hard=hard))
+  bwd = sequential_vmap(functools.partial(_backward_single, hard=hard))
+  return fwd, bwd
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _cover_violation(D, g, hard):
-  return _violation_forward(D, g, hard)[0]
+  """``v`` for a batch ``(B, n, n)`` and a scalar temperature ``g``."""
+  fwd, _ = _kernels(hard)
+  return jax.vmap(fwd, in_axes=(0, None))(D, g)[0]
 
 
 def _cover_violation_fwd(D, g, hard):
-  v, M, log_s = _violation_forward(D, g, hard)
-  return v, (D, g, v, M, log_s)
+  fwd, _ = _kernels(hard)
+  v, M, aux = jax.vmap(fwd, in_axes=(0, None))(D, g)
+  return v, (D, g, v, M, aux)
 
 
 def _cover_violation_bwd(hard, residuals, dv):
-  D, g, v, M, log_s = residuals
-  B, n, _ = D.shape
-  block = _block_size(B, n)
-  rows, idx = _blocked_rows(D, block)
-  pad = idx.size - n
-
-  def padded_blocks(x):
-    return jnp.pad(x, ((0, 0), (0, pad), (0, 0))).reshape(B, -1, block, n).transpose(1, 0, 2, 3)
-
-  def body(dD_ab, args):
-    Dc, c_idx, dv_blk, v_blk, M_blk, log_s_blk = args
-    term, excluded = _witness_terms(D, Dc, c_idx)
-    if hard:
-      hit = ((term == M_blk[..., None]) & ~excluded).astype(D.dtype)
-      w = hit / jnp.sum(hit, axis=-1, keepdims=True)
-      dg_blk = jnp.zeros((), D.dtype)
-    else:
-      shifted = jnp.where(excluded, jnp.zeros_like(term), term - M_blk[..., None]) / g
-      w = jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted - log_s_blk[..., None]))
-      expected = jnp.sum(w * term, axis=-1)  # sum_b w * term
-      dg_blk = jnp.sum(dv_blk * (v_blk - expected)) / g
-    G = dv_blk[..., None] * w  # (B, block, a, b)
-    dD_ab = dD_ab + jnp.einsum("Bcab,Bcb->Bab", G, 1.0 - Dc)
-    dD_cb = -jnp.einsum("Bcab,Bab->Bcb", G, D)
-    return dD_ab, (dD_cb, dg_blk)
-
-  xs = (rows, idx, padded_blocks(dv), padded_blocks(v), padded_blocks(M), padded_blocks(log_s))
-  dD_ab, (dD_cb, dg) = lax.scan(body, jnp.zeros_like(D), xs)
-  dD = dD_ab + _unblock(dD_cb, n)
+  D, g, v, M, aux = residuals
+  _, bwd = _kernels(hard)
+  dD, dg = jax.vmap(bwd, in_axes=(0, None, 0, 0, 0, 0))(D, g, v, M, aux, dv)
   return dD, jnp.sum(dg).astype(g.dtype)
 
 

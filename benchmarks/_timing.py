@@ -1,0 +1,61 @@
+"""Shared benchmark discipline: AOT compile time, warm-up, block_until_ready, peak RSS per process.
+
+Each measurement runs in a fresh child process (``run_child``) so that the peak resident set size
+(``ru_maxrss``, a high-water mark) belongs to that configuration alone.
+"""
+
+import json
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+
+import jax
+
+
+def peak_rss_mb() -> float:
+  """Peak resident set size of this process so far, in MB."""
+  return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def compile_and_time(fn, *args, reps: int = 3, min_time: float = 0.0):
+  """Compiles ``fn`` ahead of time, warms it up, returns (compile_s, median run_s)."""
+  t0 = time.perf_counter()
+  compiled = jax.jit(fn).lower(*args).compile()
+  compile_s = time.perf_counter() - t0
+  jax.block_until_ready(compiled(*args))  # warm-up
+  times = []
+  while len(times) < reps or sum(times) < min_time:
+    t0 = time.perf_counter()
+    jax.block_until_ready(compiled(*args))
+    times.append(time.perf_counter() - t0)
+  times.sort()
+  return compile_s, times[len(times) // 2]
+
+
+def run_child(script: str, args: list, timeout: float = 1800.0) -> dict:
+  """Runs ``python script --child ARGS`` and parses the last stdout line as JSON.
+
+  Returns ``{"error": ...}`` when the child fails (for example out of memory).
+  """
+  cmd = [sys.executable, script, "--child", *map(str, args)]
+  try:
+    out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+  except subprocess.TimeoutExpired:
+    return {"error": f"timeout after {timeout:.0f} s"}
+  if out.returncode != 0:
+    tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]
+    return {"error": f"exit {out.returncode}: {tail[0][:120]}"}
+  return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def machine_description() -> str:
+  cpus = os.cpu_count()
+  try:
+    with open("/proc/cpuinfo") as f:
+      model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
+  except OSError:
+    model = platform.processor()
+  return f"{model}, {cpus} cores, jax {jax.__version__}, backend {jax.default_backend()}"
