@@ -59,10 +59,22 @@ def pair_counts(
   Returns:
     A :class:`PairCounts` of ``(n, n)`` matrices, or ``(num_contexts, n, n)`` stacks with
     ``by_context=True``, in the dtype of ``comparisons.outcome``.
+
+  Raises:
+    ValueError: an unknown ``tie_policy``, or more than ``2**31 - 1`` cells (int32 indices).
+
+  Examples:
+    >>> c = Comparisons.from_arrays([0, 0, 1], [1, 1, 2], [1.0, 0.5, 0.0], agents=["x", "y", "z"])
+    >>> pair_counts(c).wins  # x beat y once and tied once; z beat y
+    Array([[0. , 1.5, 0. ],
+           [0.5, 0. , 0. ],
+           [0. , 1. , 0. ]], dtype=float32)
   """
   _check_tie_policy(tie_policy)
   n = comparisons.num_agents
   num_blocks = comparisons.num_contexts if by_context else 1
+  if num_blocks * n * n > 2**31 - 1:
+    raise ValueError(f"{num_blocks} x {n} x {n} count cells exceed the int32 index range.")
   w = comparisons.weight
   o = comparisons.outcome
   tie = o == 0.5
@@ -125,6 +137,13 @@ def win_rate_tournament(
   Raises:
     ValueError: a bad ``tie_policy``, a ``tie_policy`` with ``PairCounts``, or ``missing``
       outside ``[0, 1]`` (when it is a concrete number).
+
+  Examples:
+    >>> c = Comparisons.from_arrays([0, 0, 1], [1, 1, 2], [1.0, 0.5, 0.0], agents=["x", "y", "z"])
+    >>> win_rate_tournament(c)  # x-z never met: 1/2
+    Array([[0.5 , 0.75, 0.5 ],
+           [0.25, 0.5 , 0.  ],
+           [0.5 , 1.  , 0.5 ]], dtype=float32)
   """
   if isinstance(data, PairCounts):
     if tie_policy is not None:

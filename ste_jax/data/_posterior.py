@@ -59,6 +59,11 @@ def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
 
   Raises:
     ValueError: ``wins`` not square, or an invalid prior.
+
+  Examples:
+    >>> posterior_edges(jnp.array([[0.0, 8.0], [2.0, 0.0]]))  # 8 wins to 2
+    Array([[0.        , 0.94792664],
+           [0.        , 0.        ]], dtype=float32)
   """
   if isinstance(wins, PairCounts):
     wins = wins.wins

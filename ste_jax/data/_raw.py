@@ -19,7 +19,9 @@ from ._rows import parse_comparison_rows
 from ._tabular import _parse_jsonl_lines, _read_csv, object_column
 
 VICUNA80_NAMES = {"gpt35": "gpt-3.5-turbo", "gpt4": "gpt-4"}
-_VICUNA80_FILE = re.compile(r"^answer_(?P<a>.+?)-vs-answer_(?P<b>.+?)-human-reviewer_threeclass\.jsonl$")
+_VICUNA80_FILE = re.compile(
+    r"^answer_(?P<a>.+?)-vs-answer_(?P<b>.+?)-human-reviewer_threeclass\.jsonl$"
+)
 _VICUNA80_SCORES = {"1": "a", "2": "b", "3": "tie"}
 _LLMFAO_WINNERS = {"left": "a", "right": "b", "tie": "tie"}
 
@@ -159,7 +161,8 @@ def load_llmfao_raw(directory, *, strict: bool = False) -> tuple[Comparisons, Lo
       raise ValueError(f"column {name!r} not found in {path}; available columns: {header}.")
 
   def lookup(col, table):
-    return pd.Series(column(col), dtype=object).astype(str).str.strip().map(table).to_numpy(dtype=object)
+    keys = pd.Series(column(col), dtype=object).astype(str).str.strip()
+    return keys.map(table).to_numpy(dtype=object)
 
   context = lookup("prompt", slugs)
   name_x, name_y = lookup("model_x", names), lookup("model_y", names)
@@ -181,7 +184,8 @@ def load_llmfao_raw(directory, *, strict: bool = False) -> tuple[Comparisons, Lo
       f"model_x/model_y ({name_x[i]!r}, {name_y[i]!r})",
   )
   raw_winner = column("winner")
-  mapped = pd.Series(raw_winner, dtype=object).str.strip().map(_LLMFAO_WINNERS).to_numpy(dtype=object)
+  mapped = pd.Series(raw_winner, dtype=object).str.strip().map(_LLMFAO_WINNERS)
+  mapped = mapped.to_numpy(dtype=object)
   winner = np.where(pd.isna(mapped), raw_winner, mapped)
   return parse_comparison_rows(
       {"a": left, "b": right, "winner": winner, "context": context},

@@ -9,7 +9,7 @@ vectorized with pandas/NumPy; only rejected rows are visited one by one (to writ
 import numpy as np
 
 from . import _report as R
-from ._comparisons import DEFAULT_CONTEXT, Comparisons
+from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport, RejectedRow
 
 # Winner labels (compared after ``strip().lower()``): the simple schema of
@@ -190,7 +190,7 @@ def parse_comparison_rows(
   ok = rej.ok
   if agents is None:
     agents = sorted_names(s["a"][ok], s["b"][ok])
-  agents = tuple(str(x) for x in agents)
+  agents = _as_names(agents, "agents")
   a_idx = encode(s["a"], agents)
   b_idx = encode(s["b"], agents)
   rej.flag(
@@ -201,7 +201,7 @@ def parse_comparison_rows(
   if "context" in raw:
     if contexts is None:
       contexts = sorted_names(s["context"][rej.ok])
-    contexts = tuple(str(x) for x in contexts)
+    contexts = _as_names(contexts, "contexts")
     c_idx = encode(s["context"], contexts)
     rej.flag(
         c_idx < 0,
@@ -220,7 +220,9 @@ def parse_comparison_rows(
   ok = rej.ok
   if not ok.any():
     report = LoadReport(num_rows, 0, 0, rejected, 0, source)
-    raise ValueError(f"no comparisons{where}: all {num_rows} rows were rejected.\n{report.summary()}")
+    raise ValueError(
+        f"no comparisons{where}: all {num_rows} rows were rejected.\n{report.summary()}"
+    )
   comps = Comparisons.from_arrays(
       a_idx[ok],
       b_idx[ok],

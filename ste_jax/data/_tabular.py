@@ -110,6 +110,14 @@ def from_dataframe(
   Raises:
     ValueError: a named column is missing (the message names it), the frame has no rows or no
       usable rows (``"no comparisons"``), or ``strict`` and a row is bad.
+
+  Examples:
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"model_a": ["gpt", "gpt"], "model_b": ["llama", "gpt"],
+    ...                    "winner": ["model_a", "tie"]})
+    >>> c, report = from_dataframe(df)
+    >>> c.agents, report.rows_used, report.rejected[0].describe()
+    (('gpt', 'llama'), 1, "line 2: self-comparison ('gpt' vs itself)")
   """
   cols = resolve_columns(
       df.columns, a=a, b=b, winner=winner, context=context, weight=weight, where="the data frame"
@@ -199,7 +207,9 @@ def _detect_format(path: str, format: str):  # pylint: disable=redefined-builtin
       )
     format = _FORMATS[ext]
   if format not in set(_FORMATS.values()):
-    raise ValueError(f"unknown format {format!r}; expected one of {sorted(set(_FORMATS.values()))}.")
+    raise ValueError(
+        f"unknown format {format!r}; expected one of {sorted(set(_FORMATS.values()))}."
+    )
   return format, opener
 
 
@@ -295,7 +305,9 @@ def _read_json(path: str, opener):
   if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
     lengths = {len(v) for v in data.values()}
     if len(lengths) > 1:
-      raise ValueError(f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}.")
+      raise ValueError(
+          f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}."
+      )
     num = lengths.pop() if lengths else 0
     data = [{k: v[i] for k, v in data.items()} for i in range(num)]
   if not isinstance(data, list):

@@ -9,7 +9,7 @@ policy (paper §6, AgentBench diagnostics): both succeeding or both failing is a
 import numpy as np
 
 from . import _report as R
-from ._comparisons import DEFAULT_CONTEXT, Comparisons
+from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport
 from ._rows import Rejections, classify, encode, sorted_names
 
@@ -86,7 +86,7 @@ def from_task_results(
       lambda i: f"column {score!r} = {values[i]!r} is not a finite number",
   )
   if agents is not None:
-    agents = tuple(str(x) for x in agents)
+    agents = _as_names(agents, "agents")
     rej.flag(
         encode(strings["agent"], agents) < 0,
         R.UNKNOWN_AGENT,
@@ -110,7 +110,8 @@ def from_task_results(
   )
   if "context" in cols:
     valid = frame.assign(context=strings["context"])[rej.ok]
-    task_ctx = valid.groupby("task", sort=False)["context"].transform("first").to_numpy(dtype=object)
+    task_ctx = valid.groupby("task", sort=False)["context"].transform("first")
+    task_ctx = task_ctx.to_numpy(dtype=object)
     bad = np.zeros(num_rows, dtype=bool)
     bad[valid["row"].to_numpy()] = task_ctx != valid["context"].to_numpy(dtype=object)
     expected = np.empty(num_rows, dtype=object)

@@ -17,7 +17,7 @@ from typing import NamedTuple
 import jax
 import jax.numpy as jnp
 
-from ste_jax._checks import as_float_array, as_temperature, check_square
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask
 
 from ._counts import PairCounts, pair_counts, win_rate_tournament
 
@@ -91,28 +91,29 @@ def weighted_tournament(
   return WeightedTournament(P=p, W=jnp.where(diag, jnp.zeros_like(w), w))
 
 
-def weighted_soft_majority_edges(P, W, *, temperature) -> jax.Array:
+def weighted_soft_majority_edges(P, W, *, tau) -> jax.Array:
   """Weighted soft majority edges ``D_tau(a, b; W) = sigma(W_ab (P_ab - 1/2) / tau)``.
 
   Paper Appendix, "Extension to Weighted Tournaments"; with ``W = 1`` it is the soft majority
-  edge of paper §3.2. An unobserved pair (``W_ab = 0``) gets 1/2 both ways; the diagonal is 0.
+  edge of paper §3.2 (:func:`ste_jax.ops.soft_majority_edges`). An unobserved pair
+  (``W_ab = 0``) gets 1/2 both ways; the diagonal is 0. ``P`` must be finite (a NaN ``missing``
+  value times a zero weight is still NaN).
 
   Args:
     P: ``(..., n, n)`` probabilistic tournament.
     W: ``(..., n, n)`` symmetric non-negative weights (same dtype as ``P``).
-    temperature: edge temperature ``tau > 0`` (traced scalar; changing it does not recompile).
+    tau: edge temperature ``tau > 0`` (traced scalar; a new value does not recompile).
 
   Returns:
     ``D`` of shape ``(..., n, n)`` with values in ``(0, 1)`` off the diagonal.
   """
   p = as_float_array(P, "P")
   w = as_float_array(W, "W")
-  n = check_square(p, "P")
+  check_square(p, "P")
   if w.shape != p.shape or w.dtype != p.dtype:
     raise ValueError(
         f"W must have P's shape {p.shape} and dtype {p.dtype}; got {w.shape} and {w.dtype}."
     )
-  tau = as_temperature(temperature, p, "temperature")
-  d = jax.nn.sigmoid(w * (p - 0.5) / tau)
-  diag = jnp.broadcast_to(jnp.eye(n, dtype=bool), d.shape)
-  return jnp.where(diag, jnp.zeros_like(d), d)
+  t = as_temperature(tau, p, "tau")
+  d = jax.nn.sigmoid(w * (p - 0.5) / t)
+  return jnp.where(eye_mask(d), jnp.zeros_like(d), d)

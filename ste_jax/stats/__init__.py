@@ -8,6 +8,16 @@ from ._baselines import hodge_rank as hodge_rank
 from ._baselines import rank_centrality as rank_centrality
 from ._baselines import validate_wins as validate_wins
 from ._baselines import win_rate as win_rate
+from ._bootstrap import PercentileInterval as PercentileInterval
+from ._bootstrap import STEScoreFn as STEScoreFn
+from ._bootstrap import bootstrap_scores as bootstrap_scores
+from ._bootstrap import core_masks as core_masks
+from ._bootstrap import inclusion_frequency as inclusion_frequency
+from ._bootstrap import pairwise_jaccard as pairwise_jaccard
+from ._bootstrap import percentile_intervals as percentile_intervals
+from ._bootstrap import resample_comparisons as resample_comparisons
+from ._bootstrap import ste_score_fn as ste_score_fn
+from ._bootstrap import top1_entropy as top1_entropy
 from ._bradley_terry import BradleyTerryResult as BradleyTerryResult
 from ._bradley_terry import bradley_terry as bradley_terry
 from ._bradley_terry import comparison_diagnostics as comparison_diagnostics
@@ -28,24 +38,34 @@ from ._synthetic import sample_comparisons as sample_comparisons
 __all__ = (
     "BradleyTerryResult",
     "HodgeRankResult",
+    "PercentileInterval",
     "PlantedCore",
     "RankCentralityResult",
+    "STEScoreFn",
     "SampledComparisons",
     "WinRateResult",
     "auroc",
     "average_precision",
+    "bootstrap_scores",
     "bradley_terry",
     "comparison_diagnostics",
+    "core_masks",
     "elo",
     "expected_calibration_error",
     "hodge_rank",
+    "inclusion_frequency",
     "jaccard",
     "jittered_top_k_f1",
+    "pairwise_jaccard",
+    "percentile_intervals",
     "planted_core_tournament",
     "rank_centrality",
+    "resample_comparisons",
     "sample_comparisons",
     "score_gap",
+    "ste_score_fn",
     "threshold_f1",
+    "top1_entropy",
     "top_k_f1",
     "top_k_selection_probability",
     "validate_wins",

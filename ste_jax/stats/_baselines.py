@@ -6,6 +6,7 @@ to both sides; the diagonal is ignored), or, for the online Elo rating, the comp
 ``(a, b, outcome)``. Bradley–Terry lives in :mod:`ste_jax.stats._bradley_terry`.
 """
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -154,16 +155,23 @@ def elo(
       raise ValueError(f"weight must have shape {outcome.shape}; got {weight.shape}.")
   k = jnp.asarray(k_factor).astype(dtype)
   sc = jnp.asarray(scale).astype(dtype)
-  ratings0 = jnp.full((num_agents,), initial, dtype=dtype)
+  ratings0 = jnp.full((int(num_agents),), initial, dtype=dtype)
+  return _elo_scan(ratings0, a, b, outcome, weight, k, sc)
 
-  def step(r, xs):
-    ai, bi, oi, wi = xs
-    expected = 1 / (1 + jnp.power(jnp.asarray(10, dtype), (r[bi] - r[ai]) / sc))
-    delta = k * wi * (oi - expected)
-    r = r.at[ai].add(delta).at[bi].add(-delta)
-    return r, None
 
-  ratings, _ = lax.scan(step, ratings0, (a, b, outcome, weight))
+def _elo_step(carry, xs):
+  ratings, k, scale = carry
+  ai, bi, oi, wi = xs
+  ten = jnp.asarray(10, ratings.dtype)
+  expected = 1 / (1 + jnp.power(ten, (ratings[bi] - ratings[ai]) / scale))
+  delta = k * wi * (oi - expected)
+  ratings = ratings.at[ai].add(delta).at[bi].add(-delta)
+  return (ratings, k, scale), None
+
+
+@jax.jit
+def _elo_scan(ratings0, a, b, outcome, weight, k, scale):
+  (ratings, _, _), _ = lax.scan(_elo_step, (ratings0, k, scale), (a, b, outcome, weight))
   return ratings
 
 
@@ -232,7 +240,13 @@ def hodge_rank(
   c = float(pseudo_count)
   if not math.isfinite(c) or c < 0:
     raise ValueError(f"pseudo_count must be a finite number >= 0, got {pseudo_count!r}.")
-  wins = _square_wins(wins)
+  return _hodge_kernel(_square_wins(wins), flow=flow, pseudo_count=c, edge_weights=edge_weights)
+
+
+@functools.partial(jax.jit, static_argnames=("flow", "pseudo_count", "edge_weights"))
+def _hodge_kernel(wins, *, flow, pseudo_count, edge_weights):
+  """The compiled kernel of :func:`hodge_rank` on a zero-diagonal float wins matrix."""
+  c = pseudo_count
   dtype = wins.dtype
   games = wins + wins.T
   edge = games > 0
@@ -318,7 +332,18 @@ def rank_centrality(
     raise ValueError(f"pseudo_count must be a finite number >= 0, got {pseudo_count!r}.")
   if int(num_squarings) < 1:
     raise ValueError(f"num_squarings must be >= 1, got {num_squarings!r}.")
-  wins = _square_wins(wins)
+  return _rank_centrality_kernel(_square_wins(wins), pseudo_count=c, num_squarings=int(num_squarings))
+
+
+def _square_and_normalize(_, m):
+  m = m @ m
+  return m / jnp.sum(m, axis=1, keepdims=True)
+
+
+@functools.partial(jax.jit, static_argnames=("pseudo_count", "num_squarings"))
+def _rank_centrality_kernel(wins, *, pseudo_count, num_squarings):
+  """The compiled kernel of :func:`rank_centrality` on a zero-diagonal float wins matrix."""
+  c = pseudo_count
   dtype = wins.dtype
   n = wins.shape[0]
   games = wins + wins.T
@@ -332,11 +357,7 @@ def rank_centrality(
   transition = move + jnp.diag(1 - jnp.sum(move, axis=1))
   lazy = 0.5 * (eye + transition)
 
-  def square(_, m):
-    m = m @ m
-    return m / jnp.sum(m, axis=1, keepdims=True)
-
-  limit = lax.fori_loop(0, int(num_squarings), square, lazy)
+  limit = lax.fori_loop(0, num_squarings, _square_and_normalize, lazy)
   pi = jnp.mean(limit, axis=0)
   pi = pi / jnp.sum(pi)
   irreducible = is_strongly_connected(move > 0)

@@ -113,8 +113,8 @@ def bradley_terry(
   Laplacian of the Fisher weights ``N_ab p_ab (1 - p_ab)`` and ``Pi`` the projector onto the
   indicators of the comparison graph's connected components; ``Pi`` pins the free shift of each
   component (the gradient has zero sum inside each component), so scores keep mean zero per
-  component and the system stays well conditioned when ``lambda`` is small. A backtracking line search (12 halvings, Armijo condition with a
-  rounding slack) keeps every step an ascent step.
+  component and the system stays well conditioned when ``lambda`` is small. A backtracking line
+  search (12 halvings, Armijo condition with a rounding slack) keeps every step an ascent step.
 
   Identifiability is decided before iterating: the maximum-likelihood estimate exists and is
   unique up to a shift iff the "a beat b at least once" graph is strongly connected (Zermelo's

@@ -44,11 +44,12 @@ def reachability(adjacency: jax.typing.ArrayLike) -> jax.Array:
   r = adjacency | jnp.eye(n, dtype=bool)
   num_squarings = math.ceil(math.log2(n - 1)) if n > 2 else 1
 
-  def body(_, r):
-    ri = r.astype(jnp.int32)
-    return (ri @ ri) > 0
+  return lax.fori_loop(0, num_squarings, _boolean_square, r)
 
-  return lax.fori_loop(0, num_squarings, body, r)
+
+def _boolean_square(_, r):
+  ri = r.astype(jnp.int32)
+  return (ri @ ri) > 0
 
 
 def connected_components(adjacency: jax.typing.ArrayLike) -> jax.Array:

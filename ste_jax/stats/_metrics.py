@@ -18,6 +18,8 @@ over small jitters"); it converges to :func:`top_k_f1`. All functions take one `
 vector; use :func:`jax.vmap` for batches.
 """
 
+import functools
+
 import jax
 import jax.numpy as jnp
 from jax import lax
@@ -86,6 +88,11 @@ def top_k_selection_probability(
   scores = as_float_array(scores, "scores")
   if scores.ndim != 1:
     raise ValueError(f"scores must have shape (n,); got {tuple(scores.shape)}.")
+  return _selection_probability_kernel(scores, k, tie_tol=float(tie_tol))
+
+
+@functools.partial(jax.jit, static_argnames=("tie_tol",))
+def _selection_probability_kernel(scores, k, *, tie_tol):
   order, start, end = _tie_groups(scores, tie_tol)
   k = jnp.asarray(k).astype(scores.dtype)
   size = (end - start + 1).astype(scores.dtype)
@@ -124,9 +131,14 @@ def top_k_f1(
     0.75
   """
   scores, labels = _scores_labels(scores, labels)
+  return _top_k_f1_kernel(scores, labels, k, tie_tol=float(tie_tol))
+
+
+@functools.partial(jax.jit, static_argnames=("tie_tol",))
+def _top_k_f1_kernel(scores, labels, k, *, tie_tol):
   num_pos = jnp.sum(labels).astype(scores.dtype)
   k = num_pos if k is None else jnp.asarray(k).astype(scores.dtype)
-  prob = top_k_selection_probability(scores, k=k, tie_tol=tie_tol)
+  prob = _selection_probability_kernel(scores, k, tie_tol=tie_tol)
   tp = jnp.sum(jnp.where(labels, prob, jnp.zeros_like(prob)))
   return _safe_div(2 * tp, k + num_pos, 0.0)
 
@@ -160,10 +172,18 @@ def jittered_top_k_f1(
     Scalar mean F1 over the repeats.
   """
   scores, labels = _scores_labels(scores, labels)
+  if int(num_repeats) < 1:
+    raise ValueError(f"num_repeats must be >= 1, got {num_repeats!r}.")
+  return _jittered_top_k_f1_kernel(key, scores, labels, k, jitter, num_repeats=int(num_repeats))
+
+
+@functools.partial(jax.jit, static_argnames=("num_repeats",))
+def _jittered_top_k_f1_kernel(key, scores, labels, k, jitter, *, num_repeats):
   n = scores.shape[0]
   num_pos = jnp.sum(labels).astype(scores.dtype)
   k = num_pos if k is None else jnp.asarray(k).astype(scores.dtype)
-  keys = jax.random.split(key, int(num_repeats))
+  jitter = jnp.asarray(jitter).astype(scores.dtype)
+  keys = jax.random.split(key, num_repeats)
 
   def one(key_r):
     u = jax.random.uniform(key_r, (n,), dtype=scores.dtype)
@@ -201,6 +221,11 @@ def auroc(scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, tie_tol
     0.875
   """
   scores, labels = _scores_labels(scores, labels)
+  return _auroc_kernel(scores, labels, tie_tol=float(tie_tol))
+
+
+@functools.partial(jax.jit, static_argnames=("tie_tol",))
+def _auroc_kernel(scores, labels, *, tie_tol):
   n = scores.shape[0]
   dtype = scores.dtype
   order, start, end = _tie_groups(scores, tie_tol)
@@ -246,6 +271,11 @@ def average_precision(
     0.833333
   """
   scores, labels = _scores_labels(scores, labels)
+  return _average_precision_kernel(scores, labels, tie_tol=float(tie_tol))
+
+
+@functools.partial(jax.jit, static_argnames=("tie_tol",))
+def _average_precision_kernel(scores, labels, *, tie_tol):
   n = scores.shape[0]
   dtype = scores.dtype
   order, start, end = _tie_groups(scores, tie_tol)
@@ -277,6 +307,11 @@ def threshold_f1(
     ``zero_division=0``).
   """
   scores, labels = _scores_labels(scores, labels)
+  return _threshold_f1_kernel(scores, labels, threshold)
+
+
+@jax.jit
+def _threshold_f1_kernel(scores, labels, threshold):
   pred = scores > threshold
   dtype = scores.dtype
   tp = jnp.sum(pred & labels).astype(dtype)
@@ -305,11 +340,15 @@ def expected_calibration_error(
     Scalar in ``[0, 1]``.
   """
   probs, labels = _scores_labels(probs, labels)
+  if int(num_bins) < 1:
+    raise ValueError(f"num_bins must be >= 1, got {num_bins!r}.")
+  return _expected_calibration_error_kernel(probs, labels, num_bins=int(num_bins))
+
+
+@functools.partial(jax.jit, static_argnames=("num_bins",))
+def _expected_calibration_error_kernel(probs, labels, *, num_bins):
   dtype = probs.dtype
   n = probs.shape[0]
-  num_bins = int(num_bins)
-  if num_bins < 1:
-    raise ValueError(f"num_bins must be >= 1, got {num_bins}.")
   bins = jnp.clip(jnp.floor(probs * num_bins), 0, num_bins - 1).astype(jnp.int32)
   gap = jax.ops.segment_sum(labels.astype(dtype) - probs, bins, num_segments=num_bins)
   return jnp.sum(jnp.abs(gap)) / max(n, 1)
@@ -348,6 +387,11 @@ def score_gap(scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike) -> jax
     Scalar; NaN if ``C`` or its complement is empty.
   """
   scores, labels = _scores_labels(scores, labels)
+  return _score_gap_kernel(scores, labels)
+
+
+@jax.jit
+def _score_gap_kernel(scores, labels):
   zeros = jnp.zeros_like(scores)
   num_pos = jnp.sum(labels).astype(scores.dtype)
   num_neg = scores.shape[0] - num_pos

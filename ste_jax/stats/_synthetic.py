@@ -18,6 +18,7 @@ core agent beats every outsider and the rotation is strongly connected, the hard
 majority tournament ``P > 1/2`` is exactly the planted core.
 """
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -128,12 +129,20 @@ def planted_core_tournament(
       for name, m in (("core_margin", core_margin), ("cycle_margin", cycle_margin),
                       ("outsider_margin", outsider_margin))
   ]
+  core = jnp.asarray(s, dtype=jnp.int32)
+  coin_outsiders = jnp.asarray(outsiders == "random_tournament")
+  return _planted_kernel(key, ranges, core, coin_outsiders, n=n, dtype=dtype)
+
+
+@functools.partial(jax.jit, static_argnames=("n", "dtype"))
+def _planted_kernel(key, ranges, s, coin_outsiders, *, n, dtype):
+  """The compiled kernel of :func:`planted_core_tournament` (core size and outsider mode traced)."""
   (core_lo, core_hi), (cyc_lo, cyc_hi), (out_lo, out_hi) = ranges
   k_margin, k_coin, k_perm = jax.random.split(key, 3)
 
   u = jax.random.uniform(k_margin, (n, n), dtype=dtype)
-  i = jnp.arange(n)[:, None]
-  j = jnp.arange(n)[None, :]
+  i = jnp.arange(n, dtype=jnp.int32)[:, None]
+  j = jnp.arange(n, dtype=jnp.int32)[None, :]
   upper = i < j
   in_core_i = i < s
   in_core_j = j < s
@@ -146,10 +155,8 @@ def planted_core_tournament(
   )
   half = (s - 1) // 2
   i_wins_rotation = (j - i) <= half  # for i < j inside the core
-  if outsiders == "random_order":
-    i_wins_outsider = jnp.ones((n, n), dtype=bool)
-  else:
-    i_wins_outsider = jax.random.bernoulli(k_coin, 0.5, (n, n))
+  # "random_order": canonical order (randomized by the relabeling); else a fair coin per pair.
+  i_wins_outsider = jax.random.bernoulli(k_coin, 0.5, (n, n)) | ~coin_outsiders
   i_wins = jnp.where(both_core, i_wins_rotation, jnp.where(core_vs_out, True, i_wins_outsider))
   sign = jnp.where(i_wins, 1, -1).astype(dtype)
   p_upper = 0.5 + sign * margin
@@ -158,7 +165,7 @@ def planted_core_tournament(
 
   sigma = jax.random.permutation(k_perm, n)
   p = p0[sigma][:, sigma]
-  core_mask = sigma < s
+  core_mask = sigma.astype(jnp.int32) < s
   return PlantedCore(P=p, core_mask=core_mask)
 
 
@@ -207,13 +214,22 @@ def sample_comparisons(
     raise ValueError(f"per_pair must be a nonnegative integer, got {per_pair!r}.")
   num_pairs = n * (n - 1) // 2
   num_missing = int(round(mu * num_pairs))
+  eta_arr = jnp.asarray(label_noise).astype(P.dtype)
+  m_arr = jnp.asarray(per_pair).astype(P.dtype)
+  return _sample_kernel(key, P, m_arr, eta_arr, jnp.asarray(num_missing, dtype=jnp.int32))
 
+
+@jax.jit
+def _sample_kernel(key, P, m_arr, eta_arr, num_missing):
+  """The compiled kernel of :func:`sample_comparisons`."""
+  dtype = P.dtype
+  n = P.shape[0]
+  num_pairs = n * (n - 1) // 2
   rows, cols = np.triu_indices(n, k=1)
   k_missing, k_games = jax.random.split(key)
   order = jax.random.permutation(k_missing, num_pairs)
-  kept = jnp.zeros((num_pairs,), dtype=bool).at[order].set(jnp.arange(num_pairs) >= num_missing)
-  eta_arr = jnp.asarray(label_noise).astype(dtype)
-  m_arr = jnp.asarray(per_pair).astype(dtype)
+  is_kept_rank = jnp.arange(num_pairs, dtype=jnp.int32) >= num_missing
+  kept = jnp.zeros((num_pairs,), dtype=bool).at[order].set(is_kept_rank)
   p_game = eta_arr / 2 + (1 - eta_arr) * P[rows, cols]
   w = jax.random.binomial(k_games, m_arr, p_game, dtype=dtype)
   zero = jnp.zeros_like(w)

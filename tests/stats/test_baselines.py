@@ -319,3 +319,30 @@ def test_validate_wins():
     stats.validate_wins(np.full((2, 2), np.nan))
   with pytest.raises(ValueError, match="shape"):
     stats.validate_wins(np.ones((2, 3)))
+
+
+# ----------------------------------------------------------------------------- transformations
+
+
+def test_baselines_vmap_matches_loop():
+  rng = np.random.default_rng(8)
+  batch = np.stack([_btl_wins(rng, np.linspace(-1, 1, 5), 30) for _ in range(3)]).astype(np.float32)
+  batch[2, :, 0] = 0.0  # one separable dataset in the batch
+  wins = jnp.asarray(batch)
+  for fn, field in [
+      (stats.bradley_terry, "scores"),
+      (stats.hodge_rank, "scores"),
+      (stats.rank_centrality, "scores"),
+      (stats.win_rate, "rates"),
+  ]:
+    batched = getattr(jax.jit(jax.vmap(fn))(wins), field)
+    looped = np.stack([np.asarray(getattr(fn(w), field)) for w in wins])
+    np.testing.assert_allclose(np.asarray(batched), looped, atol=2e-5, err_msg=fn.__name__)
+  flags = jax.vmap(stats.bradley_terry)(wins)
+  assert np.asarray(flags.separable).tolist() == [False, False, True]
+  assert np.all(np.asarray(flags.converged))
+
+
+def test_public_names_import():
+  for name in stats.__all__:
+    assert getattr(stats, name) is not None, name

@@ -56,7 +56,8 @@ def test_top_k_f1_hand_value():
   # the tied pair shares one slot: E[TP] = 1 + 1/2, F1 = 2 * 1.5 / (2 + 2).
   assert float(stats.top_k_f1(jnp.array([0.9, 0.5, 0.5, 0.1]), jnp.array([1, 1, 0, 0]))) == 0.75
   # a constant score vector: E[TP] = k |C| / n = 2 * 2 / 5.
-  np.testing.assert_allclose(float(stats.top_k_f1(jnp.full((5,), 0.5), jnp.array([1, 1, 0, 0, 0]))), 0.4, rtol=1e-6)
+  got = stats.top_k_f1(jnp.full((5,), 0.5), jnp.array([1, 1, 0, 0, 0]))
+  np.testing.assert_allclose(float(got), 0.4, rtol=1e-6)
 
 
 @pytest.mark.parametrize("case", range(len(TIE_CASES)))
@@ -98,7 +99,8 @@ def test_top_k_f1_jit_and_vmap_agree_with_loop():
 def test_jittered_top_k_f1_converges_to_exact(key):
   scores, labels = TIE_CASES[2]
   exact = float(stats.top_k_f1(jnp.asarray(scores, jnp.float32), jnp.asarray(labels)))
-  mc = float(stats.jittered_top_k_f1(key, jnp.asarray(scores, jnp.float32), jnp.asarray(labels), num_repeats=4000))
+  mc = stats.jittered_top_k_f1(key, jnp.asarray(scores, jnp.float32), jnp.asarray(labels), num_repeats=4000)
+  mc = float(mc)
   # MC standard error <= 0.5 / sqrt(4000) ~ 0.008
   assert abs(mc - exact) < 0.03
   # without ties every repeat selects the same set: exact equality.
@@ -107,7 +109,8 @@ def test_jittered_top_k_f1_converges_to_exact(key):
   got = float(stats.jittered_top_k_f1(k1, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=16))
   assert got == pytest.approx(f1_score(l, (s >= np.sort(s)[-3]).astype(int)), abs=1e-6)
   # a jitter larger than all score gaps randomizes the whole order: mean F1 near |C|/n.
-  wide = float(stats.jittered_top_k_f1(k2, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=4000, jitter=1e3))
+  wide = stats.jittered_top_k_f1(k2, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=4000, jitter=1e3)
+  wide = float(wide)
   assert abs(wide - 0.5) < 0.03
 
 
@@ -198,7 +201,8 @@ def test_expected_calibration_error_hand_values():
   # one item per bin: (0.05 + 0.15 + 0.05 + 0.85 + 0.45) / 5
   assert float(stats.expected_calibration_error(probs, labels)) == pytest.approx(0.31, abs=1e-6)
   # one bin with two items: |mean label 1/2 - mean prob 0.11| * 2/2, and p = 1.0 in the last bin.
-  assert float(stats.expected_calibration_error(jnp.array([0.10, 0.12]), jnp.array([1, 0]))) == pytest.approx(0.39, abs=1e-6)
+  got = stats.expected_calibration_error(jnp.array([0.10, 0.12]), jnp.array([1, 0]))
+  assert float(got) == pytest.approx(0.39, abs=1e-6)
   assert float(stats.expected_calibration_error(jnp.array([1.0, 0.0]), jnp.array([1, 0]))) == 0.0
   # two bins: bin [0, 0.5) has p 0.2, 0.3 / labels 0, 1; bin [0.5, 1] has p 0.9 / label 0.
   got = stats.expected_calibration_error(jnp.array([0.2, 0.3, 0.9]), jnp.array([0, 1, 0]), num_bins=2)

@@ -34,8 +34,7 @@ GRID = [(n, s) for n in (30, 50, 100) for s in (3, 5, 7)]
 @pytest.mark.parametrize("outsiders", ["random_order", "random_tournament"])
 def test_top_cycle_is_the_planted_core(n, core_size, outsiders):
   key = jax.random.fold_in(jax.random.key(n), core_size)
-  gen = jax.jit(functools.partial(stats.planted_core_tournament, n=n, core_size=core_size, outsiders=outsiders))
-  P, core = gen(key)
+  P, core = stats.planted_core_tournament(key, n=n, core_size=core_size, outsiders=outsiders)
   core = np.asarray(core)
   assert core.sum() == core_size
   np.testing.assert_array_equal(_hard_top_cycle(P), core)
@@ -44,7 +43,7 @@ def test_top_cycle_is_the_planted_core(n, core_size, outsiders):
 
 @pytest.mark.parametrize("core_size", [1, 3, 5, 7])
 def test_structure_matches_specification(core_size):
-  n = 20
+  n = 30
   P, core = stats.planted_core_tournament(jax.random.key(core_size), n=n, core_size=core_size)
   P, core = np.asarray(P), np.asarray(core)
   off = ~np.eye(n, dtype=bool)
@@ -78,7 +77,7 @@ def test_random_tournament_outsiders_can_be_cyclic():
 
 
 def test_labels_are_permuted():
-  n, s = 12, 3
+  n, s = 10, 3
   masks = [
       np.asarray(stats.planted_core_tournament(jax.random.key(seed), n=n, core_size=s).core_mask)
       for seed in range(12)
@@ -93,7 +92,8 @@ def test_labels_are_permuted():
 
 def test_margins_are_parameters_and_validated():
   P, core = stats.planted_core_tournament(
-      jax.random.key(0), n=10, core_size=3, core_margin=(0.4, 0.4), cycle_margin=(0.1, 0.1), outsider_margin=(0.3, 0.3)
+      jax.random.key(0), n=10, core_size=3,
+      core_margin=(0.4, 0.4), cycle_margin=(0.1, 0.1), outsider_margin=(0.3, 0.3),
   )
   P, core = np.asarray(P), np.asarray(core)
   np.testing.assert_allclose(P[np.ix_(core, ~core)], 0.9, atol=1e-6)
@@ -111,9 +111,31 @@ def test_margins_are_parameters_and_validated():
     stats.planted_core_tournament(jax.random.key(0), n=10, core_size=3, outsiders="cyclic")
 
 
+def test_vmapped_pipeline_matches_eager():
+  # the benchmark's shape of computation (generator -> sampler -> scores -> metrics) under
+  # jit(vmap) over seeds must equal the eager computation seed by seed.
+  def trial(key):
+    k1, k2 = jax.random.split(key)
+    P, core = stats.planted_core_tournament(k1, n=10, core_size=5)
+    wins, _ = stats.sample_comparisons(k2, P, per_pair=50, missing_rate=0.1)
+    rates = stats.win_rate(wins).rates  # BT under jit(vmap) is covered in test_baselines
+    return P, core, wins, stats.top_k_f1(rates, core), stats.auroc(rates, core)
+
+  keys = jax.random.split(jax.random.key(9), 4)
+  P, core, wins, f1, auc = jax.jit(jax.vmap(trial))(jax.random.clone(keys))  # same keys on purpose
+  assert P.shape == (4, 10, 10) and np.all(np.asarray(core).sum(axis=1) == 5)
+  assert np.all((np.asarray(f1) >= 0) & (np.asarray(f1) <= 1)) and np.all(np.isfinite(np.asarray(auc)))
+  k1, k2 = jax.random.split(keys[2])
+  P2, core2 = stats.planted_core_tournament(k1, n=10, core_size=5)
+  wins2, _ = stats.sample_comparisons(k2, P2, per_pair=50, missing_rate=0.1)
+  np.testing.assert_allclose(np.asarray(P[2]), np.asarray(P2), atol=1e-7)
+  np.testing.assert_array_equal(np.asarray(core[2]), np.asarray(core2))
+  np.testing.assert_array_equal(np.asarray(wins[2]), np.asarray(wins2))
+
+
 def test_generator_float64_and_deterministic(x64):
-  a = stats.planted_core_tournament(jax.random.key(5), n=15, core_size=5)
-  b = stats.planted_core_tournament(jax.random.key(5), n=15, core_size=5)
+  a = stats.planted_core_tournament(jax.random.key(5), n=10, core_size=5)
+  b = stats.planted_core_tournament(jax.random.key(5), n=10, core_size=5)
   assert a.P.dtype == jnp.float64
   np.testing.assert_array_equal(np.asarray(a.P), np.asarray(b.P))
   np.testing.assert_allclose(np.asarray(a.P + a.P.T), 1.0, atol=1e-15)
@@ -124,11 +146,11 @@ def test_generator_float64_and_deterministic(x64):
 
 @pytest.mark.parametrize("missing_rate", [0.0, 0.1, 0.3, 0.5, 1.0])
 def test_missing_pair_count_is_exact(missing_rate):
-  n, m = 30, 5
+  n, m = 10, 5
   num_pairs = n * (n - 1) // 2
   expected_missing = round(missing_rate * num_pairs)
   k1, k2 = jax.random.split(jax.random.key(7))
-  P, _ = stats.planted_core_tournament(k1, n=n, core_size=5)
+  P, _ = stats.planted_core_tournament(k1, n=n, core_size=3)
   wins, observed = stats.sample_comparisons(k2, P, per_pair=m, missing_rate=missing_rate)
   wins, observed = np.asarray(wins), np.asarray(observed)
   assert num_pairs - observed[np.triu_indices(n, 1)].sum() == expected_missing
@@ -142,7 +164,7 @@ def test_missing_pair_count_is_exact(missing_rate):
 
 def test_missing_count_hand_values():
   # n = 10: 45 pairs; 0.1 * 45 = 4.5 -> 4 (half to even), 0.3 * 45 = 13.5 -> 14, 0.5 * 45 -> 22.
-  P = jnp.full((10, 10), 0.5)
+  P = jnp.full((10, 10), 0.5, dtype=jnp.float32)
   for mu, missing in [(0.1, 4), (0.3, 14), (0.5, 22)]:
     _, observed = stats.sample_comparisons(jax.random.key(0), P, per_pair=1, missing_rate=mu)
     assert 45 - int(np.triu(np.asarray(observed), 1).sum()) == missing
@@ -152,8 +174,7 @@ def test_sample_means_match_binomial_means():
   n, m, eta = 10, 20000, 0.02
   k1, k2 = jax.random.split(jax.random.key(11))
   P, _ = stats.planted_core_tournament(k1, n=n, core_size=3)
-  sample = jax.jit(functools.partial(stats.sample_comparisons, per_pair=m, label_noise=eta))
-  wins, _ = sample(k2, P)
+  wins, _ = stats.sample_comparisons(k2, P, per_pair=m, label_noise=eta)
   P, wins = np.asarray(P, dtype=np.float64), np.asarray(wins, dtype=np.float64)
   p_game = eta / 2 + (1 - eta) * P
   rows, cols = np.triu_indices(n, 1)
@@ -164,7 +185,7 @@ def test_sample_means_match_binomial_means():
 
 
 def test_full_label_noise_gives_fair_coins():
-  n, m = 8, 5000
+  n, m = 10, 5000
   P, _ = stats.planted_core_tournament(jax.random.key(2), n=n, core_size=3)
   wins, _ = stats.sample_comparisons(jax.random.key(3), P, per_pair=m, label_noise=1.0)
   frac = np.asarray(wins)[np.triu_indices(n, 1)] / m
@@ -172,7 +193,7 @@ def test_full_label_noise_gives_fair_coins():
 
 
 def test_sampling_dtype_and_validation(x64):
-  P, _ = stats.planted_core_tournament(jax.random.key(0), n=6, core_size=3)
+  P, _ = stats.planted_core_tournament(jax.random.key(0), n=10, core_size=3)
   wins, _ = stats.sample_comparisons(jax.random.key(1), P, per_pair=3)
   assert wins.dtype == jnp.float64
   with pytest.raises(ValueError, match="missing_rate"):
@@ -187,7 +208,7 @@ def test_planted_core_recovered_by_baselines_with_many_games():
   # end to end: with lots of data the core agents win most games, so even the win rate ranks them
   # on top when outsiders are weak; a sanity check that sampling follows P's orientation.
   k1, k2 = jax.random.split(jax.random.key(4))
-  P, core = stats.planted_core_tournament(k1, n=12, core_size=3, outsider_margin=(0.01, 0.02))
+  P, core = stats.planted_core_tournament(k1, n=10, core_size=3, outsider_margin=(0.01, 0.02))
   wins, _ = stats.sample_comparisons(k2, P, per_pair=2000)
   rates = np.asarray(stats.win_rate(wins).rates)
   assert set(np.argsort(-rates)[:3].tolist()) == set(np.flatnonzero(np.asarray(core)).tolist())

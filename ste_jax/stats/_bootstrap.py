@@ -1,0 +1,712 @@
+"""Bootstrap resampling of comparisons with fixed shapes, and its summaries (paper §6, Table 5).
+
+*Resampling.* A replica keeps the ``m`` rows of a :class:`~ste_jax.data.Comparisons` and changes
+only ``weight``: each row's weight is multiplied by an integer multiplicity, drawn either as the
+counts of ``m`` uniform draws with replacement (``method="multinomial"``, the classical
+bootstrap: multiplicities sum to ``m``) or as independent ``Poisson(1)`` counts
+(``method="poisson"``, the Poisson bootstrap: the total varies around ``m``). Shapes never change,
+so the user's ``score_fn`` is traced once and every replica runs in one ``jax.vmap``-ed,
+``jax.jit``-compiled computation (or ``jax.lax.map`` with a ``batch_size`` to bound memory, or
+sharded over the devices of a ``jax.sharding.Mesh``).
+
+*Units.* Rows are the resampling units. A row that aggregates several comparisons
+(``weight = 5``) is resampled as one block; expand it into unit rows first if each underlying
+comparison should be resampled on its own.
+
+*Keys.* Replica ``r`` uses ``jax.random.split(key, num_replicas)[r]`` and nothing else, so
+``bootstrap_scores(key, c, f, num_replicas=R)[r]`` equals
+``f(resample_comparisons(jax.random.split(key, R)[r], c))`` whatever the batching or sharding.
+
+*Summaries* (pure, jit-able; replicas on axis 0, as returned by :func:`bootstrap_scores`):
+:func:`inclusion_frequency`, :func:`percentile_intervals`, :func:`core_masks`,
+:func:`pairwise_jaccard` and :func:`top1_entropy`. Ties: scores whose sorted gaps are at most
+``tie_tol`` (default ``1e-12``) are tied (single linkage, as in :mod:`ste_jax.stats` metrics), and
+a top-``k`` core with ties at the cut-off is taken in expectation over uniformly random
+tie-breaking.
+"""
+
+import dataclasses
+import functools
+import math
+from typing import Any, Callable, NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.scipy.special import xlogy
+from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from ste_jax._checks import as_float_array, default_float_dtype
+from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
+from ste_jax.ops import STEScores, ste_scores, ste_scores_from_edges
+
+METHODS = ("multinomial", "poisson")
+ESTIMATORS = ("posterior", "winrate")
+DEFAULT_TIE_TOL = 1e-12
+
+
+# --------------------------------------------------------------------------------------------
+# Resampling
+
+
+def _check_method(method) -> None:
+  if method not in METHODS:
+    raise ValueError(f"method must be one of {METHODS}, got {method!r}.")
+
+
+def _as_typed_key(key) -> jax.Array:
+  """A scalar typed PRNG key; a legacy ``uint32[2]`` key is wrapped (not copied or reused)."""
+  key = jnp.asarray(key) if not isinstance(key, jax.Array) else key
+  if not jax.dtypes.issubdtype(key.dtype, jax.dtypes.prng_key):
+    if key.dtype == jnp.uint32 and key.ndim == 1:
+      key = jax.random.wrap_key_data(key)
+    else:
+      raise TypeError(
+          f"key must be a PRNG key from jax.random.key(seed), got dtype {key.dtype} and shape "
+          f"{tuple(key.shape)}."
+      )
+  if key.ndim != 0:
+    raise ValueError(
+        f"key must be a single (scalar) PRNG key, got a key array of shape {tuple(key.shape)}."
+    )
+  return key
+
+
+def _multiplicities(key, m: int, method: str, dtype) -> jax.Array:
+  """Integer row multiplicities of one replica, as ``dtype`` values, shape ``(m,)``."""
+  if m == 0:
+    return jnp.zeros((0,), dtype=dtype)
+  if method == "multinomial":
+    draws = jax.random.randint(key, (m,), 0, m, dtype=jnp.int32)
+    counts = jnp.zeros((m,), dtype=jnp.int32).at[draws].add(jnp.ones((m,), dtype=jnp.int32))
+  else:
+    counts = jax.random.poisson(key, 1.0, (m,), dtype=jnp.int32)
+  return counts.astype(dtype)
+
+
+def _block_multiplicities(keys, m: int, method: str, dtype) -> jax.Array:
+  """``(B, m)`` multiplicities, row ``r`` equal to ``_multiplicities(keys[r], ...)``.
+
+  The multinomial counts of the whole block are one flat scatter-add (a vmapped scatter is several
+  times slower per replica on XLA:CPU).
+  """
+  num = keys.shape[0]
+  if method != "multinomial" or m == 0 or num * m > 2**31 - 1:
+    return jax.vmap(lambda k: _multiplicities(k, m, method, dtype))(keys)
+  draws = jax.vmap(lambda k: jax.random.randint(k, (m,), 0, m, dtype=jnp.int32))(keys)
+  flat = (draws + (jnp.arange(num, dtype=jnp.int32) * m)[:, None]).reshape(num * m)
+  counts = jnp.zeros((num * m,), dtype=jnp.int32).at[flat].add(jnp.ones_like(flat))
+  return counts.reshape(num, m).astype(dtype)
+
+
+def resample_comparisons(key, comparisons: Comparisons, *, method: str = "multinomial") -> Comparisons:
+  """One bootstrap replica of ``comparisons``: same rows, weights times integer multiplicities.
+
+  ``method="multinomial"``: the multiplicities are the counts of ``m`` rows drawn uniformly with
+  replacement (they sum to ``m``; the classical bootstrap). ``method="poisson"``: independent
+  ``Poisson(1)`` multiplicities (mean 1 per row; the Poisson bootstrap, whose rows are resampled
+  independently). The new weight of row ``i`` is ``weight[i] * multiplicity[i]``; shapes, agents
+  and contexts are unchanged, so anything computed from the result jits once for all replicas.
+
+  Args:
+    key: a typed PRNG key (``jax.random.key(seed)``); consumed.
+    comparisons: the data (``m`` rows).
+    method: ``"multinomial"`` or ``"poisson"`` (static).
+
+  Returns:
+    A :class:`~ste_jax.data.Comparisons` with the same ``a``, ``b``, ``outcome`` and ``context``.
+
+  Raises:
+    ValueError: an unknown ``method`` or a non-scalar key. TypeError: ``key`` is not a key.
+
+  Examples:
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1, 2, 0], [1, 2, 0, 2], [1.0, 1.0, 0.0, 0.5])
+    >>> r = resample_comparisons(jax.random.key(0), c)
+    >>> float(r.weight.sum())  # multinomial: as many draws as rows
+    4.0
+  """
+  _check_method(method)
+  if not isinstance(comparisons, Comparisons):
+    raise TypeError(f"comparisons must be a Comparisons, got {type(comparisons).__name__}.")
+  key = _as_typed_key(key)
+  return _reweight(key, comparisons, method)
+
+
+def _reweight(key, comparisons: Comparisons, method: str) -> Comparisons:
+  w = comparisons.weight
+  mult = _multiplicities(key, w.shape[-1], method, w.dtype)
+  return dataclasses.replace(comparisons, weight=w * mult)
+
+
+def _check_positive_int(value, name: str, *, allow_none: bool = False) -> None:
+  if value is None and allow_none:
+    return
+  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
+    raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
+
+
+def _mesh_axes(mesh, mesh_axis) -> tuple[tuple[str, ...], int]:
+  """The mesh axes the replicas are sharded over and the number of devices along them."""
+  if not isinstance(mesh, Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}.")
+  if mesh_axis is None:
+    axes = tuple(mesh.axis_names)
+  elif isinstance(mesh_axis, str):
+    axes = (mesh_axis,)
+  else:
+    axes = tuple(mesh_axis)
+  unknown = [ax for ax in axes if ax not in mesh.axis_names]
+  if unknown or not axes:
+    raise ValueError(f"mesh_axis {mesh_axis!r} must name axes of the mesh {mesh.axis_names}.")
+  return axes, math.prod(mesh.shape[ax] for ax in axes)
+
+
+def bootstrap_scores(
+    key,
+    comparisons: Comparisons,
+    score_fn: Callable[[Comparisons], Any],
+    *,
+    num_replicas: int,
+    method: str = "multinomial",
+    batch_size: int | None = None,
+    mesh: Mesh | None = None,
+    mesh_axis: str | tuple[str, ...] | None = None,
+) -> Any:
+  """Bootstrap replicas of ``score_fn(comparisons)``, all in one compiled computation.
+
+  Replica ``r`` is ``score_fn(resample_comparisons(keys[r], comparisons, method=method))`` with
+  ``keys = jax.random.split(key, num_replicas)``: the rows keep their shapes and only ``weight``
+  changes (see :func:`resample_comparisons`), so ``score_fn`` is traced once and the replicas run
+  as one ``jax.vmap`` inside one ``jax.jit``.
+
+  * ``batch_size``: replicas are computed ``batch_size`` at a time with
+    ``jax.lax.map(..., batch_size=batch_size)``, bounding memory to about ``batch_size`` replicas'
+    intermediates (with a mesh: per device).
+  * ``mesh``: the replica keys are placed with ``NamedSharding(mesh, PartitionSpec(axes))`` and the
+    comparisons replicated, and ``jit`` partitions the work: each device computes its share of
+    the replicas. ``num_replicas`` is padded to a multiple of the device count with extra keys
+    whose replicas are dropped. The same code runs on one CPU, a multi-GPU host or a TPU slice.
+
+  The results do not depend on ``batch_size`` or ``mesh`` (up to floating-point reassociation by
+  the compiler), only on ``key``.
+
+  Choosing ``batch_size``: on a GPU or TPU large batches fill the device; on XLA:CPU a batched
+  (vmapped) replica costs more than a single one (batched scatters and closures are slower per
+  item), so small batches, down to ``batch_size=1`` (a compiled sequential loop), are fastest
+  there. Measure with ``benchmarks/bootstrap.py``.
+
+  Args:
+    key: a typed PRNG key (``jax.random.key(seed)``); consumed (split into the replica keys).
+    comparisons: the data, a :class:`~ste_jax.data.Comparisons` with ``m`` rows.
+    score_fn: ``score_fn(comparisons) -> pytree of arrays``, pure and jit-able, e.g.
+      :func:`ste_score_fn` (win counts -> tournament -> STE scores). It is a static argument of
+      the compiled computation: reuse the same function object to reuse the compilation.
+    num_replicas: number of bootstrap replicas ``R >= 1`` (static).
+    method: ``"multinomial"`` (default; multiplicities sum to ``m``) or ``"poisson"``.
+    batch_size: ``None`` (all replicas of a device in one ``vmap``) or an integer ``>= 1``.
+    mesh: optional ``jax.sharding.Mesh`` to shard the replicas over.
+    mesh_axis: the mesh axis name (or tuple of names) to shard over; default all of them.
+
+  Returns:
+    The pytree of ``score_fn``'s outputs, each leaf with a leading replica axis of size
+    ``num_replicas``.
+
+  Raises:
+    ValueError: ``num_replicas`` or ``batch_size`` not an integer ``>= 1``, an unknown
+      ``method``, a non-scalar key or an unknown ``mesh_axis``. TypeError: ``key`` not a PRNG key,
+      ``comparisons`` not a ``Comparisons``, ``score_fn`` not callable or ``mesh`` not a ``Mesh``.
+
+  Examples:
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1, 2] * 20, [1, 2, 0] * 20, [1.0, 1.0, 1.0] * 20)
+    >>> s = bootstrap_scores(jax.random.key(0), c, ste_score_fn(tau=0.01), num_replicas=8)
+    >>> s.top_cycle.shape  # a 3-cycle: every agent is in the top cycle in every replica
+    (8, 3)
+  """
+  _check_positive_int(num_replicas, "num_replicas")
+  _check_method(method)
+  _check_positive_int(batch_size, "batch_size", allow_none=True)
+  if not isinstance(comparisons, Comparisons):
+    raise TypeError(f"comparisons must be a Comparisons, got {type(comparisons).__name__}.")
+  if not callable(score_fn):
+    raise TypeError(f"score_fn must be callable, got {type(score_fn).__name__}.")
+  key = _as_typed_key(key)
+  num_replicas = int(num_replicas)
+  keys = jax.random.split(key, num_replicas)
+  if mesh is None:
+    return _bootstrap(
+        keys, comparisons, score_fn=score_fn, method=method, batch_size=batch_size, mesh=None, axes=()
+    )
+  axes, num_devices = _mesh_axes(mesh, mesh_axis)
+  # The partitioner places the replicas (Auto axes), so that score_fn needs no sharding
+  # annotations even when the caller's mesh has Explicit axes (jax.make_mesh's default).
+  mesh = Mesh(mesh.devices, mesh.axis_names, axis_types=(AxisType.Auto,) * len(mesh.axis_names))
+  pad = -num_replicas % num_devices
+  if pad:
+    # Padding keys are fresh key objects (not copies of the replica keys); their replicas are
+    # dropped below.
+    filler = jax.random.wrap_key_data(
+        jnp.zeros((pad, *jax.random.key_data(key).shape), dtype=jnp.uint32),
+        impl=jax.random.key_impl(key),
+    )
+    keys = jnp.concatenate([keys, filler])
+  keys = jax.device_put(keys, NamedSharding(mesh, P(axes)))
+  comparisons = jax.device_put(comparisons, NamedSharding(mesh, P()))
+  out = _bootstrap(
+      keys, comparisons, score_fn=score_fn, method=method, batch_size=batch_size, mesh=mesh, axes=axes
+  )
+  return jax.tree.map(lambda x: x[:num_replicas], out) if pad else out
+
+
+@functools.partial(jax.jit, static_argnames=("score_fn", "method", "batch_size", "mesh", "axes"))
+def _bootstrap(keys, comparisons, *, score_fn, method, batch_size, mesh, axes):
+  """The compiled driver: ``keys`` ``(R,)`` -> pytree of ``(R, ...)`` outputs."""
+
+  # The maps run over raw key data, re-wrapped inside: each replica key is still used exactly once,
+  # and JAX's key-reuse checker does not misfire on a vmap of lax.map (scan) over typed keys.
+  impl = jax.random.key_impl(keys)
+  keys = jax.random.key_data(keys)
+  base = comparisons.weight
+
+  def chunk(ks):
+    """A block of replicas: multiplicities for the whole block, then ``score_fn`` vmapped."""
+    mult = _block_multiplicities(jax.random.wrap_key_data(ks, impl=impl), base.shape[-1], method, base.dtype)
+    return jax.vmap(lambda w: score_fn(dataclasses.replace(comparisons, weight=base * w)))(mult)
+
+  def many(ks):
+    num = ks.shape[0]
+    if batch_size is None or batch_size >= num:
+      return chunk(ks)
+    # lax.map(chunk, ..., batch_size) by hand, so that each chunk draws its multiplicities at once.
+    num_chunks, rest = divmod(num, batch_size)
+    main = ks[: num_chunks * batch_size].reshape(num_chunks, batch_size, *ks.shape[1:])
+    out = jax.tree.map(lambda x: x.reshape(num_chunks * batch_size, *x.shape[2:]), lax.map(chunk, main))
+    if rest:
+      out = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), out, chunk(ks[num_chunks * batch_size :]))
+    return out
+
+  if mesh is None:
+    return many(keys)
+  # (R,) -> (devices, R / devices): each device maps over its own block of replicas.
+  num_devices = math.prod(mesh.shape[ax] for ax in axes)
+  blocks = keys.reshape(num_devices, keys.shape[0] // num_devices, *keys.shape[1:])
+  blocks = lax.with_sharding_constraint(blocks, NamedSharding(mesh, P(axes, None)))
+  out = jax.vmap(many)(blocks)
+
+  def merge(x):
+    x = x.reshape(x.shape[0] * x.shape[1], *x.shape[2:])
+    return lax.with_sharding_constraint(x, NamedSharding(mesh, P(axes)))
+
+  return jax.tree.map(merge, out)
+
+
+# --------------------------------------------------------------------------------------------
+# A ready-made score function for STE
+
+
+@dataclasses.dataclass(frozen=True)
+class STEScoreFn:
+  """``comparisons -> STEScores``: counts, a tournament estimator and the STE operators.
+
+  Build it with :func:`ste_score_fn`. Instances are hashable and compare by value, so two equal
+  configurations share one compilation in :func:`bootstrap_scores`.
+  """
+
+  estimator: str
+  tau: float
+  gamma: float | None
+  gamma_c: float | None
+  max_path_length: int | None
+  reach_gamma: float
+  tie_policy: str
+  prior: tuple[float, float]
+  missing: float
+  by_context: bool
+
+  def __call__(self, comparisons: Comparisons) -> STEScores:
+    counts = pair_counts(comparisons, tie_policy=self.tie_policy, by_context=self.by_context)
+    gamma = self.tau if self.gamma is None else self.gamma
+    if self.estimator == "posterior":
+      D = posterior_edges(counts.wins, prior=self.prior)
+      return ste_scores_from_edges(
+          D,
+          gamma=gamma,
+          gamma_c=self.gamma_c,
+          max_path_length=self.max_path_length,
+          reach_gamma=self.reach_gamma,
+      )
+    P_hat = win_rate_tournament(counts, missing=self.missing)
+    return ste_scores(
+        P_hat,
+        tau=self.tau,
+        gamma=gamma,
+        gamma_c=self.gamma_c,
+        max_path_length=self.max_path_length,
+        reach_gamma=self.reach_gamma,
+    )
+
+
+def _as_float(x, name: str, *, positive: bool = False, allow_zero: bool = False) -> float:
+  if isinstance(x, (bool, np.bool_)):
+    raise ValueError(f"{name} must be a number, got {x!r}.")
+  try:
+    v = float(x)
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"{name} must be a concrete number, got {x!r}.") from e
+  if positive and not (v > 0 or (allow_zero and v == 0)) or not math.isfinite(v):
+    bound = ">= 0" if allow_zero else "> 0"
+    raise ValueError(f"{name} must be finite and {bound}, got {x!r}.")
+  return v
+
+
+def ste_score_fn(
+    *,
+    estimator: str = "posterior",
+    tau: float = 0.05,
+    gamma: float | None = None,
+    gamma_c: float | None = None,
+    max_path_length: int | None = None,
+    reach_gamma: float = 0.0,
+    tie_policy: str = "half",
+    prior: tuple[float, float] = (0.5, 0.5),
+    missing: float = 0.5,
+    by_context: bool = False,
+) -> STEScoreFn:
+  """A ``score_fn`` for :func:`bootstrap_scores`: comparisons -> tournament -> STE scores.
+
+  The returned function counts the (reweighted) comparisons with
+  :func:`~ste_jax.data.pair_counts` and then
+
+  * ``estimator="posterior"`` (the paper's STE-posterior-edge, §6.1): the soft adjacency is the
+    posterior-edge evidence ``D = posterior_edges(wins, prior=prior)`` (Eq.
+    ``posterior_edge_estimator``, Jeffreys prior by default) and the scores are
+    :func:`~ste_jax.ste_scores_from_edges` ``(D, gamma=gamma, ...)``. ``tau`` plays no role here
+    except as the default of ``gamma``.
+  * ``estimator="winrate"``: ``P = win_rate_tournament(counts, missing=missing)`` (an unobserved
+    pair is ``missing``, 1/2 by default) and the scores are :func:`~ste_jax.ste_scores`
+    ``(P, tau=tau, gamma=gamma, ...)``.
+
+  The paper's bootstrap experiment (Table 5) uses the posterior-edge estimator with max-min
+  reachability (``reach_gamma=0``) and ``tau = gamma = 0.01``.
+
+  Args:
+    estimator: ``"posterior"`` (default) or ``"winrate"``.
+    tau: edge temperature of the win-rate path, and the default ``gamma``.
+    gamma: Top-Cycle aggregation temperature; defaults to ``tau``.
+    gamma_c: covering temperature; defaults to ``gamma``.
+    max_path_length: ``K`` (``None``: ``n - 1``, exact reachability).
+    reach_gamma: smooth-product temperature (``0``: exact max-min closure).
+    tie_policy: ``"half"`` or ``"drop"`` (see :func:`~ste_jax.data.pair_counts`).
+    prior: symmetric Beta prior of the posterior-edge estimator.
+    missing: the win-rate value of an unobserved pair (win-rate estimator only).
+    by_context: score each context separately: outputs of shape ``(num_contexts, n)``.
+
+  Returns:
+    An :class:`STEScoreFn`, a hashable callable ``comparisons -> STEScores`` (fields ``(n,)``, or
+    ``(num_contexts, n)`` with ``by_context``).
+
+  Raises:
+    ValueError: an unknown ``estimator`` or ``tie_policy``, a temperature that is not a positive
+      number, an invalid ``prior``, ``max_path_length < 1`` or ``missing`` outside ``[0, 1]``.
+
+  Examples:
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1, 2] * 5, [1, 2, 0] * 5, [1.0] * 15)  # a 3-cycle
+    >>> [round(float(x), 2) for x in ste_score_fn(tau=0.01)(c).top_cycle]  # all in the top cycle
+    [0.99, 0.99, 0.99]
+  """
+  if estimator not in ESTIMATORS:
+    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
+  if tie_policy not in ("half", "drop"):
+    raise ValueError(f"tie_policy must be 'half' or 'drop', got {tie_policy!r}.")
+  tau = _as_float(tau, "tau", positive=True)
+  gamma = None if gamma is None else _as_float(gamma, "gamma", positive=True, allow_zero=True)
+  gamma_c = None if gamma_c is None else _as_float(gamma_c, "gamma_c", positive=True, allow_zero=True)
+  reach_gamma = _as_float(reach_gamma, "reach_gamma", positive=True, allow_zero=True)
+  if max_path_length is not None:
+    _check_positive_int(max_path_length, "max_path_length")
+    max_path_length = int(max_path_length)
+  try:
+    prior = tuple(float(x) for x in prior)
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"prior must be a pair (alpha, beta) of numbers, got {prior!r}.") from e
+  if len(prior) != 2 or not (prior[0] > 0 and prior[0] == prior[1] and math.isfinite(prior[0])):
+    raise ValueError(f"prior must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}.")
+  missing = float(missing)
+  if not (missing != missing or 0 <= missing <= 1):
+    raise ValueError(f"missing must be in [0, 1] or NaN, got {missing}.")
+  return STEScoreFn(
+      estimator=estimator,
+      tau=tau,
+      gamma=gamma,
+      gamma_c=gamma_c,
+      max_path_length=max_path_length,
+      reach_gamma=reach_gamma,
+      tie_policy=tie_policy,
+      prior=prior,
+      missing=missing,
+      by_context=bool(by_context),
+  )
+
+
+# --------------------------------------------------------------------------------------------
+# Summaries (replicas on axis 0)
+
+
+def _replica_scores(scores, name: str = "scores") -> jax.Array:
+  scores = as_float_array(scores, name)
+  if scores.ndim < 2:
+    raise ValueError(
+        f"{name} must have shape (num_replicas, ..., n) (replicas on axis 0); got {tuple(scores.shape)}."
+    )
+  if scores.shape[-1] < 1:
+    raise ValueError(f"{name} must have at least one agent (last axis), got shape {tuple(scores.shape)}.")
+  return scores
+
+
+def _tie_groups(scores, tie_tol: float):
+  """Decreasing stable sort along the last axis with single-linkage tie groups.
+
+  Returns:
+    ``(order, start, end)`` of shape ``scores.shape``: ``order`` sorts each row decreasingly and
+    ``start[..., t]``, ``end[..., t]`` (inclusive, int32) delimit the tie group of sorted
+    position ``t``.
+  """
+  n = scores.shape[-1]
+  order = jnp.argsort(-scores, axis=-1, stable=True)
+  s = jnp.take_along_axis(scores, order, axis=-1)
+  split = (s[..., :-1] - s[..., 1:]) > tie_tol
+  edge = jnp.ones((*s.shape[:-1], 1), dtype=bool)
+  pos = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), s.shape)
+  start = lax.cummax(jnp.where(jnp.concatenate([edge, split], -1), pos, jnp.zeros_like(pos)), axis=s.ndim - 1)
+  end = lax.cummin(
+      jnp.where(jnp.concatenate([split, edge], -1), pos, jnp.full_like(pos, n - 1)),
+      axis=s.ndim - 1,
+      reverse=True,
+  )
+  return order, start, end
+
+
+def _unsort(sorted_values, order):
+  """Inverse of ``take_along_axis(x, order, -1)``."""
+  return jnp.take_along_axis(sorted_values, jnp.argsort(order, axis=-1), axis=-1)
+
+
+def _check_k(core_size, n: int):
+  if isinstance(core_size, (bool, np.bool_)):
+    raise ValueError(f"core_size must be an integer in [0, {n}], got {core_size!r}.")
+  if isinstance(core_size, (int, np.integer)) and not 0 <= core_size <= n:
+    raise ValueError(f"core_size must be in [0, {n}], got {core_size}.")
+
+
+def _one_of(core_size, threshold) -> None:
+  if (core_size is None) == (threshold is None):
+    raise ValueError("pass exactly one of core_size (top-|C| core) and threshold (score cut-off).")
+
+
+def _top_k_probability(scores, k, tie_tol):
+  order, start, end = _tie_groups(scores, tie_tol)
+  k = jnp.asarray(k).astype(scores.dtype)
+  size = (end - start + 1).astype(scores.dtype)
+  return _unsort(jnp.clip((k - start.astype(scores.dtype)) / size, 0, 1), order)
+
+
+def inclusion_frequency(
+    scores: jax.typing.ArrayLike,
+    *,
+    core_size: jax.typing.ArrayLike | None = None,
+    threshold: jax.typing.ArrayLike | None = None,
+    tie_tol: float = DEFAULT_TIE_TOL,
+) -> jax.Array:
+  """Bootstrap inclusion frequency ``P(a in core)`` per agent.
+
+  The core of a replica is either its top-``core_size`` set (``core_size = |C|``) or the agents
+  whose score exceeds ``threshold`` (strictly, as the paper's fixed-threshold check). With a
+  top-``k`` core, agents tied at the cut-off (scores within ``tie_tol``, single linkage) count by
+  their expected membership under uniformly random tie-breaking: ``r / g`` for a tie group of
+  size ``g`` with ``r`` places left, so each replica contributes exactly ``k`` in total.
+
+  Args:
+    scores: ``(num_replicas, ..., n)`` replica scores, e.g. ``bootstrap_scores(...).top_cycle``.
+    core_size: ``|C|``, an integer in ``[0, n]`` (may be traced).
+    threshold: a score cut-off (may be traced). Exactly one of ``core_size``, ``threshold``.
+    tie_tol: tie tolerance for the top-``k`` core.
+
+  Returns:
+    ``(..., n)`` frequencies in ``[0, 1]``, in the scores' dtype (summing to ``core_size`` over
+    agents with a top-``k`` core).
+
+  Examples:
+    >>> s = jnp.array([[3.0, 2.0, 1.0], [1.0, 2.0, 2.0]])  # replica 2 ties agents 1 and 2
+    >>> inclusion_frequency(s, core_size=1).tolist()
+    [0.5, 0.25, 0.25]
+  """
+  scores = _replica_scores(scores)
+  _one_of(core_size, threshold)
+  if threshold is not None:
+    member = (scores > jnp.asarray(threshold).astype(scores.dtype)).astype(scores.dtype)
+  else:
+    _check_k(core_size, scores.shape[-1])
+    member = _top_k_probability(scores, core_size, float(tie_tol))
+  return jnp.mean(member, axis=0)
+
+
+def core_masks(
+    scores: jax.typing.ArrayLike,
+    *,
+    core_size: jax.typing.ArrayLike | None = None,
+    threshold: jax.typing.ArrayLike | None = None,
+    key=None,
+    tie_tol: float = DEFAULT_TIE_TOL,
+) -> jax.Array:
+  """Boolean core of each replica: its top-``core_size`` set or the agents above ``threshold``.
+
+  A top-``k`` core has exactly ``k`` agents: ties at the cut-off (scores within ``tie_tol``,
+  single linkage) are broken uniformly at random with ``key``, or, without a key, in favour of
+  the lower agent index (deterministic, but it favours low indices on score plateaus).
+
+  Args:
+    scores: ``(num_replicas, ..., n)`` or any ``(..., n)`` scores.
+    core_size: ``|C|`` in ``[0, n]`` (may be traced).
+    threshold: strict score cut-off (may be traced). Exactly one of ``core_size``, ``threshold``.
+    key: optional typed PRNG key for random tie-breaking (top-``k`` only); consumed.
+    tie_tol: tie tolerance.
+
+  Returns:
+    A boolean array of the scores' shape.
+  """
+  scores = as_float_array(scores, "scores")
+  if scores.ndim < 1:
+    raise ValueError("scores must have at least one axis (agents last).")
+  _one_of(core_size, threshold)
+  if threshold is not None:
+    return scores > jnp.asarray(threshold).astype(scores.dtype)
+  n = scores.shape[-1]
+  _check_k(core_size, n)
+  order, start, _ = _tie_groups(scores, float(tie_tol))
+  group = _unsort(start, order)  # tie-group id per agent: its first sorted position
+  if key is None:
+    tiebreak = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), scores.shape)
+  else:
+    tiebreak = jax.random.uniform(_as_typed_key(key), scores.shape, dtype=scores.dtype)
+  rank = jnp.argsort(jnp.lexsort((tiebreak, group), axis=-1), axis=-1)
+  return rank < jnp.asarray(core_size).astype(rank.dtype)
+
+
+def pairwise_jaccard(core_masks: jax.typing.ArrayLike) -> jax.Array:
+  """Mean Jaccard index ``|A_r & A_s| / |A_r | A_s|`` over all pairs ``r < s`` of replicate cores.
+
+  Computed from one ``(R, R)`` intersection matrix (a matrix product), with no loop over pairs;
+  two empty cores have Jaccard 1.
+
+  Args:
+    core_masks: ``(num_replicas, ..., n)`` boolean (or 0/1) core memberships, e.g. from
+      :func:`core_masks`; at least two replicas.
+
+  Returns:
+    ``(...)`` mean pairwise Jaccard in ``[0, 1]``, in the default float dtype.
+
+  Examples:
+    >>> m = jnp.array([[1, 1, 0], [1, 0, 1], [1, 1, 0]], dtype=bool)
+    >>> round(float(pairwise_jaccard(m)), 4)  # pairs: 1/3, 1, 1/3
+    0.5556
+  """
+  masks = jnp.asarray(core_masks)
+  if masks.ndim < 2:
+    raise ValueError(f"core_masks must have shape (num_replicas, ..., n); got {tuple(masks.shape)}.")
+  r = masks.shape[0]
+  if r < 2:
+    raise ValueError(f"pairwise Jaccard needs at least two replicas, got {r}.")
+  if masks.dtype != jnp.bool_:
+    masks = masks != jnp.zeros((), masks.dtype)
+  m = jnp.moveaxis(masks, 0, -2).astype(default_float_dtype())  # (..., R, n)
+  inter = jnp.einsum("...rn,...sn->...rs", m, m, precision=lax.Precision.HIGHEST)
+  size = jnp.sum(m, axis=-1)
+  union = size[..., :, None] + size[..., None, :] - inter
+  nonempty = union > 0
+  jac = jnp.where(nonempty, inter / jnp.where(nonempty, union, jnp.ones_like(union)), jnp.ones_like(union))
+  # The diagonal is exactly 1 (J(A, A) = 1, empty or not); average the off-diagonal pairs.
+  return (jnp.sum(jac, axis=(-2, -1)) - r) / (r * (r - 1))
+
+
+def top1_entropy(
+    scores: jax.typing.ArrayLike, *, tie_tol: float = DEFAULT_TIE_TOL, base: float | None = None
+) -> jax.Array:
+  """Entropy of the bootstrap distribution of the top-scoring agent.
+
+  Each replica gives one unit of mass to its argmax agent, split evenly among the agents whose
+  score is within ``tie_tol`` of the maximum; ``p[a]`` is the average over replicas and the
+  result is ``-sum_a p[a] log p[a]`` (0 when the same agent is always on top, ``log n`` at most).
+
+  Args:
+    scores: ``(num_replicas, ..., n)`` replica scores.
+    tie_tol: scores within this distance of the maximum tie for first place.
+    base: logarithm base; ``None`` (default) gives nats, ``2`` bits.
+
+  Returns:
+    ``(...)`` entropy in the scores' dtype.
+
+  Examples:
+    >>> s = jnp.array([[2.0, 1.0], [1.0, 2.0], [2.0, 2.0], [2.0, 1.0]])
+    >>> round(float(top1_entropy(s, base=2)), 4)  # p = (5/8, 3/8)
+    0.9544
+  """
+  scores = _replica_scores(scores)
+  top = scores >= jnp.max(scores, axis=-1, keepdims=True) - jnp.asarray(tie_tol, dtype=scores.dtype)
+  share = top.astype(scores.dtype)
+  share = share / jnp.sum(share, axis=-1, keepdims=True)
+  p = jnp.mean(share, axis=0)
+  h = -jnp.sum(xlogy(p, p), axis=-1)
+  if base is not None:
+    h = h / jnp.log(jnp.asarray(_as_float(base, "base", positive=True), dtype=h.dtype))
+  return h
+
+
+class PercentileInterval(NamedTuple):
+  """Lower and upper percentile bounds, each a pytree like one replica of the scores."""
+
+  lower: Any
+  upper: Any
+
+
+def percentile_intervals(scores, *, level: jax.typing.ArrayLike = 0.95) -> PercentileInterval:
+  """Percentile bootstrap intervals: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles.
+
+  Quantiles over the replica axis (axis 0) with linear interpolation (NumPy's default), leaf by
+  leaf, so a whole :class:`~ste_jax.STEScores` can be passed.
+
+  Args:
+    scores: a pytree of ``(num_replicas, ...)`` arrays, e.g. the output of
+      :func:`bootstrap_scores`.
+    level: coverage in ``(0, 1)`` (may be traced).
+
+  Returns:
+    :class:`PercentileInterval` ``(lower, upper)``, each with ``scores``' tree structure and
+    leaves of shape ``(...)``.
+
+  Raises:
+    ValueError: a concrete ``level`` outside ``(0, 1)`` or a leaf without a replica axis.
+
+  Examples:
+    >>> s = jnp.arange(101.0)[:, None]  # 101 replicas of one agent: 0, 1, ..., 100
+    >>> lo, hi = percentile_intervals(s, level=0.5)
+    >>> lo.tolist(), hi.tolist()
+    ([25.0], [75.0])
+  """
+  if isinstance(level, (int, float, np.number)) and not 0 < float(level) < 1:
+    raise ValueError(f"level must be in (0, 1), got {level}.")
+
+  def quantiles(x):
+    x = as_float_array(x, "scores")
+    if x.ndim < 1:
+      raise ValueError("each scores leaf needs a leading replica axis.")
+    lvl = jnp.asarray(level).astype(x.dtype)
+    return jnp.quantile(x, jnp.stack([(1 - lvl) / 2, (1 + lvl) / 2]), axis=0)
+
+  q = jax.tree.map(quantiles, scores)
+  return PercentileInterval(
+      lower=jax.tree.map(lambda t: t[0], q), upper=jax.tree.map(lambda t: t[1], q)
+  )
