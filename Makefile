@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
-PYTEST_ARGS ?=
+PYTEST_ARGS ?= -n 2
 
 .PHONY: test test-slow demo bench venv clean
 

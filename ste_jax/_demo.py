@@ -69,6 +69,8 @@ def score_table(comparisons, *, tau=0.01, num_replicas=200, seed=0):
 
 
 def format_table(t) -> str:
+  # Scores are in [0, 1] up to rounding; print -1e-9 as 0.000, not -0.000.
+  t = {k: (np.round(v, 3) + 0.0 if isinstance(v, np.ndarray) and v.dtype.kind == "f" else v) for k, v in t.items()}
   order = np.lexsort((-t["win_rate"], -t["uncovered"], -t["top_cycle"]))
   head = (
       f"{'agent':<16} {'TC score [95% CI]':>22} {'P(TC)':>6} {'UC score [95% CI]':>22} {'P(UC)':>6} "

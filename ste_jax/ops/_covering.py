@@ -140,22 +140,17 @@ def _kernels(hard: bool):
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
 def _cover_violation(D, g, hard):
-  """``v`` for a batch ``(B, n, n)`` and a scalar temperature ``g``."""
-  fwd, _ = _kernels(hard)
-  return jax.vmap(fwd, in_axes=(0, None))(D, g)[0]
+  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
+  return _kernels(hard)[0](D, g)[0]
 
 
 def _cover_violation_fwd(D, g, hard):
-  fwd, _ = _kernels(hard)
-  v, M, aux = jax.vmap(fwd, in_axes=(0, None))(D, g)
+  v, M, aux = _kernels(hard)[0](D, g)
   return v, (D, g, v, M, aux)
 
 
 def _cover_violation_bwd(hard, residuals, dv):
-  D, g, v, M, aux = residuals
-  _, bwd = _kernels(hard)
-  dD, dg = jax.vmap(bwd, in_axes=(0, None, 0, 0, 0, 0))(D, g, v, M, aux, dv)
-  return dD, jnp.sum(dg).astype(g.dtype)
+  return _kernels(hard)[1](*residuals, dv)
 
 
 _cover_violation.defvjp(_cover_violation_fwd, _cover_violation_bwd)
@@ -185,8 +180,12 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
     return jnp.zeros_like(D)
   hard = is_static_zero(gamma_c)
   g = jnp.ones((), D.dtype) if hard else as_temperature(gamma_c, D, "gamma_c")
-  flat, batch = flatten_batch(D, 2)
-  v = unflatten_batch(_cover_violation(flat, g, hard), batch)
+  if D.ndim == 2:
+    v = _cover_violation(D, g, hard)
+  else:
+    flat, batch = flatten_batch(D, 2)
+    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items (sequential_vmap)
+    v = unflatten_batch(violation(flat, g, hard), batch)
   return jnp.where(eye, jnp.zeros_like(v), v)
 
 

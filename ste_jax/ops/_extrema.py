@@ -38,8 +38,9 @@ def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
     total = jnp.where(nonempty, total, jnp.ones_like(total))
     count_safe = jnp.where(nonempty, count, jnp.ones_like(count))
     soft = zmax + g_safe * (jnp.log(total) - jnp.log(count_safe))
-    # smax <= max exactly; enforce it against rounding (keeps softmin of [0, 1] values >= 0).
-    out = jnp.where(positive, jnp.minimum(soft, hard), hard)
+    # No clamp to [max - gamma log m, max]: bounds hold up to rounding (an ulp), and a clamp would
+    # replace the softmax gradient by the hard one whenever rounding crosses the bound.
+    out = jnp.where(positive, soft, hard)
   out = jnp.where(nonempty, out, jnp.asarray(empty_value, dtype=z.dtype))
   return jnp.squeeze(out, axis=axis)
 

@@ -69,8 +69,11 @@ def _path_length(max_path_length, n: int) -> int:
 
 def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
   """Exact max-min reachability of ``(..., n, n)`` weights ``W`` (diagonal ignored); diagonal of the result unspecified."""
+  if W.ndim == 2:
+    return bottleneck_closure(W, K)
   flat, batch = flatten_batch(W, 2)
-  return unflatten_batch(bottleneck_closure(flat, K), batch)
+  closure = jax.vmap(bottleneck_closure, in_axes=(0, None))  # a loop over items (sequential_vmap)
+  return unflatten_batch(closure(flat, K), batch)
 
 
 def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
