@@ -5,6 +5,15 @@ their differentiable soft versions, following "Soft Tournament Equilibrium" (STE
 """
 
 from ste_jax._validation import validate_tournament as validate_tournament
+from ste_jax.data import Comparisons as Comparisons
+from ste_jax.data import LoadReport as LoadReport
+from ste_jax.data import PairCounts as PairCounts
+from ste_jax.data import from_dataframe as from_dataframe
+from ste_jax.data import from_task_results as from_task_results
+from ste_jax.data import load_comparisons as load_comparisons
+from ste_jax.data import pair_counts as pair_counts
+from ste_jax.data import posterior_edges as posterior_edges
+from ste_jax.data import win_rate_tournament as win_rate_tournament
 from ste_jax.exact import condorcet_winner as condorcet_winner
 from ste_jax.exact import copeland_set as copeland_set
 from ste_jax.exact import majority_tournament as majority_tournament
@@ -21,25 +30,60 @@ from ste_jax.ops import soft_top_cycle_score as soft_top_cycle_score
 from ste_jax.ops import soft_uncovered_score as soft_uncovered_score
 from ste_jax.ops import ste_scores as ste_scores
 from ste_jax.ops import ste_scores_from_edges as ste_scores_from_edges
+from ste_jax.stats import bootstrap_scores as bootstrap_scores
+from ste_jax.stats import bradley_terry as bradley_terry
+from ste_jax.stats import elo as elo
+from ste_jax.stats import hodge_rank as hodge_rank
+from ste_jax.stats import inclusion_frequency as inclusion_frequency
+from ste_jax.stats import percentile_intervals as percentile_intervals
+from ste_jax.stats import planted_core_tournament as planted_core_tournament
+from ste_jax.stats import rank_centrality as rank_centrality
+from ste_jax.stats import sample_comparisons as sample_comparisons
+from ste_jax.stats import ste_score_fn as ste_score_fn
+from ste_jax.stats import win_rate as win_rate
+from ste_jax import data as data
+from ste_jax import exact as exact
+from ste_jax import ops as ops
+from ste_jax import stats as stats
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparisons",
+    "LoadReport",
+    "PairCounts",
     "STEScores",
+    "bootstrap_scores",
+    "bradley_terry",
     "condorcet_winner",
     "copeland_set",
+    "elo",
+    "from_dataframe",
+    "from_task_results",
+    "hodge_rank",
+    "inclusion_frequency",
+    "load_comparisons",
     "majority_tournament",
     "max_min_product",
     "normalized_smax",
     "normalized_softmin",
+    "pair_counts",
+    "percentile_intervals",
+    "planted_core_tournament",
+    "posterior_edges",
+    "rank_centrality",
+    "sample_comparisons",
     "soft_cover_scores",
     "soft_majority_edges",
     "soft_reachability",
     "soft_top_cycle_score",
     "soft_uncovered_score",
+    "ste_score_fn",
     "ste_scores",
     "ste_scores_from_edges",
     "top_cycle",
     "uncovered_set",
     "validate_tournament",
+    "win_rate",
+    "win_rate_tournament",
 ]

@@ -11,15 +11,24 @@ FOUNDATION = [
     "STEScores", "majority_tournament", "top_cycle", "uncovered_set", "condorcet_winner", "copeland_set",
     "validate_tournament",
 ]
+DATA_AND_STATS = [
+    "Comparisons", "LoadReport", "PairCounts", "from_dataframe", "from_task_results", "load_comparisons",
+    "pair_counts", "posterior_edges", "win_rate_tournament", "bootstrap_scores", "bradley_terry", "elo",
+    "hodge_rank", "inclusion_frequency", "percentile_intervals", "planted_core_tournament", "rank_centrality",
+    "sample_comparisons", "ste_score_fn", "win_rate",
+]
 
 
 def test_all_names_importable():
-  for name in FOUNDATION:
+  for name in FOUNDATION + DATA_AND_STATS:
     assert name in ste_jax.__all__, name
     assert getattr(ste_jax, name) is not None
   for name in ste_jax.__all__:
     assert hasattr(ste_jax, name), name
   assert sorted(ste_jax.__all__) == list(ste_jax.__all__)
+  for sub in (ste_jax.ops, ste_jax.exact, ste_jax.data, ste_jax.stats):
+    for name in sub.__all__:
+      assert hasattr(sub, name), (sub.__name__, name)
 
 
 def test_import_does_not_pull_pandas_or_matplotlib():
