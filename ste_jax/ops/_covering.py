@@ -2,15 +2,15 @@
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
 ``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
-It is computed in blocks of ``c`` rows, flash-attention style:
+It is computed in chunks of index pairs, flash-attention style:
 
-* forward: per block, the ``(block, n, n)`` witness terms are formed, reduced to their maximum and
-  log-sum-exp over ``b``, and discarded; only two ``n x n`` arrays are kept;
-* backward: per block, the softmax weights over ``b`` are recomputed from those two arrays and
-  contracted with the cotangent, accumulating ``dD``.
+* forward: per chunk of pairs ``(c, a)``, the witness terms over ``b`` are formed, reduced to their
+  maximum and log-sum-exp, and discarded; only two ``n x n`` arrays are kept;
+* backward: the softmax weights are recomputed chunk by chunk from those two arrays and contracted
+  with the cotangent.
 
-Forward and backward both need ``O(block * n^2)`` memory instead of the ``O(n^3)`` that autodiff
-would store.
+Forward and backward need ``O(n^2)`` memory (plus one cache-sized chunk) instead of the ``O(n^3)``
+that autodiff would store.
 """
 
 import functools
@@ -24,29 +24,29 @@ from jax.custom_batching import sequential_vmap
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 
-# Target number of elements of one (block, n, n) intermediate; sets the block size.
-_BLOCK_ELEMENTS = 1 << 23
+# Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
+# exponentials before reducing them, so a chunk must stay near cache size: with whole
+# ``(rows, n, n)`` blocks the n = 2000 backward took 71 s (26x n = 1000), with chunks of 2**18
+# elements 12.8 s; 2**16 was slower again (loop overhead and gathers per chunk).
+_CHUNK_ELEMENTS = 1 << 18
 
 
-def _block_size(n: int) -> int:
-  return max(1, min(n, _BLOCK_ELEMENTS // (n * n)))
+def _chunk_size(n: int) -> int:
+  return max(1, min(n * n, _CHUNK_ELEMENTS // n))
 
 
-def _row_blocks(x: jax.Array, block: int) -> jax.Array:
-  """Rows of an ``(n, m)`` array as zero-padded blocks ``(nb, block, m)``."""
-  n = x.shape[0]
-  nb = -(-n // block)
-  return jnp.pad(x, ((0, nb * block - n), (0, 0))).reshape(nb, block, x.shape[1])
+def _pair_chunks(n: int):
+  """The ``n * n`` index pairs ``(i, j)`` in row-major order, in zero-padded chunks ``(nc, size)``."""
+  size = _chunk_size(n)
+  num_chunks = -(-(n * n) // size)
+  flat = jnp.arange(num_chunks * size, dtype=jnp.int32)
+  flat = jnp.where(flat < n * n, flat, 0)
+  return (flat // n).reshape(num_chunks, size), (flat % n).reshape(num_chunks, size)
 
 
-def _block_indices(n: int, block: int) -> jax.Array:
-  nb = -(-n // block)
-  return jnp.arange(nb * block, dtype=jnp.int32).reshape(nb, block)
-
-
-def _unblock(x: jax.Array, n: int) -> jax.Array:
-  """``(nb, block, m)`` -> ``(n, m)``."""
-  return x.reshape((-1,) + x.shape[2:])[:n]
+def _unchunk(x: jax.Array, n: int) -> jax.Array:
+  """``(nc, size)`` chunk outputs -> ``(n, n)``."""
+  return x.reshape(-1)[: n * n].reshape(n, n)
 
 
 def _weights(term, excluded, M, aux, g, hard):
@@ -60,70 +60,69 @@ def _weights(term, excluded, M, aux, g, hard):
 def _forward_single(D, g, *, hard):
   """One tournament ``(n, n)``: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
 
-  Per block of ``c``, the ``(block, a, b)`` witness terms ``D[a, b] (1 - D[c, b])`` are reduced over
-  the minor axis ``b`` to their maximum ``M`` and ``aux``: ``log sum_b exp((term - M) / g)`` (soft)
-  or the log of the number of maximizers (hard).
+  Per chunk of pairs ``(c, a)``, the witness terms ``D[a, b] (1 - D[c, b])`` (a ``(pairs, b)``
+  array) are reduced over ``b`` to their maximum ``M`` and ``aux``: ``log sum_b exp((term - M) / g)``
+  (soft) or the log of the number of maximizers (hard).
   """
   n = D.shape[-1]
-  block = _block_size(n)
-  b = jnp.arange(n, dtype=jnp.int32)
-  eye = b[:, None] == b[None, :]
+  idx = jnp.arange(n, dtype=jnp.int32)
 
   def stats(args):
-    Dc, c_idx = args
-    term = D[None, :, :] * (1.0 - Dc[:, None, :])  # (c, a, b)
-    excluded = eye[None, :, :] | (c_idx[:, None, None] == b[None, None, :])
+    c, a = args
+    term = D[a] * (1.0 - D[c])  # (pairs, b)
+    excluded = (idx[None, :] == a[:, None]) | (idx[None, :] == c[:, None])
     M = jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1)  # finite: n >= 3 leaves a witness
     if hard:
-      return M, jnp.log(jnp.sum(((term == M[..., None]) & ~excluded).astype(D.dtype), axis=-1))
-    shifted = jnp.where(excluded, jnp.zeros_like(term), term - M[..., None]) / g
+      return M, jnp.log(jnp.sum(((term == M[:, None]) & ~excluded).astype(D.dtype), axis=-1))
+    shifted = jnp.where(excluded, jnp.zeros_like(term), term - M[:, None]) / g
     return M, jnp.log(jnp.sum(jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted)), axis=-1))
 
-  M, aux = lax.map(stats, (_row_blocks(D, block), _block_indices(n, block)))
-  M, aux = _unblock(M, n), _unblock(aux, n)
+  M, aux = lax.map(stats, _pair_chunks(n))
+  M, aux = _unchunk(M, n), _unchunk(aux, n)
   v = M if hard else M + g * (aux - math.log(n - 2))
   return v, M, aux
 
 
 def _backward_single(D, g, v, M, aux, dv, *, hard):
-  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in two blocked passes.
+  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in two chunked passes.
 
   With ``G[c, a, b] = dv[c, a] w[c, a, b]`` (``w``: the weights over ``b``):
-  ``dD[c, b] -= sum_a G D[a, b]`` (pass over blocks of ``c``, layout ``(c, b, a)``) and
-  ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over blocks of ``a``, layout ``(a, b, c)``). Each pass
-  makes the summed index the minor axis: XLA:CPU fuses the exponential with a minor-axis reduction,
-  while major-axis reductions, ``einsum`` contractions or a leading batch axis ran 3-5x slower
-  (measured with ``benchmarks/operators.py``'s setup). Recomputing the weights in each pass (two
-  exponentials per triple) is still the cheaper option. Returns ``(dD, dgamma)``.
+  ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs ``(c, b)``, reducing over ``a``) and
+  ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs ``(a, b)``, reducing over ``c``). Each pass
+  sums over the minor axis of its ``(pairs, n)`` chunk: XLA:CPU reductions over a major axis,
+  ``einsum`` contractions or a leading batch axis ran 3-5x slower (measured with the setup of
+  ``benchmarks/operators.py``). Recomputing the weights in each pass (two exponentials per triple)
+  is still the cheaper option. Returns ``(dD, dgamma)``.
   """
   n = D.shape[-1]
-  block = _block_size(n)
   DT = D.T
-  b = jnp.arange(n, dtype=jnp.int32)
-  eye = b[:, None] == b[None, :]
-  idx = _block_indices(n, block)
+  MT, auxT, dvT = M.T, aux.T, dv.T
+  idx = jnp.arange(n, dtype=jnp.int32)
 
-  def pass_c(args):  # (c, b, a); reduce over a
-    Dc, c_idx, M_c, aux_c, dv_c = args
-    term = DT[None, :, :] * (1.0 - Dc[:, :, None])
-    excluded = eye[None, :, :] | (c_idx[:, None, None] == b[None, :, None])
-    G = _weights(term, excluded, M_c[:, None, :], aux_c[:, None, :], g, hard) * dv_c[:, None, :]
-    return -jnp.sum(G * DT[None, :, :], axis=-1), jnp.sum(G * term, axis=-1)
+  def pass_c(args):  # pairs (c, b); reduce over a
+    c, b = args
+    term = DT[b] * (1.0 - D[c, b])[:, None]  # D[a, b] (1 - D[c, b]) over a
+    excluded = (idx[None, :] == b[:, None]) | (b == c)[:, None]
+    G = _weights(term, excluded, M[c], aux[c], g, hard) * dv[c]
+    return -jnp.sum(G * DT[b], axis=-1), jnp.sum(G * term, axis=-1)
 
-  def pass_a(args):  # (a, b, c); reduce over c
-    Da, a_idx, M_a, aux_a, dv_a = args
-    term = Da[:, :, None] * (1.0 - DT[None, :, :])
-    excluded = (a_idx[:, None, None] == b[None, :, None]) | eye[None, :, :]
-    G = _weights(term, excluded, M_a[:, None, :], aux_a[:, None, :], g, hard) * dv_a[:, None, :]
-    return jnp.sum(G * (1.0 - DT[None, :, :]), axis=-1)
+  def pass_a(args):  # pairs (a, b); reduce over c
+    a, b = args
+    one_minus = 1.0 - DT[b]  # 1 - D[c, b] over c
+    term = D[a, b][:, None] * one_minus
+    excluded = (idx[None, :] == b[:, None]) | (b == a)[:, None]
+    G = _weights(term, excluded, MT[a], auxT[a], g, hard) * dvT[a]
+    return jnp.sum(G * one_minus, axis=-1)
 
-  blocks = lambda x: _row_blocks(x, block)
-  d_cb, g_terms = lax.map(pass_c, (blocks(D), idx, blocks(M), blocks(aux), blocks(dv)))
-  d_ab = lax.map(pass_a, (blocks(D), idx, blocks(M.T), blocks(aux.T), blocks(dv.T)))
-  dD = _unblock(d_cb, n) + _unblock(d_ab, n)
+  pairs = _pair_chunks(n)
+  d_cb, g_terms = lax.map(pass_c, pairs)
+  d_ab = lax.map(pass_a, pairs)
+  dD = _unchunk(d_cb, n) + _unchunk(d_ab, n)
   if hard:
     return dD, jnp.zeros_like(g)
-  return dD, ((jnp.sum(dv * v) - jnp.sum(g_terms)) / g).astype(g.dtype)
+  valid = (jnp.arange(g_terms.size) < n * n).reshape(g_terms.shape)
+  g_term = jnp.sum(jnp.where(valid, g_terms, jnp.zeros_like(g_terms)))
+  return dD, ((jnp.sum(dv * v) - g_term) / g).astype(g.dtype)
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,11 +17,11 @@ def random_edges(rng, n):
   return D
 
 
-@pytest.fixture(params=[None, 64], ids=["one_block", "many_padded_blocks"])
+@pytest.fixture(params=[None, 20], ids=["one_chunk", "many_padded_chunks"])
 def block_budget(request, monkeypatch):
-  """Also runs each test with tiny blocks (several blocks, the last one padded)."""
+  """Also runs each test with tiny chunks of index pairs (several chunks, the last one padded)."""
   if request.param is not None:
-    monkeypatch.setattr(_covering, "_BLOCK_ELEMENTS", request.param)
+    monkeypatch.setattr(_covering, "_CHUNK_ELEMENTS", request.param)
   return request.param
 
 
