@@ -19,6 +19,9 @@ from ste_jax.exact import copeland_set as copeland_set
 from ste_jax.exact import majority_tournament as majority_tournament
 from ste_jax.exact import top_cycle as top_cycle
 from ste_jax.exact import uncovered_set as uncovered_set
+from ste_jax.models import BradleyTerryLogit as BradleyTerryLogit
+from ste_jax.models import PairwiseLogit as PairwiseLogit
+from ste_jax.models import marginal_tournament as marginal_tournament
 from ste_jax.ops import STEScores as STEScores
 from ste_jax.ops import max_min_product as max_min_product
 from ste_jax.ops import normalized_smax as normalized_smax
@@ -41,46 +44,67 @@ from ste_jax.stats import rank_centrality as rank_centrality
 from ste_jax.stats import sample_comparisons as sample_comparisons
 from ste_jax.stats import ste_score_fn as ste_score_fn
 from ste_jax.stats import win_rate as win_rate
+from ste_jax.training import calibrate_temperature as calibrate_temperature
+from ste_jax.training import exponential_anneal as exponential_anneal
+from ste_jax.training import fit as fit
+from ste_jax.training import make_train_step as make_train_step
+from ste_jax.training import pairwise_cross_entropy as pairwise_cross_entropy
+from ste_jax.training import sharpness_regularizer as sharpness_regularizer
+from ste_jax.training import ste_objective as ste_objective
+from ste_jax.training import temperature_schedule as temperature_schedule
 from ste_jax import data as data
 from ste_jax import exact as exact
+from ste_jax import models as models
 from ste_jax import ops as ops
 from ste_jax import stats as stats
+from ste_jax import training as training
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BradleyTerryLogit",
     "Comparisons",
     "LoadReport",
     "PairCounts",
+    "PairwiseLogit",
     "STEScores",
     "bootstrap_scores",
     "bradley_terry",
+    "calibrate_temperature",
     "condorcet_winner",
     "copeland_set",
     "elo",
+    "exponential_anneal",
+    "fit",
     "from_dataframe",
     "from_task_results",
     "hodge_rank",
     "inclusion_frequency",
     "load_comparisons",
     "majority_tournament",
+    "make_train_step",
+    "marginal_tournament",
     "max_min_product",
     "normalized_smax",
     "normalized_softmin",
     "pair_counts",
+    "pairwise_cross_entropy",
     "percentile_intervals",
     "planted_core_tournament",
     "posterior_edges",
     "rank_centrality",
     "sample_comparisons",
+    "sharpness_regularizer",
     "soft_cover_scores",
     "soft_majority_edges",
     "soft_reachability",
     "soft_top_cycle_score",
     "soft_uncovered_score",
+    "ste_objective",
     "ste_score_fn",
     "ste_scores",
     "ste_scores_from_edges",
+    "temperature_schedule",
     "top_cycle",
     "uncovered_set",
     "validate_tournament",

@@ -17,16 +17,20 @@ DATA_AND_STATS = [
     "hodge_rank", "inclusion_frequency", "percentile_intervals", "planted_core_tournament", "rank_centrality",
     "sample_comparisons", "ste_score_fn", "win_rate",
 ]
+MODELS_AND_TRAINING = [
+    "PairwiseLogit", "BradleyTerryLogit", "marginal_tournament", "make_train_step", "fit", "pairwise_cross_entropy",
+    "sharpness_regularizer", "ste_objective", "temperature_schedule", "exponential_anneal", "calibrate_temperature",
+]
 
 
 def test_all_names_importable():
-  for name in FOUNDATION + DATA_AND_STATS:
+  for name in FOUNDATION + DATA_AND_STATS + MODELS_AND_TRAINING:
     assert name in ste_jax.__all__, name
     assert getattr(ste_jax, name) is not None
   for name in ste_jax.__all__:
     assert hasattr(ste_jax, name), name
   assert sorted(ste_jax.__all__) == list(ste_jax.__all__)
-  for sub in (ste_jax.ops, ste_jax.exact, ste_jax.data, ste_jax.stats):
+  for sub in (ste_jax.ops, ste_jax.exact, ste_jax.data, ste_jax.stats, ste_jax.models, ste_jax.training):
     for name in sub.__all__:
       assert hasattr(sub, name), (sub.__name__, name)
 

@@ -1,0 +1,96 @@
+"""fit(): context-dependent cycle (pairwise model vs Bradley-Terry), determinism, validation."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+from flax import nnx
+
+from ste_jax import ste_scores
+from ste_jax.exact import top_cycle
+from ste_jax.models import BradleyTerryLogit, PairwiseLogit, marginal_tournament, pairwise_logits
+from ste_jax.training import fit, pairwise_cross_entropy
+from tests.training._data import PLANTED_CORE, cycle_comparisons, rps_comparisons
+
+CONTEXTS = np.eye(2, dtype=np.float32)
+
+
+def _evaluate(graphdef, state, test):
+  model = nnx.merge(graphdef, state)
+  h = pairwise_logits(model, test, context_features=jnp.asarray(CONTEXTS))
+  P = marginal_tournament(model, contexts=jnp.asarray(CONTEXTS), weights=jnp.array([0.75, 0.25]))
+  return pairwise_cross_entropy(h, test.outcome, test.weight), P
+
+
+def test_pairwise_beats_bradley_terry_on_context_dependent_cycle(rng):
+  data = rps_comparisons(rng, 6000)
+  test = rps_comparisons(rng, 3000)
+  losses, tournaments = {}, {}
+  for name, cls in (("pairwise", PairwiseLogit), ("bt", BradleyTerryLogit)):
+    model = cls(5, num_context_features=2, embedding_dim=8, hidden_features=(32,), rngs=nnx.Rngs(0))
+    result = fit(jax.random.key(0), model, data, context_features=CONTEXTS, num_steps=150, batch_size=512,
+                 learning_rate=2e-2, heldout_fraction=0.2, progress=False)
+    assert result.history.heldout_log_loss.shape[0] >= 1
+    graphdef, state = nnx.split(result.model)
+    loss, tournaments[name] = jax.jit(_evaluate, static_argnums=0)(graphdef, state, test)
+    losses[name] = float(loss)
+  # Bayes log-loss is about 0.32; the best Bradley-Terry fit cannot go below about 0.46.
+  assert losses["pairwise"] < 0.37, losses
+  assert losses["pairwise"] < losses["bt"] - 0.07, losses
+  P = tournaments["pairwise"]  # marginal over Q = the context distribution of the data
+  hard, s = jax.jit(lambda P: (top_cycle(P), ste_scores(P, tau=0.01)))(P)
+  np.testing.assert_array_equal(np.asarray(hard), PLANTED_CORE)
+  np.testing.assert_array_equal(np.asarray(s.top_cycle > 0.5), PLANTED_CORE)
+  np.testing.assert_array_equal(np.asarray(s.uncovered > 0.5), PLANTED_CORE)
+
+
+def _fit_small(key, data, seed=0):
+  model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(seed))
+  return fit(key, model, data, num_steps=12, batch_size=64, heldout_fraction=0.25, eval_every=4,
+             progress=False)
+
+
+def test_fit_is_deterministic_per_key_and_anneals(rng):
+  data = cycle_comparisons(rng, 256)
+  r1 = _fit_small(jax.random.key(1), data)
+  r2 = _fit_small(jax.random.key(1), data)
+  r3 = _fit_small(jax.random.key(2), data)
+  for k, v in r1.history.metrics.items():
+    np.testing.assert_array_equal(np.asarray(v), np.asarray(r2.history.metrics[k]), err_msg=k)
+  jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), r1.params, r2.params)
+  assert not np.array_equal(np.asarray(r1.history.metrics["loss"]), np.asarray(r3.history.metrics["loss"]))
+  h = r1.history
+  assert h.step.shape == (12,) and h.eval_step.tolist() == [4, 8, 12]
+  tau = np.asarray(h.metrics["tau"])
+  assert tau[0] == pytest.approx(1.0) and np.all(np.diff(tau) < 0)
+  assert r1.best_step == int(h.eval_step[int(np.argmin(np.asarray(h.heldout_log_loss)))])
+  assert r1.train.num_comparisons + r1.heldout.num_comparisons == 256
+
+
+def test_fit_validates_inputs(rng):
+  data = cycle_comparisons(rng, 32)
+  model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(0))
+  key = jax.random.key(0)
+  with pytest.raises(ValueError, match="typed PRNG key"):
+    fit(np.uint32([0, 0]), model, data)
+  with pytest.raises(ValueError, match="Comparisons"):
+    fit(key, model, np.zeros((4, 4)))
+  with pytest.raises(ValueError, match="num_agents=5"):
+    fit(key, PairwiseLogit(5, hidden_features=(4,), rngs=nnx.Rngs(0)), data)
+  with pytest.raises(ValueError, match="batch_size"):
+    fit(key, model, data, batch_size=0)
+  with pytest.raises(ValueError, match="heldout_fraction"):
+    fit(key, model, data, heldout_fraction=1.0)
+  with pytest.raises(ValueError, match="learning_rate"):
+    fit(key, model, data, learning_rate=-1.0)
+  with pytest.raises(ValueError, match="tau"):
+    fit(key, model, data, tau=-1.0)
+  with pytest.raises(ValueError, match="sharpness_score"):
+    fit(key, model, data, sharpness_score="copeland")
+  with pytest.raises(ValueError, match="membership"):
+    fit(key, model, data, calibration_weight=1.0)
+  with pytest.raises(ValueError, match="context_features"):
+    fit(key, model, data, context_features=np.ones((3, 2), np.float32))
+  ctx_model = PairwiseLogit(4, num_context_features=2, hidden_features=(4,), rngs=nnx.Rngs(0))
+  with pytest.raises(ValueError, match="context features"):
+    fit(key, ctx_model, data)
