@@ -47,7 +47,6 @@ figures ``fig_recovery_n50.png``, ``fig_method_summary.png``, ``fig_bootstrap_f1
 
 import argparse
 import dataclasses
-import functools
 import math
 import pathlib
 import sys

@@ -31,7 +31,7 @@ def majority_tournament(P) -> jax.Array:
     Boolean ``(..., n, n)``: ``A[a, b] = P[a, b] > 1/2``, ``False`` on the diagonal.
   """
   P = as_float_array(P, "P")
-  n = check_square(P, "P")
+  check_square(P, "P")
   return (P > 0.5) & ~eye_mask(P)
 
 

@@ -212,7 +212,7 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
     [0.0, 1.0, 1.0]
   """
   D = as_float_array(D, "D")
-  n = check_square(D, "D")
+  check_square(D, "D")
   eye = eye_mask(D)
   v = soft_cover_violation(D, gamma_c=gamma_c)
   cover = jnp.where(eye, jnp.zeros_like(D), D) * (1.0 - v)

@@ -29,7 +29,7 @@ def soft_majority_edges(P, *, tau) -> jax.Array:
     [0.0, 0.982, 0.018, 0.0]
   """
   P = as_float_array(P, "P")
-  n = check_square(P, "P")
+  check_square(P, "P")
   t = as_temperature(tau, P, "tau")
   D = jax.nn.sigmoid((P - 0.5) / t)
   return jnp.where(eye_mask(D), jnp.zeros_like(D), D)

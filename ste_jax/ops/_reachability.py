@@ -162,7 +162,7 @@ def tournament_reachability(P: jax.Array, tau: jax.Array, K: int) -> jax.Array:
   Returns:
     ``R`` of shape ``(..., n, n)`` with zero diagonal.
   """
-  n = P.shape[-1]
+  P.shape[-1]
   eye = eye_mask(P)
   C = bottleneck_reachability(P, K)
   C = jnp.where(eye, jnp.full_like(C, 0.5), C)  # finite fill before the sigmoid (double where)

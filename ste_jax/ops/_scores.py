@@ -4,7 +4,6 @@
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._covering import soft_cover_scores
@@ -34,7 +33,7 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
     ``t`` of shape ``(..., n)`` in ``[0, 1]``. With ``n = 1`` the minimum over no opponents is ``1``.
   """
   R = as_float_array(R, "R")
-  n = check_square(R, "R")
+  check_square(R, "R")
   return normalized_softmin(R, gamma=gamma, axis=-1, where=~eye_mask(R))
 
 
@@ -52,7 +51,7 @@ def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
     ``u`` of shape ``(..., n)`` in ``[0, 1]``; ``u = 1`` when ``n = 1`` (no possible coverer).
   """
   D = as_float_array(D, "D")
-  n = check_square(D, "D")
+  check_square(D, "D")
   cover = soft_cover_scores(D, gamma_c=gamma_c)
   q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=~eye_mask(cover))
   return 1.0 - q

@@ -201,7 +201,6 @@ def sample_comparisons(
   P = as_float_array(P, "P")
   if P.ndim != 2 or P.shape[0] != P.shape[1]:
     raise ValueError(f"P must have shape (n, n); got {tuple(P.shape)}.")
-  dtype = P.dtype
   n = P.shape[0]
   mu = float(missing_rate)
   if not 0 <= mu <= 1:

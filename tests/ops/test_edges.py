@@ -1,6 +1,5 @@
 """Soft majority edges (Eq. soft_majority_edge)."""
 
-import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest

@@ -1,6 +1,5 @@
 """Planted-core generator and comparison sampler against a networkx oracle and the spec."""
 
-import functools
 
 import jax
 import jax.numpy as jnp
