@@ -79,10 +79,10 @@ def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
   w = as_float_array(wins, "wins")
   n = check_square(w, "wins")
   wt = jnp.swapaxes(w, -1, -2)
-  half = jnp.full_like(w, 0.5)
-  greater = betainc(alpha + wt, alpha + w, half)  # Pr(theta_ab > 1/2)
-  less = betainc(alpha + w, alpha + wt, half)  # Pr(theta_ab < 1/2)
-  d = jnp.maximum(greater - less, jnp.zeros_like(w))
+  # Pr(theta_ab < 1/2) = I_{1/2}(alpha + w_ab, alpha + w_ba), and Pr(>) = 1 - Pr(<) (the posterior
+  # is continuous): one incomplete beta per entry, the dominant cost of a bootstrap replica.
+  less = betainc(alpha + w, alpha + wt, jnp.full_like(w, 0.5))
+  d = jnp.maximum(1.0 - 2.0 * less, jnp.zeros_like(w))
   # Exact zeros where the posterior is symmetric (equal counts, including unobserved pairs) and
   # on the diagonal, independent of how the incomplete beta rounds.
   diag = jnp.broadcast_to(jnp.eye(n, dtype=bool), w.shape)
