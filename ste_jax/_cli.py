@@ -1,0 +1,410 @@
+"""The ``ste-jax`` command line: ``score``, ``explain``, ``demo`` and ``planted``.
+
+All file and terminal I/O of the package lives here; the computations are in
+:mod:`ste_jax._report_table` and the figures in :mod:`ste_jax.plotting`. User mistakes (a missing
+file, an unknown format or agent, a malformed row, empty data, a bad option) end with one line on
+stderr and a non-zero exit status, never a traceback.
+"""
+
+import argparse
+import difflib
+import importlib
+import importlib.resources
+import json
+import math
+import os
+import pathlib
+import sys
+import time
+
+PROG = "ste-jax"
+DEMO_DATASET = "vicuna80_qlora_human"
+DEMO_PLOT = "ste_jax_demo.png"
+SCHEMAS = ("auto", "arena", "simple", "tasks")
+OUTPUTS = ("table", "csv", "json", "markdown")
+
+
+class UserError(Exception):
+  """A mistake in the user's input: reported as one line, exit status 1."""
+
+
+class _Parser(argparse.ArgumentParser):
+  """An argument parser whose errors are one line (no usage dump) with exit status 2."""
+
+  def error(self, message):
+    self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+# --------------------------------------------------------------------------------------------
+# Argument types
+
+
+def _positive_float(text: str) -> float:
+  try:
+    v = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+  if not (v > 0 and math.isfinite(v)):
+    raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+  return v
+
+
+def _nonnegative_int(text: str) -> int:
+  try:
+    v = int(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+  if v < 0:
+    raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+  return v
+
+
+def _seed(text: str) -> int:
+  try:
+    return int(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+  """The ``ste-jax`` argument parser."""
+  parser = _Parser(
+      prog=PROG,
+      description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of agents "
+      "compared in pairs, with bootstrap uncertainty and witnesses.",
+  )
+  sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+
+  def data_options(p):
+    p.add_argument("file", metavar="FILE", help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet; "
+                   ".gz/.bz2/.xz ok)")
+    p.add_argument("--format", choices=SCHEMAS, default="auto",
+                   help="column schema: arena (model_a, model_b, winner), simple (a, b, winner[, context]), "
+                   "tasks (one row per agent and task with a score; pairs formed per task) or auto (arena or "
+                   "simple, detected from the columns; default)")
+    p.add_argument("--agent-column", default="agent", help="tasks format: agent column (default agent)")
+    p.add_argument("--task-column", default="task", help="tasks format: task column (default task)")
+    p.add_argument("--score-column", default="score",
+                   help="tasks format: score or success column, higher is better (default score)")
+    p.add_argument("--context-column", default=None,
+                   help="context (category) column (default: 'context' when present)")
+    p.add_argument("--skip-bad-rows", action="store_true",
+                   help="drop rows that cannot be read (listed on stderr) instead of stopping at the first")
+
+  def score_options(p, *, replicas_default=200):
+    p.add_argument("--estimator", choices=("posterior", "winrate"), default="posterior",
+                   help="tournament estimator for the STE scores: posterior-edge evidence (paper §6.1, "
+                   "default) or the empirical win rate")
+    p.add_argument("--tau", type=_positive_float, default=0.01,
+                   help="edge temperature tau (win-rate estimator) and default gamma (default 0.01)")
+    p.add_argument("--gamma", type=_positive_float, default=None,
+                   help="Top-Cycle and covering temperature gamma = gamma_c (default: tau)")
+    p.add_argument("--bootstrap", "--replicas", dest="bootstrap", type=_nonnegative_int, default=replicas_default,
+                   metavar="N", help=f"bootstrap replicas, 0 for none (default {replicas_default})")
+    p.add_argument("--seed", type=_seed, default=0, help="bootstrap seed (default 0)")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+  score = sub.add_parser("score", help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
+                         description="One row per agent: STE Top-Cycle and Uncovered-Set scores with bootstrap "
+                         "CIs and inclusion frequencies, hard Top Cycle / Uncovered Set membership, win rate, "
+                         "Bradley-Terry, Elo and number of comparisons.")
+  data_options(score)
+  score_options(score)
+  score.add_argument("--by-context", action="store_true", help="one table per context (category)")
+  score.add_argument("--output", choices=OUTPUTS, default="table", help="output format (default table)")
+  score.add_argument("--plot", metavar="PNG", default=None,
+                     help="also write the report figure (tournament graph, P heatmap, score bars); with "
+                     "--by-context one file per context, suffixed with its name")
+
+  explain = sub.add_parser("explain", help="witnesses: majority-win paths from an agent, or who covers it",
+                           description="Why AGENT is (or is not) in the hard Top Cycle and Uncovered Set of the "
+                           "win-rate tournament: chains of majority wins reaching every other agent (or the "
+                           "agents it cannot reach), and its coverers (an agent that beats it and everyone it "
+                           "beats) or, if none, why each agent that beats it fails to cover it.")
+  data_options(explain)
+  explain.add_argument("agent", metavar="AGENT", help="agent name")
+  explain.add_argument("--context", default=None, help="explain within one context only")
+  explain.add_argument("--output", choices=("text", "json"), default="text", help="output format (default text)")
+
+  demo = sub.add_parser("demo", help="the core table with bootstrap CIs and a figure on bundled real data "
+                        "(Vicuna-80 human votes)")
+  score_options(demo)
+  demo.add_argument("--plot", metavar="PNG", default=DEMO_PLOT, help=f"figure path (default ./{DEMO_PLOT})")
+  demo.add_argument("--no-plot", action="store_true", help="do not write the figure")
+
+  planted = sub.add_parser("planted", help="the planted-core benchmark (paper Tables 2-5; needs a source checkout)")
+  planted.add_argument("--quick", action="store_true", help="a small slice of every table (under a minute)")
+  planted.add_argument("--out", default=None, help="output folder (default benchmarks/out/planted_core/)")
+  planted.add_argument("--no-progress", action="store_true", help="no progress bar")
+  return parser
+
+
+# --------------------------------------------------------------------------------------------
+# Loading
+
+
+def _first_line(e: BaseException) -> str:
+  text = str(e).strip()
+  return text.splitlines()[0] if text else type(e).__name__
+
+
+def _read_frame(path: str):
+  """A DataFrame from a table file, by suffix (tasks format)."""
+  import pandas as pd
+
+  lower = path.lower()
+  for ext in (".gz", ".bz2", ".xz"):
+    if lower.endswith(ext):
+      lower = lower[: -len(ext)]
+  if lower.endswith(".csv"):
+    return pd.read_csv(path), 1
+  if lower.endswith(".tsv"):
+    return pd.read_csv(path, sep="\t"), 1
+  if lower.endswith((".jsonl", ".ndjson")):
+    return pd.read_json(path, lines=True), 0
+  if lower.endswith(".json"):
+    return pd.read_json(path), 0
+  if lower.endswith((".parquet", ".pq")):
+    return pd.read_parquet(path), 0
+  raise UserError(f"unknown format of {path!r}: expected a .csv, .tsv, .jsonl, .json or .parquet file")
+
+
+def load(args):
+  """``(comparisons, report)`` from the ``data_options`` of ``args``; raises :class:`UserError`."""
+  from ste_jax.data import RejectedRow, from_task_results, load_comparisons
+
+  path = args.file
+  if not os.path.exists(path):
+    raise UserError(f"file not found: {path}")
+  if os.path.isdir(path):
+    raise UserError(f"{path} is a directory, not a comparisons file")
+  offset = 0
+  try:
+    if args.format == "tasks":
+      df, offset = _read_frame(path)
+      context = args.context_column
+      if context is None and "context" in df.columns:
+        context = "context"
+      comparisons, report = from_task_results(
+          df, agent=args.agent_column, task=args.task_column, score=args.score_column, context=context
+      )
+    else:
+      columns = {"arena": ("model_a", "model_b"), "simple": ("a", "b")}.get(args.format, (None, None))
+      comparisons, report = load_comparisons(
+          path, a=columns[0], b=columns[1], context=args.context_column
+      )
+  except UserError:
+    raise
+  except (OSError, UnicodeDecodeError) as e:
+    raise UserError(f"cannot read {path}: {_first_line(e)}") from None
+  except ValueError as e:
+    raise UserError(_first_line(e)) from None
+  except Exception as e:  # pandas parser errors and the like: still the user's file
+    if type(e).__module__.startswith(("pandas", "pyarrow", "csv", "json")):
+      raise UserError(f"cannot parse {path}: {_first_line(e)}") from None
+    raise
+  if offset:  # task tables read by pandas: record N is file line N + 1 (header = line 1)
+    rejected = tuple(RejectedRow(r.line + offset, r.reason, r.detail, r.source) for r in report.rejected)
+    report = type(report)(report.rows_read, report.rows_used, report.ties, rejected, report.num_comparisons,
+                          report.source)
+  if report.rejected:
+    first = report.rejected[0]
+    more = len(report.rejected) - 1
+    if not args.skip_bad_rows:
+      raise UserError(
+          f"{path} {first.describe()}" + (f" (and {more} more bad rows)" if more else "")
+          + "; fix the file or pass --skip-bad-rows"
+      )
+    print(report.summary(), file=sys.stderr)
+  return comparisons, report
+
+
+def _load_summary(report, path) -> dict:
+  return {
+      "source": str(path),
+      "rows_read": report.rows_read,
+      "rows_used": report.rows_used,
+      "comparisons": report.num_comparisons,
+      "ties": report.ties,
+      "rejected": len(report.rejected),
+  }
+
+
+def _settings(args):
+  from ste_jax._report_table import Settings
+
+  return Settings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
+                  seed=args.seed)
+
+
+def _tables(comparisons, settings, *, by_context, no_progress):
+  from tqdm import tqdm
+
+  from ste_jax._report_table import score_tables
+
+  total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
+  with tqdm(total=total, unit="replica", desc="bootstrap", file=sys.stderr, leave=False,
+            disable=True if no_progress or not total else None) as bar:
+    return score_tables(comparisons, settings, by_context=by_context, progress=bar.update)
+
+
+def _plot_paths(path: str, tables) -> list[tuple[object, str]]:
+  if len(tables) == 1:
+    return [(tables[0], path)]
+  root, ext = os.path.splitext(path)
+  safe = lambda s: "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(s))
+  return [(t, f"{root}_{safe(t.context)}{ext or '.png'}") for t in tables]
+
+
+def _write_plots(tables, path: str, title: str) -> list[str]:
+  try:
+    from ste_jax.plotting import save_report_figure
+
+    import matplotlib  # noqa: F401  (checked here, used inside plotting)
+  except ImportError:
+    raise UserError("--plot needs matplotlib: pip install 'ste_jax[plot]'") from None
+  written = []
+  for table, p in _plot_paths(path, tables):
+    name = title if table.context is None else f"{title} — context {table.context}"
+    try:
+      written.append(save_report_figure(table, p, title=name))
+    except OSError as e:
+      raise UserError(f"cannot write the plot {p}: {_first_line(e)}") from None
+  return written
+
+
+# --------------------------------------------------------------------------------------------
+# Commands
+
+
+def cmd_score(args) -> int:
+  from ste_jax._report_table import format_csv, format_markdown, format_text, to_json
+
+  comparisons, report = load(args)
+  settings = _settings(args)
+  tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
+  if args.output == "table":
+    print(report.summary(max_lines=0) if not report.rejected else f"{args.file}: {len(report.rejected)} bad rows skipped")
+    print(format_text(tables, settings))
+  elif args.output == "markdown":
+    print(format_markdown(tables, settings))
+  elif args.output == "csv":
+    print(settings.conventions(), file=sys.stderr)
+    print(format_csv(tables))
+  else:
+    print(json.dumps(to_json(tables, settings, load=_load_summary(report, args.file)), indent=1, allow_nan=False))
+  if args.plot:
+    for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
+      print(f"plot written to {p}", file=sys.stderr)
+  return 0
+
+
+def cmd_explain(args) -> int:
+  import numpy as np
+
+  from ste_jax._report_table import format_witnesses, subset_context, witness_report
+  from ste_jax.data import pair_counts, win_rate_tournament
+
+  comparisons, _ = load(args)
+  if args.context is not None:
+    if args.context not in comparisons.contexts:
+      raise UserError(f"unknown context {args.context!r}; contexts: {', '.join(comparisons.contexts)}")
+    comparisons = subset_context(comparisons, comparisons.contexts.index(args.context))
+  agents = list(comparisons.agents)
+  if args.agent not in agents:
+    close = difflib.get_close_matches(args.agent, agents, n=3)
+    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else (
+        f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
+    raise UserError(f"unknown agent {args.agent!r} in {args.file}{hint}")
+  counts = pair_counts(comparisons)
+  P = np.asarray(win_rate_tournament(counts), dtype=np.float64)
+  w = witness_report(P, np.asarray(counts.totals), agents, agents.index(args.agent))
+  if args.output == "json":
+    print(json.dumps(w, indent=1))
+  else:
+    where = "" if args.context is None else f", context {args.context!r}"
+    print(f"witnesses in {args.file}{where}: win-rate tournament (ties count 1/2, missing pairs 1/2); "
+          "majority = P > 1/2")
+    print(format_witnesses(w))
+  return 0
+
+
+def bundled_dataset_path():
+  """Path of the bundled ``comparisons.csv`` (Vicuna-80 human votes, MIT; see its README.md)."""
+  return importlib.resources.files("ste_jax") / "_bundled" / DEMO_DATASET / "comparisons.csv"
+
+
+def cmd_demo(args) -> int:
+  from ste_jax._report_table import format_text, witness_report
+  from ste_jax.data import load_comparisons
+
+  start = time.perf_counter()
+  path = bundled_dataset_path()
+  comparisons, report = load_comparisons(path)
+  settings = _settings(args)
+  print(f"ste-jax demo: {DEMO_DATASET} (bundled; human crowd votes between 8 chatbots on the Vicuna-80 "
+        "questions, QLoRA paper data, MIT licence)")
+  print(report.summary().replace(str(path), "comparisons.csv"))
+  tables = _tables(comparisons, settings, by_context=False, no_progress=args.no_progress)
+  print(format_text(tables, settings))
+  table = tables[0]
+  top = table.agents[table.order[0]]
+  w = witness_report(table.P, table.games_matrix, list(table.agents), table.agents.index(top))
+  if w["in_top_cycle"] and w["chains"]:
+    chain = max(w["chains"], key=len)
+    if len(chain) == 2 and not any(c[1]["tie"] for c in w["chains"]):
+      beaten = ", ".join(f"{c[1]['agent']} ({c[1]['p']:.2f})" for c in w["chains"])
+      print(f"why {top} is in the Top Cycle: it beats every other agent directly (a Condorcet winner): {beaten}")
+    else:
+      text = chain[0]["agent"] + "".join(f" {'=' if s['tie'] else '>'} {s['agent']} ({s['p']:.2f})" for s in chain[1:])
+      print(f"why {top} is in the Top Cycle: chains of majority wins reach every agent, e.g. {text} "
+            f"(all of them: ste-jax explain FILE {top!r})")
+  if args.plot and not args.no_plot:
+    try:
+      written = _write_plots(tables, args.plot, f"ste-jax demo: {DEMO_DATASET}")
+      print(f"plot written to {os.path.abspath(written[0])}")
+    except UserError as e:
+      print(f"{PROG} demo: plot skipped: {e}", file=sys.stderr)
+  print(f"done in {time.perf_counter() - start:.1f} s")
+  return 0
+
+
+def planted_module():
+  """The ``benchmarks.planted_core`` module of a source checkout, or ``None`` when not installed."""
+  root = pathlib.Path(__file__).resolve().parents[1]
+  if not (root / "benchmarks" / "planted_core.py").is_file():
+    return None
+  if str(root) not in sys.path:
+    sys.path.insert(0, str(root))
+  return importlib.import_module("benchmarks.planted_core")
+
+
+def cmd_planted(args) -> int:
+  module = planted_module()
+  if module is None:
+    print(f"{PROG} planted: the planted-core benchmark ships with the source repository "
+          "(benchmarks/planted_core.py), not with the installed package", file=sys.stderr)
+    return 2
+  argv = (["--quick"] if args.quick else []) + (["--no-progress"] if args.no_progress else [])
+  if args.out:
+    argv += ["--out", args.out]
+  return int(module.main(argv) or 0)
+
+
+COMMANDS = {"score": cmd_score, "explain": cmd_explain, "demo": cmd_demo, "planted": cmd_planted}
+
+
+def main(argv=None) -> int:
+  """Runs ``ste-jax`` with ``argv`` (default ``sys.argv[1:]``) and returns the exit status."""
+  parser = build_parser()
+  try:
+    args = parser.parse_args(argv)
+  except SystemExit as e:
+    return int(e.code or 0) if not isinstance(e.code, str) else 2
+  try:
+    return COMMANDS[args.command](args)
+  except UserError as e:
+    print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+    return 1
+  except BrokenPipeError:  # e.g. `ste-jax score ... | head`
+    return 0

@@ -1,0 +1,227 @@
+"""Figures for core reports: tournament graph, ordered P heatmap, score bars with bootstrap CIs.
+
+matplotlib is imported inside the functions (install it with ``pip install ste_jax[plot]``).
+Figures are built as ``matplotlib.figure.Figure`` objects with an Agg canvas, never through
+``pyplot``: no global backend is switched, no window opens, and the functions work headless. In
+a notebook, display a returned figure by leaving it as the cell's last expression.
+"""
+
+import math
+import os
+
+import numpy as np
+
+CORE_COLOR = "#c0392b"
+OTHER_COLOR = "#7f8c8d"
+
+
+def _new_figure(width: float, height: float):
+  """A ``Figure`` with an Agg canvas (no pyplot, no global backend change)."""
+  try:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+  except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("plotting needs matplotlib: pip install 'ste_jax[plot]'") from e
+  fig = Figure(figsize=(width, height), layout="constrained")
+  FigureCanvasAgg(fig)
+  return fig
+
+
+def _as_square(P) -> np.ndarray:
+  P = np.asarray(P, dtype=np.float64)
+  if P.ndim != 2 or P.shape[0] != P.shape[1]:
+    raise ValueError(f"P must have shape (n, n); got {P.shape}.")
+  return P
+
+
+def _order(scores, n: int, order=None) -> np.ndarray:
+  if order is not None:
+    return np.asarray(order, dtype=np.int64)
+  if scores is None:
+    return np.arange(n)
+  return np.argsort(-np.asarray(scores, dtype=np.float64), kind="stable")
+
+
+def _label_size(n: int) -> float:
+  return float(max(4.0, min(9.0, 220.0 / max(n, 1))))
+
+
+def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title: str | None = None):
+  """The majority tournament on a circle, core members highlighted, core edges drawn as arrows.
+
+  Every strict majority edge (``P[a, b] > 1/2``) is a line; the edges among core members (the
+  ones that close the core's cycles) are red arrows, the rest faint grey lines. Agents are placed
+  on a circle in ``scores`` order (best at the top, clockwise), or in index order.
+
+  Args:
+    P: ``(n, n)`` tournament.
+    agents: ``n`` agent names.
+    core: Boolean ``(n,)`` core mask (e.g. the hard Top Cycle).
+    ax: optional matplotlib ``Axes`` to draw on; default a new figure.
+    scores: optional ``(n,)`` scores setting the order around the circle.
+    order: optional explicit agent order (overrides ``scores``).
+    title: optional title.
+
+  Returns:
+    The matplotlib ``Figure``.
+  """
+  from matplotlib.collections import LineCollection
+
+  P = _as_square(P)
+  n = P.shape[0]
+  core = np.asarray(core, dtype=bool)
+  if ax is None:
+    size = float(min(12.0, max(5.0, 0.12 * n + 4.0)))
+    ax = _new_figure(size, size).add_subplot()
+  order = _order(scores, n, order)
+  angle = np.empty(n)
+  angle[order] = math.pi / 2 - 2 * math.pi * np.arange(n) / max(n, 1)
+  xy = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  src, dst = np.nonzero(strict)
+  inner = core[src] & core[dst]
+  if np.any(~inner):
+    segs = np.stack([xy[src[~inner]], xy[dst[~inner]]], axis=1)
+    ax.add_collection(LineCollection(segs, colors=OTHER_COLOR, linewidths=0.5, alpha=0.25, zorder=1))
+  if np.sum(inner) > 120:  # a large core: arrowheads would hide the graph
+    segs = np.stack([xy[src[inner]], xy[dst[inner]]], axis=1)
+    ax.add_collection(LineCollection(segs, colors=CORE_COLOR, linewidths=0.6, alpha=0.3, zorder=2))
+    src, dst, inner = src[:0], dst[:0], inner[:0]
+  for s, d in zip(src[inner], dst[inner]):
+    ax.annotate(
+        "", xy=xy[d], xytext=xy[s], zorder=2,
+        arrowprops={"arrowstyle": "-|>", "color": CORE_COLOR, "lw": 1.4, "shrinkA": 9, "shrinkB": 9,
+                    "mutation_scale": 12},
+    )
+  ax.scatter(xy[~core, 0], xy[~core, 1], s=60, color=OTHER_COLOR, zorder=3, label="other agents")
+  ax.scatter(xy[core, 0], xy[core, 1], s=110, color=CORE_COLOR, zorder=4, label="core")
+  fs = _label_size(n)
+  for i in range(n):
+    ax.text(1.12 * xy[i, 0], 1.12 * xy[i, 1], str(agents[i]), fontsize=fs,
+            ha="left" if xy[i, 0] > 0.05 else "right" if xy[i, 0] < -0.05 else "center",
+            va="center", color=CORE_COLOR if core[i] else "black")
+  ax.set_xlim(-1.9, 1.9)
+  ax.set_ylim(-1.5, 1.5)
+  ax.set_aspect("equal")
+  ax.axis("off")
+  ax.legend(loc="lower left", fontsize=7, frameon=False)
+  ax.set_title(title or "majority tournament (red: core and its edges)", fontsize=10)
+  return ax.figure
+
+
+def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | None = None):
+  """The tournament matrix ``P[a, b]`` as a heatmap, rows and columns ordered by ``scores``.
+
+  Args:
+    P: ``(n, n)`` tournament.
+    agents: ``n`` agent names.
+    scores: optional ``(n,)`` ordering scores (best first); default index order.
+    order: optional explicit agent order (overrides ``scores``).
+    ax: optional ``Axes``.
+    title: optional title.
+
+  Returns:
+    The matplotlib ``Figure``.
+  """
+  P = _as_square(P)
+  n = P.shape[0]
+  if ax is None:
+    size = float(min(14.0, max(4.5, 0.18 * n + 3.0)))
+    ax = _new_figure(size + 1.0, size).add_subplot()
+  order = _order(scores, n, order)
+  image = ax.imshow(P[np.ix_(order, order)], cmap="RdBu_r", vmin=0.0, vmax=1.0, interpolation="nearest")
+  names = [str(agents[i]) for i in order]
+  fs = _label_size(n)
+  ax.set_xticks(np.arange(n), names, rotation=90, fontsize=fs)
+  ax.set_yticks(np.arange(n), names, fontsize=fs)
+  ax.set_xlabel("b")
+  ax.set_ylabel("a")
+  ax.figure.colorbar(image, ax=ax, shrink=0.8, label="P[a, b] (a beats b)")
+  ax.set_title(title or "win-rate tournament, ordered by score", fontsize=10)
+  return ax.figure
+
+
+def plot_score_bars(agents, scores, *, lower=None, upper=None, core=None, order=None, ax=None,
+                    label: str = "score", title: str | None = None):
+  """Horizontal bars of ``scores`` (best at the top) with bootstrap percentile intervals.
+
+  Args:
+    agents: ``n`` agent names.
+    scores: ``(n,)`` scores.
+    lower, upper: optional ``(n,)`` interval bounds (NaN: no interval).
+    core: optional Boolean ``(n,)`` mask of agents to colour as core members.
+    order: optional display order, top to bottom (default: by decreasing score).
+    ax: optional ``Axes``.
+    label: the x-axis label.
+    title: optional title.
+
+  Returns:
+    The matplotlib ``Figure``.
+  """
+  scores = np.asarray(scores, dtype=np.float64)
+  n = scores.shape[0]
+  if ax is None:
+    ax = _new_figure(6.0, float(min(16.0, max(3.0, 0.22 * n + 1.5)))).add_subplot()
+  order = _order(scores, n, order)
+  y = np.arange(n)
+  core = np.zeros(n, dtype=bool) if core is None else np.asarray(core, dtype=bool)
+  colors = [CORE_COLOR if core[i] else OTHER_COLOR for i in order]
+  ax.barh(y, scores[order], color=colors, height=0.7)
+  if lower is not None and upper is not None:
+    lo = np.asarray(lower, dtype=np.float64)[order]
+    hi = np.asarray(upper, dtype=np.float64)[order]
+    ok = np.isfinite(lo) & np.isfinite(hi)
+    if ok.any():
+      s = scores[order][ok]
+      err = np.stack([np.maximum(s - lo[ok], 0.0), np.maximum(hi[ok] - s, 0.0)])
+      ax.errorbar(s, y[ok], xerr=err, fmt="none", ecolor="black", elinewidth=1.0, capsize=2.5)
+  ax.set_yticks(y, [str(agents[i]) for i in order], fontsize=_label_size(n))
+  ax.invert_yaxis()
+  ax.set_xlim(0.0, 1.05)
+  ax.axvline(0.5, color="black", lw=0.6, ls=":")
+  ax.set_xlabel(label)
+  ax.set_title(title or label, fontsize=10)
+  return ax.figure
+
+
+def save_figure(fig, path) -> str:
+  """Writes ``fig`` to ``path`` (format from the suffix, 150 dpi) and returns the path."""
+  path = os.fspath(path)
+  fig.savefig(path, dpi=150)
+  return path
+
+
+def report_figure(table, *, title: str | None = None):
+  """The three panels of a score table: tournament graph, ordered heatmap, score bars with CIs.
+
+  Args:
+    table: a score table as built by ``ste-jax score`` (``ste_jax._report_table.ScoreTable``):
+      it needs ``agents``, ``P`` and ``columns`` with ``tc_score``, ``uc_score``, ``hard_tc``,
+      ``tc_lo``/``tc_hi``, ``uc_lo``/``uc_hi``.
+    title: optional figure title.
+
+  Returns:
+    The matplotlib ``Figure``.
+  """
+  n = len(table.agents)
+  side = float(min(11.0, max(4.5, 0.14 * n + 3.5)))
+  fig = _new_figure(3 * side, side + 0.5)
+  axes = fig.subplots(1, 3, width_ratios=[1.0, 1.15, 0.9])
+  c = table.columns
+  plot_tournament(table.P, table.agents, c["hard_tc"], order=table.order, ax=axes[0],
+                  title="majority tournament; red: hard Top Cycle")
+  plot_heatmap(table.P, table.agents, order=table.order, ax=axes[1])
+  plot_score_bars(table.agents, c["tc_score"], lower=c["tc_lo"], upper=c["tc_hi"], core=c["hard_tc"],
+                  order=table.order, ax=axes[2], label="STE Top-Cycle score (95% bootstrap CI)", title="Top-Cycle scores")
+  if title:
+    fig.suptitle(title, fontsize=11)
+  return fig
+
+
+def save_report_figure(table, path, *, title: str | None = None) -> str:
+  """Writes :func:`report_figure` of ``table`` to ``path`` (PNG, PDF or SVG by suffix).
+
+  Returns:
+    The path written.
+  """
+  return save_figure(report_figure(table, title=title), path)

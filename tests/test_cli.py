@@ -1,0 +1,380 @@
+"""The ``ste-jax`` command line (issue 6): score, explain, demo, planted, errors.
+
+Commands run in-process through ``main(argv)`` (one subprocess test covers the entry point), with
+small bootstrap counts; results of the shared datasets are cached per module, so each dataset is
+scored once per output format. Hard cores and witnesses are checked against oracles computed here
+from the raw rows with pandas and networkx.
+"""
+
+import contextlib
+import functools
+import io
+import json
+import pathlib
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ste_jax import _cli
+from ste_jax._cli import main
+from tests.oracles import brute_uncovered_set, nx_top_cycle
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared" / "data"
+DATASETS = ("vicuna80_qlora_human", "llmfao_crowd")
+BOOT = "20"
+
+
+def run(*argv):
+  """``(exit status, stdout, stderr)`` of ``main(argv)`` in-process."""
+  out, err = io.StringIO(), io.StringIO()
+  with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main([str(a) for a in argv])
+  return code, out.getvalue(), err.getvalue()
+
+
+def dataset(name) -> pathlib.Path:
+  path = SHARED / name / "comparisons.csv"
+  if not path.is_file():
+    pytest.skip(f"shared dataset {path} not present")
+  return path
+
+
+@functools.cache
+def scored(name, output, *extra):
+  code, out, err = run("score", dataset(name), "--bootstrap", BOOT, "--output", output, *extra)
+  assert code == 0, err
+  return out, err
+
+
+def oracle_tournament(df: pd.DataFrame):
+  """``(agents, P, games)`` from raw rows: ties 1/2 each, missing pairs 1/2 (the CLI's conventions)."""
+  agents = sorted(set(df.a) | set(df.b))
+  index = {name: i for i, name in enumerate(agents)}
+  n = len(agents)
+  wins = np.zeros((n, n))
+  for a, b, w in zip(df.a, df.b, df.winner):
+    i, j = index[a], index[b]
+    share = {"a": 1.0, "b": 0.0, "tie": 0.5}[w]
+    wins[i, j] += share
+    wins[j, i] += 1.0 - share
+  games = wins + wins.T
+  with np.errstate(invalid="ignore", divide="ignore"):
+    P = np.where(games > 0, wins / np.where(games > 0, games, 1.0), 0.5)
+  np.fill_diagonal(P, 0.5)
+  return agents, P, games
+
+
+@functools.cache
+def oracle(name, context=None):
+  df = pd.read_csv(dataset(name), dtype=str, keep_default_na=False)
+  if context is not None:
+    df = df[df.context == context]
+  agents, P, games = oracle_tournament(df)
+  tc = dict(zip(agents, nx_top_cycle(P)))
+  uc = dict(zip(agents, brute_uncovered_set(P)))
+  return agents, P, games, tc, uc
+
+
+def check_rows(rows, name, context=None, *, bootstrap=True):
+  """Hard cores equal the oracle; scores and bootstrap columns in [0, 1]; one row per agent."""
+  agents, _, games, tc, uc = oracle(name, context)
+  assert sorted(r["agent"] for r in rows) == agents
+  for r in rows:
+    assert r["hard_tc"] == tc[r["agent"]], r
+    assert r["hard_uc"] == uc[r["agent"]], r
+    assert r["games"] == pytest.approx(games[agents.index(r["agent"])].sum())
+    for col in ("tc_score", "uc_score", "win_rate"):
+      assert 0.0 <= r[col] <= 1.0
+    if bootstrap:
+      for col in ("tc_lo", "tc_hi", "p_in_tc", "uc_lo", "uc_hi", "p_in_uc"):
+        assert r[col] is not None and 0.0 <= r[col] <= 1.0, (col, r)
+      assert r["tc_lo"] <= r["tc_hi"] and r["uc_lo"] <= r["uc_hi"]
+  assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
+  tc_scores = [r["tc_score"] for r in rows]
+  assert tc_scores == sorted(tc_scores, reverse=True)
+
+
+def csv_rows(text):
+  df = pd.read_csv(io.StringIO(text), dtype={"agent": str, "context": str}, keep_default_na=False)
+  rows = []
+  for rec in df.to_dict("records"):
+    rec = {k: (None if v == "" else v) for k, v in rec.items()}
+    for k in ("hard_tc", "hard_uc", "bt_identifiable"):
+      rec[k] = {True: True, False: False, "true": True, "false": False}[rec[k]]
+    rows.append(rec)
+  return df, rows
+
+
+# --------------------------------------------------------------------------------------------
+# score
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_score_json(name):
+  out, _ = scored(name, "json")
+  doc = json.loads(out)
+  assert "ties count 1/2" in doc["conventions"] and "missing pairs" in doc["conventions"]
+  assert doc["settings"]["num_replicas"] == int(BOOT)
+  (table,) = doc["tables"]
+  check_rows(table["rows"], name)
+  _, _, _, tc, uc = oracle(name)
+  assert set(table["top_cycle"]) == {a for a, v in tc.items() if v}
+  assert set(table["uncovered_set"]) == {a for a, v in uc.items() if v}
+  if table["bt_identifiable"]:
+    assert all(isinstance(r["bradley_terry"], float) for r in table["rows"])
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_score_csv(name):
+  out, err = scored(name, "csv")
+  assert err.startswith("conventions:")
+  df, rows = csv_rows(out)
+  assert list(df.columns[:3]) == ["context", "rank", "agent"]
+  assert (df.context == "all").all()
+  check_rows(rows, name)
+  json_rows = json.loads(scored(name, "json")[0])["tables"][0]["rows"]
+  for r, j in zip(rows, json_rows):  # same numbers in both formats
+    assert r["agent"] == j["agent"]
+    assert r["tc_score"] == pytest.approx(j["tc_score"], rel=1e-5, abs=1e-6)
+    assert r["p_in_uc"] == pytest.approx(j["p_in_uc"], rel=1e-5, abs=1e-6)
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_score_table_and_markdown(name):
+  agents, *_ , tc, _ = oracle(name)
+  text, _ = scored(name, "table")
+  lines = text.splitlines()
+  assert any(line.startswith("conventions: ties count 1/2") for line in lines)
+  assert any(line.lstrip().startswith("#") and "TC 95% CI" in line and "BT" in line for line in lines)
+  core_line = next(line for line in lines if line.startswith("hard Top Cycle:"))
+  assert set(core_line.split(": ", 1)[1].strip("{}").split(", ")) == {a for a, v in tc.items() if v}
+  for a in agents:
+    assert re.search(rf"^\s*\d+\s+{re.escape(a)}\s", text, re.M), a
+  md, _ = scored(name, "markdown")
+  table_lines = [line for line in md.splitlines() if line.startswith("|")]
+  assert table_lines[0].startswith("| # | agent | TC |")
+  assert len(table_lines) == 2 + len(agents)
+
+
+def test_score_by_context_csv(tmp_path):
+  name = "vicuna80_qlora_human"
+  plot = tmp_path / "ctx.png"
+  code, out, err = run("score", dataset(name), "--by-context", "--bootstrap", "5", "--output", "csv",
+                       "--plot", plot)
+  assert code == 0, err
+  df, rows = csv_rows(out)
+  contexts = sorted(pd.read_csv(dataset(name)).context.unique())
+  assert sorted(df.context.unique()) == contexts
+  for context in contexts:
+    check_rows([r for r in rows if r["context"] == context], name, context)
+    png = tmp_path / f"ctx_{context}.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_score_plot_and_winrate_estimator(tmp_path):
+  name = "vicuna80_qlora_human"
+  plot = tmp_path / "out.png"
+  code, out, err = run("score", dataset(name), "--estimator", "winrate", "--tau", "0.05", "--gamma", "0.02",
+                       "--bootstrap", "0", "--output", "json", "--plot", plot)
+  assert code == 0, err
+  doc = json.loads(out)
+  assert "win-rate tournament, tau = 0.05" in doc["conventions"] and "no bootstrap" in doc["conventions"]
+  check_rows(doc["tables"][0]["rows"], name, bootstrap=False)
+  assert all(r["tc_lo"] is None for r in doc["tables"][0]["rows"])
+  assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
+  assert f"plot written to {plot}" in err
+
+
+def _separable_csv(path):
+  """Core {c0, c1, c2} cyclic (c0 > c1 > c2 > c0 always); core beats outsiders always; outsiders tie."""
+  rows = ["a,b,winner"]
+  core, outs = ["c0", "c1", "c2"], ["o0", "o1", "o2", "o3"]
+  for _ in range(6):
+    rows += ["c0,c1,a", "c1,c2,a", "c2,c0,a"]
+    rows += [f"{c},{o},a" for c in core for o in outs]
+    rows += [f"{o},{p},tie" for i, o in enumerate(outs) for p in outs[i + 1:]]
+  path.write_text("\n".join(rows) + "\n")
+  return path
+
+
+def test_separable_data_core_and_bt_not_identifiable(tmp_path):
+  path = _separable_csv(tmp_path / "sep.csv")
+  code, out, err = run("score", path, "--bootstrap", "10", "--output", "json")
+  assert code == 0, err
+  (table,) = json.loads(out)["tables"]
+  assert set(table["top_cycle"]) == {"c0", "c1", "c2"}
+  assert table["bt_identifiable"] is False and "separable" in table["bt_note"]
+  rows = table["rows"]
+  assert {r["agent"] for r in rows[:3]} == {"c0", "c1", "c2"}
+  for r in rows:
+    assert r["bradley_terry"] is None
+    assert np.isfinite(r["tc_score"]) and np.isfinite(r["uc_score"])
+    assert r["hard_tc"] == r["agent"].startswith("c")
+  assert min(r["tc_score"] for r in rows[:3]) > 0.9 > 0.1 > max(r["tc_score"] for r in rows[3:])
+  code, text, _ = run("score", path, "--bootstrap", "0")
+  assert code == 0
+  assert "hard Top Cycle: {c0, c1, c2}" in text and "Bradley-Terry: not identifiable" in text
+  agent_rows = [line for line in text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
+  assert len(agent_rows) == 7
+  assert all(line.split()[-3] == "n/i" for line in agent_rows)  # no invented BT gaps
+
+
+def test_score_tasks_format(tmp_path):
+  path = tmp_path / "tasks.csv"
+  rows = ["agent,task,score,family"]
+  for t in range(12):
+    rows += [f"alpha,t{t},1,f{t % 2}", f"beta,t{t},{t % 3 == 0:d},f{t % 2}", f"gamma,t{t},0,f{t % 2}"]
+  path.write_text("\n".join(rows) + "\n")
+  code, out, err = run("score", path, "--format", "tasks", "--context-column", "family", "--bootstrap", "0",
+                       "--output", "json")
+  assert code == 0, err
+  (table,) = json.loads(out)["tables"]
+  assert table["top_cycle"] == ["alpha"]
+  code, out, err = run("score", path, "--format", "tasks", "--score-column", "nope")
+  assert code == 1 and "'nope'" in err and len(err.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------------------------
+# explain
+
+
+def _check_witnesses(name, agent, w):
+  agents, P, _, tc, uc = oracle(name)
+  i = agents.index(agent)
+  assert w["in_top_cycle"] == tc[agent] and w["in_uncovered_set"] == uc[agent]
+  reached = set()
+  for chain in w["chains"]:
+    assert chain[0]["agent"] == agent
+    for prev, step in zip(chain, chain[1:]):
+      p = P[agents.index(prev["agent"]), agents.index(step["agent"])]
+      assert p == pytest.approx(step["p"], abs=1e-6)
+      if step["tie"]:
+        assert p == 0.5
+      else:
+        assert p > 0.5, (prev, step)  # a majority win in the data
+      reached.add(step["agent"])
+  if tc[agent]:
+    assert reached == set(agents) - {agent} and not w["unreached"]
+  else:
+    assert w["unreached"] and tc[w["unreached"][0]]
+    assert reached == set(agents) - {agent} - set(w["unreached"])
+  strict = (P > 0.5) & ~np.eye(len(agents), dtype=bool)
+  for c in w["coverers"]:
+    j = agents.index(c["agent"])
+    assert strict[j, i] and all(strict[j, b] for b in np.flatnonzero(strict[i]))
+  assert bool(w["coverers"]) == (not uc[agent])
+  for r in w["refutations"]:
+    j, b = agents.index(r["agent"]), agents.index(r["misses"])
+    assert strict[j, i] and strict[i, b] and not strict[j, b]
+
+
+@pytest.mark.parametrize("name", DATASETS)
+def test_explain_json_witnesses(name):
+  agents, P, _, tc, uc = oracle(name)
+  pick = [a for a in agents if tc[a]][:2] + [a for a in agents if not tc[a] and uc[a]][:1]
+  pick += [a for a in agents if not uc[a]][:2]
+  for agent in pick:
+    code, out, err = run("explain", dataset(name), agent, "--output", "json")
+    assert code == 0, err
+    _check_witnesses(name, agent, json.loads(out))
+
+
+def test_explain_text_chains_are_majority_wins():
+  name = "llmfao_crowd"
+  agents, P, _, tc, uc = oracle(name)
+  for agent in [a for a in agents if tc[a]][:1] + [a for a in agents if not uc[a]][:1]:
+    code, out, err = run("explain", dataset(name), agent)
+    assert code == 0, err
+    lines = out.splitlines()
+    chains = [line.strip() for line in lines if line.startswith("  " + agent + " ")]
+    assert chains
+    for chain in chains:
+      names = [agent] + re.findall(r" [>=] (.+?) \(\d\.\d\d\)", chain)
+      for x, y in zip(names, names[1:]):
+        assert P[agents.index(x), agents.index(y)] >= 0.5, (x, y)
+      assert all(P[agents.index(x), agents.index(y)] > 0.5
+                 for x, y, op in zip(names, names[1:], re.findall(r" ([>=]) ", chain)) if op == ">")
+    for line in lines:
+      m = re.match(r"  covered by (.+?): beats", line)
+      if m:
+        c, i = agents.index(m.group(1)), agents.index(agent)
+        beaten = [b for b in range(len(agents)) if P[i, b] > 0.5 and b != i]
+        assert P[c, i] > 0.5 and all(P[c, b] > 0.5 for b in beaten)
+    assert ("covered by" in out) == (not uc[agent])
+
+
+# --------------------------------------------------------------------------------------------
+# demo, planted, errors, entry point
+
+
+def test_demo_writes_plot(tmp_path, monkeypatch):
+  monkeypatch.chdir(tmp_path)
+  code, out, err = run("demo", "--bootstrap", BOOT)
+  assert code == 0, err
+  assert "hard Top Cycle: {gpt-4}" in out and "conventions:" in out
+  png = tmp_path / _cli.DEMO_PLOT
+  assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+  assert f"plot written to {png}" in out
+
+
+def test_planted_without_checkout_says_so(monkeypatch):
+  monkeypatch.setattr(_cli, "planted_module", lambda: None)
+  code, out, err = run("planted", "--quick")
+  assert code == 2 and not out
+  assert len(err.strip().splitlines()) == 1 and "benchmarks/planted_core.py" in err
+
+
+def _one_line_error(argv, *expected, code=1):
+  got, out, err = run(*argv)
+  assert got == code, (argv, got, out, err)
+  lines = err.strip().splitlines()
+  assert len(lines) == 1, err
+  assert "Traceback" not in err and "error" in lines[0]
+  for text in expected:
+    assert text in lines[0], (text, lines[0])
+  return lines[0]
+
+
+def test_errors_are_one_line(tmp_path):
+  good = _separable_csv(tmp_path / "good.csv")
+  _one_line_error(["score", tmp_path / "missing.csv"], "file not found", "missing.csv")
+  (tmp_path / "data.xlsx").write_text("a,b,winner\nx,y,a\n")
+  _one_line_error(["score", tmp_path / "data.xlsx"], "data.xlsx", "format")
+  bad = tmp_path / "bad.csv"
+  bad.write_text("a,b,winner\nx,y,a\ny,z,b\nx,z\nz,x,a\nx,y,nobody\n")
+  _one_line_error(["score", bad], "line 4", "malformed", "1 more bad row", "--skip-bad-rows")
+  code, out, err = run("score", bad, "--skip-bad-rows", "--bootstrap", "0", "--output", "csv")
+  assert code == 0 and "line 4" in err and len(pd.read_csv(io.StringIO(out))) == 3
+  (tmp_path / "empty.csv").write_text("")
+  _one_line_error(["score", tmp_path / "empty.csv"], "no comparisons")
+  (tmp_path / "header.csv").write_text("a,b,winner\n")
+  _one_line_error(["score", tmp_path / "header.csv"], "no comparisons")
+  (tmp_path / "cols.csv").write_text("p,q,r\n1,2,3\n")
+  _one_line_error(["score", tmp_path / "cols.csv"], "column", "not found")
+  _one_line_error(["score", good, "--format", "arena"], "model_a")
+  _one_line_error(["explain", good, "c00"], "unknown agent 'c00'", "did you mean 'c0'")
+  _one_line_error(["explain", good, "zz"], "unknown agent 'zz'", "agents: c0, c1, c2, o0")
+  _one_line_error(["explain", good, "c0", "--context", "nope"], "unknown context 'nope'")
+  _one_line_error(["score", good, "--tau", "-1"], "--tau", code=2)
+  _one_line_error(["score", good, "--bootstrap", "many"], "--bootstrap", code=2)
+  _one_line_error(["score", good, "--output", "xml"], "--output", code=2)
+  _one_line_error(["score", good, "--format", "excel"], "--format", code=2)
+  _one_line_error(["frobnicate"], "frobnicate", code=2)
+  _one_line_error(["score"], "FILE", code=2)
+
+
+def test_entry_point_subprocess(tmp_path):
+  """``python -m ste_jax`` (and the ``ste-jax`` script when installed) run and fail cleanly."""
+  script = pathlib.Path(sys.executable).with_name("ste-jax")
+  cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "ste_jax"]
+  proc = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=120)
+  assert proc.returncode == 0 and "score" in proc.stdout and "explain" in proc.stdout
+  proc = subprocess.run([sys.executable, "-m", "ste_jax", "score", str(tmp_path / "nope.csv")],
+                        capture_output=True, text=True, timeout=120, cwd=ROOT)
+  assert proc.returncode == 1
+  assert proc.stderr.strip() == f"ste-jax score: error: file not found: {tmp_path / 'nope.csv'}"

@@ -1,0 +1,63 @@
+"""Each figure function of :mod:`ste_jax.plotting` writes a non-empty PNG."""
+
+import numpy as np
+import pytest
+
+pytest.importorskip("matplotlib")
+
+from ste_jax import plotting  # noqa: E402
+from ste_jax._report_table import ScoreTable  # noqa: E402
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+def _tournament():
+  # 0 > 1 > 2 > 0 is the core; both beat 3 and 4; 3 > 4.
+  P = np.full((5, 5), 0.5)
+  for a, b, p in [(0, 1, 0.7), (1, 2, 0.65), (2, 0, 0.6), (3, 4, 0.55)] + [(c, o, 0.8) for c in range(3) for o in (3, 4)]:
+    P[a, b], P[b, a] = p, 1 - p
+  agents = ["a0", "a1", "a2", "o3", "o4"]
+  core = np.array([True, True, True, False, False])
+  return P, agents, core
+
+
+def _png(fig, path):
+  plotting.save_figure(fig, path)
+  data = path.read_bytes()
+  assert data[:8] == PNG and len(data) > 2000
+
+
+def test_tournament_graph(tmp_path):
+  P, agents, core = _tournament()
+  _png(plotting.plot_tournament(P, agents, core, scores=np.arange(5.0)[::-1]), tmp_path / "g.png")
+
+
+def test_heatmap(tmp_path):
+  P, agents, _ = _tournament()
+  _png(plotting.plot_heatmap(P, agents, scores=np.array([0.9, 0.8, 0.7, 0.1, 0.0])), tmp_path / "h.png")
+
+
+def test_score_bars(tmp_path):
+  _, agents, core = _tournament()
+  s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
+  lo, hi = s - 0.05, np.minimum(s + 0.05, 1.0)
+  lo[4] = np.nan
+  _png(plotting.plot_score_bars(agents, s, lower=lo, upper=hi, core=core), tmp_path / "b.png")
+
+
+def test_save_report_figure(tmp_path):
+  P, agents, core = _tournament()
+  n = len(agents)
+  s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
+  cols = {"agent": np.array(agents, dtype=object), "tc_score": s, "uc_score": s, "hard_tc": core, "hard_uc": core,
+          "tc_lo": s - 0.1, "tc_hi": s, "uc_lo": s - 0.1, "uc_hi": s}
+  table = ScoreTable(context=None, agents=tuple(agents), columns=cols, order=np.arange(n), P=P,
+                     games_matrix=np.ones((n, n)), bt_identifiable=True, bt_note="", num_comparisons=10)
+  path = tmp_path / "report.png"
+  assert plotting.save_report_figure(table, path, title="test") == str(path)
+  assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000
+
+
+def test_bad_shape():
+  with pytest.raises(ValueError, match="shape"):
+    plotting.plot_heatmap(np.zeros(3), ["a", "b", "c"])
