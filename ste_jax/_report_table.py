@@ -54,7 +54,7 @@ class Settings:
     """One line stating the data conventions and parameters (printed above every table)."""
     if self.estimator == "posterior":
       est = (
-          "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior; unobserved pair D = 1/2), "
+          "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior; unobserved or evenly split pair: D = 0 both ways), "
           f"exact max-min reachability, gamma = gamma_c = {self.gamma_value:g}"
       )
     else:
