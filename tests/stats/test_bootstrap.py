@@ -16,6 +16,7 @@ from jax.sharding import Mesh
 
 import ste_jax
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
+from ste_jax import stats
 from ste_jax.stats import _bootstrap as bs
 from tests.conftest import tol
 
@@ -294,18 +295,18 @@ def test_inclusion_frequency_top_k_with_ties_by_hand():
           [3.0, 2.0, 2.0, 2.0],  # 0, then three tied for one place: 1/3 each
       ]
   )
-  got = bs.inclusion_frequency(scores, core_size=2)
+  got = stats.inclusion_frequency(scores, core_size=2)
   want = np.array([1 + 2 / 3 + 1, 1 + 2 / 3 + 1 / 3, 2 / 3 + 1 / 3, 1 / 3]) / 3
   np.testing.assert_allclose(np.asarray(got), want, atol=1e-6)
   np.testing.assert_allclose(float(jnp.sum(got)), 2.0, atol=1e-6)
   # traced core size, same result
-  jitted = jax.jit(lambda s, k: bs.inclusion_frequency(s, core_size=k))(scores, 2)
+  jitted = jax.jit(lambda s, k: stats.inclusion_frequency(s, core_size=k))(scores, 2)
   np.testing.assert_allclose(np.asarray(jitted), want, atol=1e-6)
 
 
 def test_inclusion_frequency_tie_tolerance(x64):
   scores = jnp.array([[2.0, 1.0 + 1e-13, 1.0, 0.0], [2.0, 1.0 + 1e-9, 1.0, 0.0]], dtype=jnp.float64)
-  got = bs.inclusion_frequency(scores, core_size=2)
+  got = stats.inclusion_frequency(scores, core_size=2)
   # replica 1: agents 1 and 2 tie (gap 1e-13 <= 1e-12): 1/2 each; replica 2: agent 1 is ahead
   np.testing.assert_allclose(np.asarray(got), [1.0, 0.75, 0.25, 0.0], atol=1e-12)
   assert got.dtype == jnp.float64
@@ -313,25 +314,25 @@ def test_inclusion_frequency_tie_tolerance(x64):
 
 def test_inclusion_frequency_threshold_and_batch_axes():
   scores = jnp.array([[[0.9, 0.5, 0.2]], [[0.6, 0.7, 0.5]]])  # (R=2, contexts=1, n=3)
-  got = bs.inclusion_frequency(scores, threshold=0.5)  # strict: 0.5 is out
+  got = stats.inclusion_frequency(scores, threshold=0.5)  # strict: 0.5 is out
   np.testing.assert_allclose(np.asarray(got), [[1.0, 0.5, 0.0]])
   with pytest.raises(ValueError, match="exactly one"):
-    bs.inclusion_frequency(scores, core_size=1, threshold=0.5)
+    stats.inclusion_frequency(scores, core_size=1, threshold=0.5)
   with pytest.raises(ValueError, match="core_size"):
-    bs.inclusion_frequency(scores, core_size=4)
+    stats.inclusion_frequency(scores, core_size=4)
 
 
 def test_core_masks():
   scores = jnp.array([[3.0, 1.0, 1.0, 1.0], [0.0, 2.0, 2.0, 1.0]])
   np.testing.assert_array_equal(
-      np.asarray(bs.core_masks(scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
+      np.asarray(stats.core_masks(scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
   )
   np.testing.assert_array_equal(
-      np.asarray(bs.core_masks(scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
+      np.asarray(stats.core_masks(scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
   )
   # random tie-breaking: exactly k members, tied agents chosen uniformly
   flat = jnp.zeros((4000, 4))
-  masks = np.asarray(bs.core_masks(flat, core_size=1, key=jax.random.key(0)))
+  masks = np.asarray(stats.core_masks(flat, core_size=1, key=jax.random.key(0)))
   np.testing.assert_array_equal(masks.sum(axis=1), 1)
   np.testing.assert_allclose(masks.mean(axis=0), 0.25, atol=0.03)
 
@@ -339,8 +340,8 @@ def test_core_masks():
 def test_pairwise_jaccard_by_hand_and_against_a_loop(rng):
   masks = jnp.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=bool)
   # pairs: (0,1) 1/3, (0,2) 1, (0,3) 0, (1,2) 1/3, (1,3) 0, (2,3) 0
-  np.testing.assert_allclose(float(bs.pairwise_jaccard(masks)), (1 / 3 + 1 + 1 / 3) / 6, atol=1e-6)
-  assert float(bs.pairwise_jaccard(jnp.zeros((3, 5), dtype=bool))) == 1.0  # empty cores agree
+  np.testing.assert_allclose(float(stats.pairwise_jaccard(masks)), (1 / 3 + 1 + 1 / 3) / 6, atol=1e-6)
+  assert float(stats.pairwise_jaccard(jnp.zeros((3, 5), dtype=bool))) == 1.0  # empty cores agree
   random = rng.random((7, 2, 9)) < 0.4  # (R, contexts, n)
   want = []
   for ctx in range(2):
@@ -350,9 +351,9 @@ def test_pairwise_jaccard_by_hand_and_against_a_loop(rng):
       union = (x | y).sum()
       vals.append(1.0 if union == 0 else (x & y).sum() / union)
     want.append(np.mean(vals))
-  np.testing.assert_allclose(np.asarray(bs.pairwise_jaccard(random.astype(np.int32))), want, atol=1e-6)
+  np.testing.assert_allclose(np.asarray(stats.pairwise_jaccard(random.astype(np.int32))), want, atol=1e-6)
   with pytest.raises(ValueError, match="two replicas"):
-    bs.pairwise_jaccard(masks[:1])
+    stats.pairwise_jaccard(masks[:1])
 
 
 def test_top1_entropy_of_a_known_distribution():
@@ -366,23 +367,23 @@ def test_top1_entropy_of_a_known_distribution():
   )
   p = np.array([0.5, 0.375, 0.125])
   want = -np.sum(p * np.log(p))
-  np.testing.assert_allclose(float(bs.top1_entropy(scores)), want, atol=1e-6)
-  np.testing.assert_allclose(float(bs.top1_entropy(scores, base=2)), want / np.log(2), atol=1e-6)
-  assert float(bs.top1_entropy(jnp.tile(jnp.array([[0.0, 1.0, 0.5]]), (5, 1)))) == 0.0
-  np.testing.assert_allclose(float(bs.top1_entropy(jnp.eye(4))), np.log(4), atol=1e-6)
+  np.testing.assert_allclose(float(stats.top1_entropy(scores)), want, atol=1e-6)
+  np.testing.assert_allclose(float(stats.top1_entropy(scores, base=2)), want / np.log(2), atol=1e-6)
+  assert float(stats.top1_entropy(jnp.tile(jnp.array([[0.0, 1.0, 0.5]]), (5, 1)))) == 0.0
+  np.testing.assert_allclose(float(stats.top1_entropy(jnp.eye(4))), np.log(4), atol=1e-6)
 
 
 def test_percentile_intervals_match_numpy(rng):
   x = rng.normal(size=(200, 5)).astype(np.float32)
-  lo, hi = bs.percentile_intervals(jnp.asarray(x), level=0.9)
+  lo, hi = stats.percentile_intervals(jnp.asarray(x), level=0.9)
   np.testing.assert_allclose(np.asarray(lo), np.percentile(x, 5, axis=0), atol=1e-5)
   np.testing.assert_allclose(np.asarray(hi), np.percentile(x, 95, axis=0), atol=1e-5)
   scores = ste_jax.STEScores(top_cycle=jnp.asarray(x), uncovered=jnp.asarray(-x))
-  ci = bs.percentile_intervals(scores)
+  ci = stats.percentile_intervals(scores)
   assert isinstance(ci.lower, ste_jax.STEScores)
   np.testing.assert_allclose(np.asarray(ci.upper.uncovered), -np.percentile(x, 2.5, axis=0), atol=1e-5)
   with pytest.raises(ValueError, match="level"):
-    bs.percentile_intervals(jnp.asarray(x), level=1.0)
+    stats.percentile_intervals(jnp.asarray(x), level=1.0)
 
 
 def test_summaries_jit():
@@ -390,8 +391,8 @@ def test_summaries_jit():
 
   @jax.jit
   def summaries(s):
-    masks = bs.core_masks(s, core_size=1)
-    return bs.top1_entropy(s), bs.pairwise_jaccard(masks), bs.percentile_intervals(s, level=0.5)
+    masks = stats.core_masks(s, core_size=1)
+    return stats.top1_entropy(s), stats.pairwise_jaccard(masks), stats.percentile_intervals(s, level=0.5)
 
   entropy, jac, (lo, hi) = summaries(scores)
   p = np.array([0.5, 0.375, 0.125])
