@@ -39,6 +39,17 @@ def _param_dtype(param_dtype) -> np.dtype:
   return dtype
 
 
+def _init_agent_embedding(module, num_agents, num_context_features, embedding_dim, param_dtype, rngs) -> int:
+  """Validates the shared constructor arguments, sets ``num_agents``, ``num_context_features``,
+  ``param_dtype`` and the agent ``embedding`` on ``module``; returns the embedding size."""
+  module.num_agents = _check_positive_int(num_agents, "num_agents")
+  module.num_context_features = _check_positive_int(num_context_features, "num_context_features", allow_zero=True)
+  embedding_dim = _check_positive_int(embedding_dim, "embedding_dim")
+  module.param_dtype = _param_dtype(param_dtype)
+  module.embedding = nnx.Embed(module.num_agents, embedding_dim, param_dtype=module.param_dtype, rngs=rngs)
+  return embedding_dim
+
+
 def _mlp(in_features: int, hidden_features: Sequence[int], activation, dtype, rngs) -> nnx.Sequential:
   """``in_features -> hidden... -> 1`` MLP (Linear layers with ``activation`` in between)."""
   layers = []
@@ -137,11 +148,7 @@ class PairwiseLogit(nnx.Module):
       param_dtype=None,
       rngs: nnx.Rngs,
   ):
-    self.num_agents = _check_positive_int(num_agents, "num_agents")
-    self.num_context_features = _check_positive_int(num_context_features, "num_context_features", allow_zero=True)
-    embedding_dim = _check_positive_int(embedding_dim, "embedding_dim")
-    self.param_dtype = _param_dtype(param_dtype)
-    self.embedding = nnx.Embed(self.num_agents, embedding_dim, param_dtype=self.param_dtype, rngs=rngs)
+    embedding_dim = _init_agent_embedding(self, num_agents, num_context_features, embedding_dim, param_dtype, rngs)
     self.g = _mlp(2 * embedding_dim + self.num_context_features, tuple(hidden_features), activation,
                   self.param_dtype, rngs)
 
@@ -204,11 +211,7 @@ class BradleyTerryLogit(nnx.Module):
       param_dtype=None,
       rngs: nnx.Rngs,
   ):
-    self.num_agents = _check_positive_int(num_agents, "num_agents")
-    self.num_context_features = _check_positive_int(num_context_features, "num_context_features", allow_zero=True)
-    embedding_dim = _check_positive_int(embedding_dim, "embedding_dim")
-    self.param_dtype = _param_dtype(param_dtype)
-    self.embedding = nnx.Embed(self.num_agents, embedding_dim, param_dtype=self.param_dtype, rngs=rngs)
+    embedding_dim = _init_agent_embedding(self, num_agents, num_context_features, embedding_dim, param_dtype, rngs)
     self.s = _mlp(embedding_dim + self.num_context_features, tuple(hidden_features), activation,
                   self.param_dtype, rngs)
 

@@ -25,9 +25,9 @@ from ste_jax._checks import as_float_array, as_temperature, check_square, eye_ma
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 
 # Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
-# exponentials before reducing them, so a chunk must stay near cache size: with whole
-# ``(rows, n, n)`` blocks the n = 2000 backward took 71 s (26x n = 1000), with chunks of 2**18
-# elements 12.8 s; 2**16 was slower again (loop overhead and gathers per chunk).
+# exponentials before reducing them, so a chunk must stay near cache size: whole ``(rows, n, n)``
+# blocks scaled badly at n = 2000 and much smaller chunks paid loop overhead (development
+# observations; ``benchmarks/operators.py`` measures the result).
 _CHUNK_ELEMENTS = 1 << 18
 
 
@@ -90,8 +90,8 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
   ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs ``(c, b)``, reducing over ``a``) and
   ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs ``(a, b)``, reducing over ``c``). Each pass
   sums over the minor axis of its ``(pairs, n)`` chunk: XLA:CPU reductions over a major axis,
-  ``einsum`` contractions or a leading batch axis ran 3-5x slower (measured with the setup of
-  ``benchmarks/operators.py``). Recomputing the weights in each pass (two exponentials per triple)
+  ``einsum`` contractions or a leading batch axis compiled to slower code (development
+  observations; ``benchmarks/operators.py`` measures the chosen form). Recomputing the weights in each pass (two exponentials per triple)
   is still the cheaper option. Returns ``(dD, dgamma)``.
   """
   n = D.shape[-1]

@@ -125,7 +125,8 @@ def _kernels(K: int):
   """Single-matrix kernels whose batches run as a loop (``sequential_vmap``).
 
   Under a plain ``vmap`` the batch becomes a leading axis of every Floyd--Warshall step, which
-  XLA:CPU runs about 9x slower per item than the 2-D loop (0.96 s vs 0.10 s at n = 1000).
+  XLA:CPU compiled into a much slower loop than the 2-D one (observed while developing; not
+  reproduced by a script in ``benchmarks/``).
   """
   closure = sequential_vmap(functools.partial(_closure_single, K=K))
   with_edges = sequential_vmap(functools.partial(_closure_with_edges_single, K=K))

@@ -82,8 +82,8 @@ def _multiplicities(key, m: int, method: str, dtype) -> jax.Array:
 def _block_multiplicities(keys, m: int, method: str, dtype) -> jax.Array:
   """``(B, m)`` multiplicities, row ``r`` equal to ``_multiplicities(keys[r], ...)``.
 
-  The multinomial counts of the whole block are one flat scatter-add (a vmapped scatter is several
-  times slower per replica on XLA:CPU).
+  The multinomial counts of the whole block are one flat scatter-add (a vmapped scatter was slower per
+  replica on XLA:CPU while developing).
   """
   num = keys.shape[0]
   if method != "multinomial" or m == 0 or num * m > 2**31 - 1:
