@@ -20,6 +20,24 @@ def peak_rss_mb() -> float:
   return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def peak_device_mb() -> float | None:
+  """Peak memory in use on the default accelerator so far, in MB (``None`` on CPU / unknown)."""
+  if jax.default_backend() == "cpu":
+    return None
+  stats = jax.devices()[0].memory_stats() or {}
+  peak = stats.get("peak_bytes_in_use")
+  return None if peak is None else peak / 2**20
+
+
+def memory_report() -> dict:
+  """``{"peak_rss_mb": ..., "peak_device_mb": ...}`` of this process so far."""
+  return {"peak_rss_mb": peak_rss_mb(), "peak_device_mb": peak_device_mb()}
+
+
+def fmt_mb(x: float | None) -> str:
+  return "—" if x is None else f"{x:.0f}"
+
+
 def compile_and_time(fn, *args, reps: int = 3, min_time: float = 0.0):
   """Compiles ``fn`` ahead of time, warms it up, returns (compile_s, median run_s)."""
   t0 = time.perf_counter()
@@ -58,4 +76,7 @@ def machine_description() -> str:
       model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
   except OSError:
     model = platform.processor()
-  return f"{model}, {cpus} cores, jax {jax.__version__}, backend {jax.default_backend()}"
+  desc = f"{model}, {cpus} cores, jax {jax.__version__}, backend {jax.default_backend()}"
+  if jax.default_backend() != "cpu":
+    desc += f" ({jax.devices()[0].device_kind})"
+  return desc

@@ -32,7 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import compile_and_time, machine_description, peak_rss_mb, run_child  # noqa: E402
+from benchmarks._timing import compile_and_time, fmt_mb, machine_description, memory_report, run_child  # noqa: E402
 
 TAU = 0.01
 
@@ -66,10 +66,10 @@ def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int,
   score_fn = stats.ste_score_fn(estimator="posterior", tau=TAU)
   if method == "vmap":
     def run(key, c):
-      return stats.bootstrap_scores(key, c, score_fn, num_replicas=replicas, batch_size=batch_size)
+      return stats.bootstrap_scores(key, c, score_fn, num_replicas=replicas, batch_size=batch_size or None)
 
     compile_s, run_s = compile_and_time(run, jax.random.key(0), c, reps=1)
-    return {"compile_s": compile_s, "run_s": run_s, "replicas": replicas, "peak_rss_mb": peak_rss_mb()}
+    return {"compile_s": compile_s, "run_s": run_s, "replicas": replicas, **memory_report()}
   if method == "loop":
     single = jax.jit(lambda k, c: score_fn(stats.resample_comparisons(k, c)))
     keys = jax.random.split(jax.random.key(0), loop_replicas + 1)
@@ -81,7 +81,7 @@ def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int,
     out = [compiled(keys[i + 1], c) for i in range(loop_replicas)]
     jax.block_until_ready(out)
     run_s = time.perf_counter() - t0
-    return {"compile_s": compile_s, "run_s": run_s, "replicas": loop_replicas, "peak_rss_mb": peak_rss_mb()}
+    return {"compile_s": compile_s, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
   raise ValueError(method)
 
 
@@ -109,7 +109,7 @@ def child_counts(method: str, n: int, m: int) -> dict:
       t0 = time.perf_counter()
       run()
       times.append(time.perf_counter() - t0)
-    return {"compile_s": None, "run_s": sorted(times)[1], "peak_rss_mb": peak_rss_mb()}
+    return {"compile_s": None, "run_s": sorted(times)[1], **memory_report()}
 
   from ste_jax.data import pair_counts, posterior_edges, win_rate_tournament
 
@@ -119,7 +119,7 @@ def child_counts(method: str, n: int, m: int) -> dict:
       "pair_counts+win_rate_tournament": lambda c: win_rate_tournament(pair_counts(c)),
   }
   compile_s, run_s = compile_and_time(fns[method], c, reps=5)
-  return {"compile_s": compile_s, "run_s": run_s, "peak_rss_mb": peak_rss_mb()}
+  return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
 
 
 def fmt(x):
@@ -132,7 +132,9 @@ def main():
   parser.add_argument("--agents", type=int, default=100)
   parser.add_argument("--comparisons", type=int, default=100_000)
   parser.add_argument("--replicas", type=int, default=1000)
-  parser.add_argument("--batch-sizes", type=int, nargs="+", default=[1, 10, 100])
+  parser.add_argument(
+      "--batch-sizes", type=int, nargs="+", default=[1, 10, 100], help="0 = all replicas in one vmap (batch_size=None)"
+  )
   parser.add_argument("--loop-replicas", type=int, default=50, help="replicas timed for the loop baseline")
   parser.add_argument("--count-comparisons", type=int, default=1_000_000)
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -155,22 +157,26 @@ def main():
       "reachability), float32"
   )
   print()
-  print("| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs loop | peak RSS (MB) |")
-  print("|---|---:|---:|---:|---:|---:|---:|---:|")
+  print(
+      "| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs loop | peak RSS (MB) "
+      "| peak device (MB) |"
+  )
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
   loop = run_child(__file__, ["bootstrap", "loop", n, m, R, 0, args.loop_replicas])
   loop_rate = None if "error" in loop else loop["replicas"] / loop["run_s"]
   rows = [("Python loop, jitted replica", "—", loop)]
   for b in args.batch_sizes:
-    rows.append(("bootstrap_scores", str(b), run_child(__file__, ["bootstrap", "vmap", n, m, R, b, 0])))
+    label = str(b) if b else "all (None)"
+    rows.append(("bootstrap_scores", label, run_child(__file__, ["bootstrap", "vmap", n, m, R, b, 0])))
   for method, b, r in rows:
     if "error" in r:
-      print(f"| {method} | {b} | error: {r['error']} ||||||")
+      print(f"| {method} | {b} | error: {r['error']} |||||||")
       continue
     rate = r["replicas"] / r["run_s"]
     ratio = f"{rate / loop_rate:.1f}x" if loop_rate and r is not loop else ""
     print(
         f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | {rate:.1f} | {ratio} | "
-        f"{r['peak_rss_mb']:.0f} |",
+        f"{r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
         flush=True,
     )
 

@@ -20,7 +20,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import compile_and_time, machine_description, peak_rss_mb, run_child  # noqa: E402
+from benchmarks._timing import compile_and_time, fmt_mb, machine_description, memory_report, run_child  # noqa: E402
 
 NAIVE_MAX_N = 100  # the literal transcription needs O(n^4) autodiff memory (about 1 GB at n = 100)
 
@@ -54,7 +54,7 @@ def child(n: int, method: str) -> dict:
   elif method == "hard":
     c_tc, t_tc = compile_and_time(ste_jax.top_cycle, P, reps=5)
     c_uc, t_uc = compile_and_time(ste_jax.uncovered_set, P, reps=5)
-    return {"top_cycle_s": t_tc, "uncovered_set_s": t_uc, "peak_rss_mb": peak_rss_mb()}
+    return {"top_cycle_s": t_tc, "uncovered_set_s": t_uc, **memory_report()}
   else:
     raise ValueError(method)
 
@@ -70,7 +70,7 @@ def child(n: int, method: str) -> dict:
       "forward_s": fwd,
       "compile_grad_s": compile_bwd,
       "forward_backward_s": fwd_bwd,
-      "peak_rss_mb": peak_rss_mb(),
+      **memory_report(),
   }
 
 
@@ -91,22 +91,25 @@ def main():
   print(f"machine: {machine_description()}")
   print("ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P")
   print()
-  print("| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | fwd+bwd vs naive |")
-  print("|---:|---|---:|---:|---:|---:|---:|---:|")
+  print(
+      "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
+      "| fwd+bwd vs naive |"
+  )
+  print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     rows = {"ste": run_child(__file__, [n, "ste"])}
     if n <= NAIVE_MAX_N:
       rows["naive"] = run_child(__file__, [n, "naive"])
     for method, r in rows.items():
       if "error" in r:
-        print(f"| {n} | {method} | error: {r['error']} |||||| ")
+        print(f"| {n} | {method} | error: {r['error']} ||||||| ")
         continue
       ratio = ""
       if method == "ste" and "naive" in rows and "error" not in rows["naive"]:
         ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
       print(
           f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
-          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {ratio} |",
+          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
           flush=True,
       )
   if args.hard_n:

@@ -19,10 +19,9 @@ import math
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.custom_batching import sequential_vmap
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
-from ste_jax.ops._batching import flatten_batch, unflatten_batch
+from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
 # Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
 # exponentials before reducing them, so a chunk must stay near cache size: whole ``(rows, n, n)``
@@ -127,13 +126,14 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
 
 @functools.lru_cache(maxsize=None)
 def _kernels(hard: bool):
-  """Single-tournament kernels that run batches as a loop (``sequential_vmap``).
+  """Single-tournament kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  A vmapped kernel would carry the batch as a leading axis of every ``(block, n, n)``
-  intermediate, which XLA:CPU compiles into a loop several times slower per item.
+  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled into a loop several times slower
+  per item; on a GPU it is what fills the device (see
+  :func:`~ste_jax.ops._batching.vmap_by_platform`).
   """
-  fwd = sequential_vmap(functools.partial(_forward_single, hard=hard))
-  bwd = sequential_vmap(functools.partial(_backward_single, hard=hard))
+  fwd = vmap_by_platform(functools.partial(_forward_single, hard=hard))
+  bwd = vmap_by_platform(functools.partial(_backward_single, hard=hard))
   return fwd, bwd
 
 
@@ -183,7 +183,7 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
     v = _cover_violation(D, g, hard)
   else:
     flat, batch = flatten_batch(D, 2)
-    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items (sequential_vmap)
+    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
     v = unflatten_batch(violation(flat, g, hard), batch)
   return jnp.where(eye, jnp.zeros_like(v), v)
 

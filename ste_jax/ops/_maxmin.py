@@ -21,7 +21,8 @@ import functools
 import jax
 import jax.numpy as jnp
 from jax import lax
-from jax.custom_batching import sequential_vmap
+
+from ste_jax.ops._batching import vmap_by_platform
 
 
 # Largest n*n for which float32 holds every rank exactly (2**24).
@@ -122,15 +123,15 @@ def _scatter_to_edges_single(edge: jax.Array, g: jax.Array) -> jax.Array:
 
 @functools.lru_cache(maxsize=None)
 def _kernels(K: int):
-  """Single-matrix kernels whose batches run as a loop (``sequential_vmap``).
+  """Single-matrix kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  Under a plain ``vmap`` the batch becomes a leading axis of every Floyd--Warshall step, which
-  XLA:CPU compiled into a much slower loop than the 2-D one (observed while developing; not
-  reproduced by a script in ``benchmarks/``).
+  On XLA:CPU a leading batch axis on every Floyd--Warshall step compiled into a slower loop than
+  the 2-D one (``PERF_NOTES``); on a GPU the batch axis is what fills the device (see
+  :func:`~ste_jax.ops._batching.vmap_by_platform`).
   """
-  closure = sequential_vmap(functools.partial(_closure_single, K=K))
-  with_edges = sequential_vmap(functools.partial(_closure_with_edges_single, K=K))
-  scatter = sequential_vmap(_scatter_to_edges_single)
+  closure = vmap_by_platform(functools.partial(_closure_single, K=K))
+  with_edges = vmap_by_platform(functools.partial(_closure_with_edges_single, K=K))
+  scatter = vmap_by_platform(_scatter_to_edges_single)
   return closure, with_edges, scatter
 
 

@@ -72,7 +72,7 @@ def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
   if W.ndim == 2:
     return bottleneck_closure(W, K)
   flat, batch = flatten_batch(W, 2)
-  closure = jax.vmap(bottleneck_closure, in_axes=(0, None))  # a loop over items (sequential_vmap)
+  closure = jax.vmap(bottleneck_closure, in_axes=(0, None))  # a loop over items on CPU (vmap_by_platform)
   return unflatten_batch(closure(flat, K), batch)
 
 

@@ -186,10 +186,12 @@ def bootstrap_scores(
   The results do not depend on ``batch_size`` or ``mesh`` (up to floating-point reassociation by
   the compiler), only on ``key``.
 
-  Choosing ``batch_size``: on a GPU or TPU large batches fill the device; on XLA:CPU a batched
-  (vmapped) replica costs more than a single one (batched scatters and closures are slower per
-  item), so small batches, down to ``batch_size=1`` (a compiled sequential loop), are fastest
-  there. Measure with ``benchmarks/bootstrap.py``.
+  Choosing ``batch_size``: on a GPU the STE kernels of a batch run with a batch axis (see
+  ``ste_jax.ops._batching``), and the largest batch that fits in memory is fastest (``None``:
+  all replicas at once); ``batch_size`` trades speed for memory. On XLA:CPU the kernels of a
+  batch run as a loop whatever ``batch_size`` is, and ``batch_size=1`` (a compiled sequential
+  loop) keeps memory lowest at about the same speed. ``benchmarks/bootstrap.py`` measures both
+  (figures in ``benchmarks/RESULTS.md``).
 
   Args:
     key: a typed PRNG key (``jax.random.key(seed)``); consumed (split into the replica keys).
