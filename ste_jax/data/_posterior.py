@@ -78,12 +78,15 @@ def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
     )
   w = as_float_array(wins, "wins")
   n = check_square(w, "wins")
-  wt = jnp.swapaxes(w, -1, -2)
-  # Pr(theta_ab < 1/2) = I_{1/2}(alpha + w_ab, alpha + w_ba), and Pr(>) = 1 - Pr(<) (the posterior
-  # is continuous): one incomplete beta per entry, the dominant cost of a bootstrap replica.
-  less = betainc(alpha + w, alpha + wt, jnp.full_like(w, 0.5))
-  d = jnp.maximum(1.0 - 2.0 * less, jnp.zeros_like(w))
-  # Exact zeros where the posterior is symmetric (equal counts, including unobserved pairs) and
-  # on the diagonal, independent of how the incomplete beta rounds.
-  diag = jnp.broadcast_to(jnp.eye(n, dtype=bool), w.shape)
-  return jnp.where((w == wt) | diag, jnp.zeros_like(w), d)
+  # One incomplete beta per unordered pair {a, b} (a < b), the dominant cost of a bootstrap
+  # replica: with Pr(theta_ab < 1/2) = I_{1/2}(alpha + w_ab, alpha + w_ba) =: q and Pr(>) = 1 - q
+  # (the posterior is continuous), D_ab = max(0, 1 - 2q) and D_ba = max(0, 2q - 1).
+  upper, lower = jnp.triu_indices(n, k=1)
+  w_ab, w_ba = w[..., upper, lower], w[..., lower, upper]
+  q = betainc(alpha + w_ab, alpha + w_ba, jnp.full_like(w_ab, 0.5))
+  # Exact zeros where the posterior is symmetric (equal counts, including unobserved pairs),
+  # independent of how the incomplete beta rounds; the diagonal stays 0.
+  margin = jnp.where(w_ab == w_ba, jnp.zeros_like(q), 1.0 - 2.0 * q)
+  zero = jnp.zeros_like(margin)
+  d = jnp.zeros_like(w).at[..., upper, lower].set(jnp.maximum(margin, zero))
+  return d.at[..., lower, upper].set(jnp.maximum(-margin, zero))
