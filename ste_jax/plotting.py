@@ -46,12 +46,31 @@ def _label_size(n: int) -> float:
   return float(max(4.0, min(9.0, 220.0 / max(n, 1))))
 
 
+# Largest number of edges of one kind (core / other) drawn with arrowheads.
+MAX_ARROWS = 120
+
+
+def _draw_edges(ax, xy, src, dst, *, color, lw: float, alpha: float, zorder: int) -> None:
+  """Edges ``src[i] -> dst[i]`` between points ``xy``: arrows, or plain lines when there are many."""
+  from matplotlib.collections import LineCollection
+
+  if len(src) > MAX_ARROWS:
+    segs = np.stack([xy[src], xy[dst]], axis=1)
+    ax.add_collection(LineCollection(segs, colors=color, linewidths=min(lw, 0.6), alpha=min(alpha, 0.3), zorder=zorder))
+    return
+  style = {"arrowstyle": "-|>", "color": color, "lw": lw, "alpha": alpha, "shrinkA": 9, "shrinkB": 9,
+           "mutation_scale": 8 + 3 * lw}
+  for s, d in zip(src, dst):
+    ax.annotate("", xy=xy[d], xytext=xy[s], zorder=zorder, arrowprops=style)
+
+
 def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title: str | None = None):
   """The majority tournament on a circle, core members highlighted, core edges drawn as arrows.
 
-  Every strict majority edge (``P[a, b] > 1/2``) is a line; the edges among core members (the
-  ones that close the core's cycles) are red arrows, the rest faint grey lines. Agents are placed
-  on a circle in ``scores`` order (best at the top, clockwise), or in index order.
+  Every strict majority edge (``P[a, b] > 1/2``) is an arrow from winner to loser; the edges among
+  core members (the ones that close the core's cycles) are red, the rest faint grey. A group of
+  more than ``MAX_ARROWS`` edges is drawn as plain lines (arrowheads would hide the graph). Agents
+  are placed on a circle in ``scores`` order (best at the top, clockwise), or in index order.
 
   Args:
     P: ``(n, n)`` tournament.
@@ -65,8 +84,6 @@ def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title:
   Returns:
     The matplotlib ``Figure``.
   """
-  from matplotlib.collections import LineCollection
-
   P = _as_square(P)
   n = P.shape[0]
   core = np.asarray(core, dtype=bool)
@@ -80,19 +97,8 @@ def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title:
   strict = (P > 0.5) & ~np.eye(n, dtype=bool)
   src, dst = np.nonzero(strict)
   inner = core[src] & core[dst]
-  if np.any(~inner):
-    segs = np.stack([xy[src[~inner]], xy[dst[~inner]]], axis=1)
-    ax.add_collection(LineCollection(segs, colors=OTHER_COLOR, linewidths=0.5, alpha=0.25, zorder=1))
-  if np.sum(inner) > 120:  # a large core: arrowheads would hide the graph
-    segs = np.stack([xy[src[inner]], xy[dst[inner]]], axis=1)
-    ax.add_collection(LineCollection(segs, colors=CORE_COLOR, linewidths=0.6, alpha=0.3, zorder=2))
-    src, dst, inner = src[:0], dst[:0], inner[:0]
-  for s, d in zip(src[inner], dst[inner]):
-    ax.annotate(
-        "", xy=xy[d], xytext=xy[s], zorder=2,
-        arrowprops={"arrowstyle": "-|>", "color": CORE_COLOR, "lw": 1.4, "shrinkA": 9, "shrinkB": 9,
-                    "mutation_scale": 12},
-    )
+  _draw_edges(ax, xy, src[~inner], dst[~inner], color=OTHER_COLOR, lw=0.7, alpha=0.35, zorder=1)
+  _draw_edges(ax, xy, src[inner], dst[inner], color=CORE_COLOR, lw=1.4, alpha=1.0, zorder=2)
   ax.scatter(xy[~core, 0], xy[~core, 1], s=60, color=OTHER_COLOR, zorder=3, label="other agents")
   ax.scatter(xy[core, 0], xy[core, 1], s=110, color=CORE_COLOR, zorder=4, label="core")
   fs = _label_size(n)

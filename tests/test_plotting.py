@@ -32,6 +32,32 @@ def test_tournament_graph(tmp_path):
   _png(plotting.plot_tournament(P, agents, core, scores=np.arange(5.0)[::-1]), tmp_path / "g.png")
 
 
+def test_tournament_graph_draws_every_majority_edge_as_an_arrow_from_winner_to_loser():
+  from matplotlib.text import Annotation
+
+  P, agents, core = _tournament()
+  fig = plotting.plot_tournament(P, agents, core)
+  ax = fig.axes[0]
+  arrows = [t for t in ax.texts if isinstance(t, Annotation)]
+  assert len(arrows) == 10  # all 10 pairs of the 5 agents have a strict majority
+  xy = {i: np.array([np.cos(a), np.sin(a)]) for i, a in enumerate(np.pi / 2 - 2 * np.pi * np.arange(5) / 5)}
+  drawn = {(int(np.argmin([np.linalg.norm(np.asarray(t.xyann) - xy[i]) for i in range(5)])),
+            int(np.argmin([np.linalg.norm(np.asarray(t.xy) - xy[i]) for i in range(5)]))) for t in arrows}
+  assert drawn == {(a, b) for a in range(5) for b in range(5) if P[a, b] > 0.5}
+
+
+def test_tournament_graph_draws_lines_when_there_are_too_many_edges():
+  from matplotlib.collections import LineCollection
+
+  n = 20  # 190 edges, all outside the (empty) core: more than MAX_ARROWS
+  P = np.triu(np.full((n, n), 0.9), 1) + np.tril(np.full((n, n), 0.1), -1) + 0.5 * np.eye(n)
+  fig = plotting.plot_tournament(P, [f"a{i}" for i in range(n)], np.zeros(n, bool))
+  ax = fig.axes[0]
+  assert not ax.texts[n:]  # only the n labels, no arrows
+  lines = [c for c in ax.collections if isinstance(c, LineCollection)]
+  assert sum(len(c.get_segments()) for c in lines) == n * (n - 1) // 2
+
+
 def test_heatmap(tmp_path):
   P, agents, _ = _tournament()
   _png(plotting.plot_heatmap(P, agents, scores=np.array([0.9, 0.8, 0.7, 0.1, 0.0])), tmp_path / "h.png")
