@@ -100,7 +100,7 @@ tournament, compute STE Top-Cycle / Uncovered-Set scores with bootstrap uncertai
 win rate and Bradley–Terry. Public API only."""),
     ("code", """%matplotlib inline
 import importlib.resources
-import jax, jax.numpy as jnp, numpy as np
+import jax, numpy as np
 import ste_jax as ste
 from ste_jax import plotting
 
@@ -214,7 +214,7 @@ Paper §6.1–6.4: a tournament whose Top Cycle is a planted cyclic core, noisy 
 pairs, and the question whether each method's top-|C| set recovers the core. The full grid with the
 paper's tables is `python benchmarks/planted_core.py` (results in `benchmarks/RESULTS.md`); this
 notebook runs a small slice with the public API only: n = 30, |C| = 5, 12 seeds per setting."""),
-    ("code", """import jax, jax.numpy as jnp, numpy as np
+    ("code", """import jax, numpy as np
 import matplotlib.pyplot as plt
 import ste_jax as ste
 from ste_jax.stats import top_k_f1, auroc
