@@ -13,7 +13,8 @@ comparisons, counts wins, builds the posterior-edge tournament ``D`` (paper Eq.
   reported per replica; results are not synchronized inside the loop (dispatch may pipeline).
 
 Counting: ``pair_counts`` (+ ``posterior_edges`` or ``win_rate_tournament``) on ``m`` comparisons,
-against a NumPy baseline (``np.bincount`` + ``scipy.special.betainc``) in the same run.
+against a NumPy baseline (``np.bincount`` + ``scipy.special.betainc``) in the same run, and
+``posterior_edges`` alone on the ``(n, n)`` counts.
 
 Usage:
   python benchmarks/bootstrap.py           # n=100, m=1e5, R=1000, batch sizes 1 10 100; counts on 1e6
@@ -113,12 +114,15 @@ def child_counts(method: str, n: int, m: int) -> dict:
 
   from ste_jax.data import pair_counts, posterior_edges, win_rate_tournament
 
+  if method == "posterior_edges":  # the estimator alone, on the (n, n) counts
+    compile_s, run_s = compile_and_time(posterior_edges, pair_counts(c).wins, reps=20, min_time=0.5)
+    return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
   fns = {
       "pair_counts": lambda c: pair_counts(c).wins,
       "pair_counts+posterior_edges": lambda c: posterior_edges(pair_counts(c).wins),
       "pair_counts+win_rate_tournament": lambda c: win_rate_tournament(pair_counts(c)),
   }
-  compile_s, run_s = compile_and_time(fns[method], c, reps=5)
+  compile_s, run_s = compile_and_time(fns[method], c, reps=20, min_time=0.5)
   return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
 
 
@@ -135,7 +139,7 @@ def main():
   parser.add_argument(
       "--batch-sizes", type=int, nargs="+", default=[1, 10, 100], help="0 = all replicas in one vmap (batch_size=None)"
   )
-  parser.add_argument("--loop-replicas", type=int, default=50, help="replicas timed for the loop baseline")
+  parser.add_argument("--loop-replicas", type=int, default=200, help="replicas timed for the loop baseline")
   parser.add_argument("--count-comparisons", type=int, default=1_000_000)
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -186,14 +190,19 @@ def main():
   print()
   print("| computation | compile (s) | run (s) | comparisons/s | peak RSS (MB) |")
   print("|---|---:|---:|---:|---:|")
-  for method in ("pair_counts", "pair_counts+posterior_edges", "pair_counts+win_rate_tournament", "numpy"):
+  methods = ("pair_counts", "pair_counts+posterior_edges", "pair_counts+win_rate_tournament", "numpy", "posterior_edges")
+  for method in methods:
     r = run_child(__file__, ["counts", method, n, mc])
-    label = "NumPy bincount + scipy betainc (baseline for posterior_edges)" if method == "numpy" else method
+    label = {
+        "numpy": "NumPy bincount + scipy betainc (baseline for posterior_edges)",
+        "posterior_edges": f"posterior_edges alone, on the {n} x {n} counts",
+    }.get(method, method)
     if "error" in r:
       print(f"| {label} | error: {r['error']} ||||")
       continue
+    rate = "—" if method == "posterior_edges" else f"{mc / r['run_s']:.3g}"
     print(
-        f"| {label} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {mc / r['run_s']:.3g} | {r['peak_rss_mb']:.0f} |",
+        f"| {label} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {rate} | {r['peak_rss_mb']:.0f} |",
         flush=True,
     )
 
