@@ -2,11 +2,14 @@
 
 Baseline: a literal dense transcription of the paper's equations (``tests/oracles.py``: K smooth
 max-min products with K = n - 1, a dense (c, a, b) cover tensor, plain autodiff), measured in the
-same run where it fits in memory. Also times the hard ``top_cycle`` / ``uncovered_set``.
+same run where it fits in memory. Also times ``jax.vmap`` over a batch of tournaments with the
+kernels of the batch run as a loop over items (the CPU default) and with a batch axis (the
+accelerator default, ``ste_jax/ops/_batching.py``), and the hard ``top_cycle`` / ``uncovered_set``.
 
 Usage:
   python benchmarks/operators.py                   # n in 100 200 500 1000 2000
   python benchmarks/operators.py --sizes 100 1000  # a subset
+  python benchmarks/operators.py --sizes --hard-n 0 --batch 100 100   # only the batched comparison
 Each configuration runs in its own process so peak RSS is per configuration.
 """
 
@@ -33,14 +36,25 @@ def make_tournament(n: int, seed: int = 0) -> np.ndarray:
   return P.astype(np.float32)
 
 
-def child(n: int, method: str) -> dict:
+def child(n: int, method: str, batch: int = 0) -> dict:
   import jax
   import jax.numpy as jnp
 
   import ste_jax
 
   P = jnp.asarray(make_tournament(n))
-  if method == "ste":
+  if method in ("batch-loop", "batch-axis"):
+    from ste_jax.ops import _batching
+
+    # How jax.vmap runs the kernels of a batch on this backend: a loop over items or a batch axis.
+    _batching._LOOP_PLATFORMS = ("cpu", "cuda", "rocm", "tpu") if method == "batch-loop" else ()
+    P = jnp.asarray(np.stack([make_tournament(n, seed=i) for i in range(batch)]))
+
+    def scores(P):
+      s = jax.vmap(lambda p: ste_jax.ste_scores(p, tau=0.05))(P)
+      return s.top_cycle, s.uncovered
+
+  elif method == "ste":
     def scores(P):
       s = ste_scores_fn(P)
       return s.top_cycle, s.uncovered
@@ -82,34 +96,60 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--sizes", type=int, nargs="*", default=[100, 200, 500, 1000, 2000])
   parser.add_argument("--hard-n", type=int, default=1000)
-  parser.add_argument("--child", nargs=2, metavar=("N", "METHOD"), help=argparse.SUPPRESS)
+  parser.add_argument(
+      "--batch", type=int, nargs=2, default=[100, 100], metavar=("B", "N"),
+      help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
+  )
+  parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.child:
-    print(json.dumps(child(int(args.child[0]), args.child[1])))
+    n, method, *batch = args.child
+    print(json.dumps(child(int(n), method, *map(int, batch))))
     return
 
   print(f"machine: {machine_description()}")
-  print("ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P")
-  print()
-  print(
-      "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
-      "| fwd+bwd vs naive |"
-  )
-  print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
-  for n in args.sizes:
-    rows = {"ste": run_child(__file__, [n, "ste"])}
-    if n <= NAIVE_MAX_N:
-      rows["naive"] = run_child(__file__, [n, "naive"])
+  if args.sizes:
+    print("ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P")
+    print()
+    print(
+        "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
+        "| fwd+bwd vs naive |"
+    )
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for n in args.sizes:
+      rows = {"ste": run_child(__file__, [n, "ste"])}
+      if n <= NAIVE_MAX_N:
+        rows["naive"] = run_child(__file__, [n, "naive"])
+      for method, r in rows.items():
+        if "error" in r:
+          print(f"| {n} | {method} | error: {r['error']} ||||||| ")
+          continue
+        ratio = ""
+        if method == "ste" and "naive" in rows and "error" not in rows["naive"]:
+          ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
+        print(
+            f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
+            f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
+            flush=True,
+        )
+  B, nb = args.batch
+  if B:
+    print()
+    print(f"jax.vmap of ste_scores over B = {B} tournaments of n = {nb}: the kernels of the batch as a loop vs a batch axis")
+    print()
+    print("| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    rows = {m: run_child(__file__, [nb, m, B]) for m in ("batch-loop", "batch-axis")}
     for method, r in rows.items():
       if "error" in r:
-        print(f"| {n} | {method} | error: {r['error']} ||||||| ")
+        print(f"| {method} | error: {r['error']} |||||||")
         continue
-      ratio = ""
-      if method == "ste" and "naive" in rows and "error" not in rows["naive"]:
-        ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
+      loop = rows["batch-loop"]
+      ratio = "" if method == "batch-loop" or "error" in loop else f"{loop['forward_backward_s'] / r['forward_backward_s']:.2f}x"
       print(
-          f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
-          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
+          f"| {method.removeprefix('batch-')} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | "
+          f"{fmt(r['forward_backward_s'])} | {1e3 * r['forward_backward_s'] / B:.2f} | {r['peak_rss_mb']:.0f} | "
+          f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
           flush=True,
       )
   if args.hard_n:

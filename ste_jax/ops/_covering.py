@@ -128,9 +128,8 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
 def _kernels(hard: bool):
   """Single-tournament kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled into a loop several times slower
-  per item; on a GPU it is what fills the device (see
-  :func:`~ste_jax.ops._batching.vmap_by_platform`).
+  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled to slower code; on a GPU it is
+  what fills the device (measured figures: :mod:`ste_jax.ops._batching`).
   """
   fwd = vmap_by_platform(functools.partial(_forward_single, hard=hard))
   bwd = vmap_by_platform(functools.partial(_backward_single, hard=hard))

@@ -125,9 +125,9 @@ def _scatter_to_edges_single(edge: jax.Array, g: jax.Array) -> jax.Array:
 def _kernels(K: int):
   """Single-matrix kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  On XLA:CPU a leading batch axis on every Floyd--Warshall step compiled into a slower loop than
-  the 2-D one (``PERF_NOTES``); on a GPU the batch axis is what fills the device (see
-  :func:`~ste_jax.ops._batching.vmap_by_platform`).
+  On XLA:CPU a leading batch axis on every Floyd--Warshall step compiled to slower code than the
+  2-D loop; on a GPU the batch axis is what fills the device (measured figures:
+  :mod:`ste_jax.ops._batching`).
   """
   closure = vmap_by_platform(functools.partial(_closure_single, K=K))
   with_edges = vmap_by_platform(functools.partial(_closure_with_edges_single, K=K))
