@@ -45,6 +45,9 @@ def test_nested_vmap_equals_per_item(batching):
   out = jax.vmap(jax.vmap(wrapped, in_axes=(0, None)), in_axes=(0, 0))(xs, jnp.array([1.0, -1.0], jnp.float32))
   ref = jnp.cumsum(xs, axis=-1) * jnp.array([1.0, -1.0], jnp.float32)[:, None, None]
   np.testing.assert_allclose(out, ref)
+  # A batch axis that is not the leading one.
+  out = jax.vmap(wrapped, in_axes=(1, None))(xs[0], jnp.float32(2.0))
+  np.testing.assert_allclose(out, 2.0 * jnp.cumsum(xs[0].T, axis=-1))
 
 
 @pytest.mark.parametrize("max_path_length", [None, 2])
