@@ -95,3 +95,21 @@ def validate_path_length(max_path_length, name: str = "max_path_length") -> None
     raise ValueError(f"{name} must be None or an integer >= 1, got {max_path_length!r}.")
   if max_path_length < 1:
     raise ValueError(f"{name} (K) must be >= 1, got {max_path_length}.")
+
+
+def validate_symmetric_prior(prior, name: str = "prior") -> tuple[float, float]:
+  """Checks a symmetric Beta prior ``(alpha, alpha)`` with finite ``alpha > 0``; returns it as floats.
+
+  The posterior-edge estimator (paper §6, Eq. ``posterior_edge_estimator``) needs a symmetric
+  prior: an asymmetric one would make ``D`` depend on which agent of a pair is called ``a``.
+  """
+  try:
+    alpha, beta = (float(x) for x in prior)
+  except (TypeError, ValueError) as e:
+    raise ValueError(f"{name} must be a pair (alpha, beta) of numbers, got {prior!r}.") from e
+  if not (alpha > 0 and alpha == beta and np.isfinite(alpha)):
+    raise ValueError(
+        f"{name} must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}: an "
+        "asymmetric prior would make D depend on the order of each pair."
+    )
+  return alpha, beta

@@ -1,10 +1,10 @@
-"""validate_tournament: each problem it knows raises a clear ValueError."""
+"""Eager validation: each problem it knows raises a clear ValueError naming the argument."""
 
 import numpy as np
 import pytest
 
 from ste_jax import validate_tournament
-from ste_jax._validation import validate_path_length, validate_temperature
+from ste_jax._validation import validate_path_length, validate_symmetric_prior, validate_temperature
 
 GOOD = np.array([[0.5, 0.7, 0.3], [0.3, 0.5, 0.7], [0.7, 0.3, 0.5]])
 
@@ -52,3 +52,14 @@ def test_temperatures_and_path_length():
   for bad in [0, -2, 1.5, True]:
     with pytest.raises(ValueError, match="max_path_length"):
       validate_path_length(bad)
+
+
+@pytest.mark.parametrize("prior", [(1.0, 2.0), (0.0, 0.0), (-1.0, -1.0), (float("inf"),) * 2, (float("nan"),) * 2, (1.0,), "ab", 3])
+def test_validate_symmetric_prior_rejects_bad_priors(prior):
+  with pytest.raises(ValueError, match="my_prior"):
+    validate_symmetric_prior(prior, "my_prior")
+
+
+def test_validate_symmetric_prior_accepts_and_converts():
+  assert validate_symmetric_prior((1, 1)) == (1.0, 1.0)
+  assert validate_symmetric_prior(np.array([0.5, 0.5])) == (0.5, 0.5)

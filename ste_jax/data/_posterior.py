@@ -18,6 +18,7 @@ import jax.numpy as jnp
 from jax.scipy.special import betainc
 
 from ste_jax._checks import as_float_array, check_square
+from ste_jax._validation import validate_symmetric_prior
 
 from ._counts import PairCounts
 
@@ -67,15 +68,7 @@ def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
   """
   if isinstance(wins, PairCounts):
     wins = wins.wins
-  try:
-    alpha, beta = (float(x) for x in prior)
-  except (TypeError, ValueError) as e:
-    raise ValueError(f"prior must be a pair (alpha, beta) of numbers, got {prior!r}.") from e
-  if not (alpha > 0 and alpha == beta and alpha < float("inf")):
-    raise ValueError(
-        f"prior must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}: an "
-        "asymmetric prior would make D depend on the order of each pair."
-    )
+  alpha, _ = validate_symmetric_prior(prior)
   w = as_float_array(wins, "wins")
   n = check_square(w, "wins")
   # One incomplete beta per unordered pair {a, b} (a < b), the dominant cost of a bootstrap

@@ -33,6 +33,7 @@ from jax import lax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ste_jax._validation import validate_symmetric_prior
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.ops import STEScores, ste_scores, ste_scores_from_edges
 
@@ -424,12 +425,7 @@ def ste_score_fn(
   if max_path_length is not None:
     _check_positive_int(max_path_length, "max_path_length")
     max_path_length = int(max_path_length)
-  try:
-    prior = tuple(float(x) for x in prior)
-  except (TypeError, ValueError) as e:
-    raise ValueError(f"prior must be a pair (alpha, beta) of numbers, got {prior!r}.") from e
-  if len(prior) != 2 or not (prior[0] > 0 and prior[0] == prior[1] and math.isfinite(prior[0])):
-    raise ValueError(f"prior must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}.")
+  prior = validate_symmetric_prior(prior)
   missing = float(missing)
   if not (missing != missing or 0 <= missing <= 1):
     raise ValueError(f"missing must be in [0, 1] or NaN, got {missing}.")
