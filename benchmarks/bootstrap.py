@@ -8,9 +8,12 @@ comparisons, counts wins, builds the posterior-edge tournament ``D`` (paper Eq.
 * ``bootstrap_scores``: ``stats.bootstrap_scores(..., batch_size=B)``: one jit-compiled computation over all
   replicas (``lax.map`` over chunks of ``B`` vmapped replicas; ``B = 1`` is a compiled sequential
   loop, often the fastest on CPU, where vmapped replicas cost more per item).
-* ``Python loop``: the baseline, a Python loop over replica keys calling one jit-compiled single-replica
-  function (``ste_score_fn(resample_comparisons(key, c))``), timed on a subset of the replicas and
-  reported per replica; results are not synchronized inside the loop (dispatch may pipeline).
+* ``Python loop, jitted replica``: the baseline of the issue's target, a Python loop over replica
+  keys calling one jit-compiled single-replica function (``ste_score_fn(resample_comparisons(key,
+  c))``), timed on ``--loop-replicas`` replicas and reported per replica; results are not
+  synchronized inside the loop (dispatch may pipeline).
+* ``Python loop, un-jitted replica``: the same loop without ``jax.jit`` (operations dispatched one
+  by one), timed on a tenth as many replicas: what a loop written without ``jit`` costs.
 
 Counting: ``pair_counts`` (+ ``posterior_edges`` or ``win_rate_tournament``) on ``m`` comparisons,
 against a NumPy baseline (``np.bincount`` + ``scipy.special.betainc``) in the same run, and
@@ -83,6 +86,19 @@ def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int,
     jax.block_until_ready(out)
     run_s = time.perf_counter() - t0
     return {"compile_s": compile_s, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
+  if method == "eager":
+    # What a loop without jax.jit costs: every operation dispatched on its own (JAX caches the
+    # compiled operations, and the warm-up call fills that cache).
+    def replica(k, c):
+      return score_fn(stats.resample_comparisons(k, c))
+
+    keys = jax.random.split(jax.random.key(0), loop_replicas + 1)
+    jax.block_until_ready(replica(keys[0], c))  # warm-up
+    t0 = time.perf_counter()
+    out = [replica(keys[i + 1], c) for i in range(loop_replicas)]
+    jax.block_until_ready(out)
+    run_s = time.perf_counter() - t0
+    return {"compile_s": None, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
   raise ValueError(method)
 
 
@@ -162,25 +178,28 @@ def main():
   )
   print()
   print(
-      "| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs loop | peak RSS (MB) "
-      "| peak device (MB) |"
+      "| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs jitted loop "
+      "| vs un-jitted loop | peak RSS (MB) | peak device (MB) |"
   )
-  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+  print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   loop = run_child(__file__, ["bootstrap", "loop", n, m, R, 0, args.loop_replicas])
+  eager = run_child(__file__, ["bootstrap", "eager", n, m, R, 0, max(1, args.loop_replicas // 10)])
   loop_rate = None if "error" in loop else loop["replicas"] / loop["run_s"]
-  rows = [("Python loop, jitted replica", "—", loop)]
+  eager_rate = None if "error" in eager else eager["replicas"] / eager["run_s"]
+  rows = [("Python loop, jitted replica", "—", loop), ("Python loop, un-jitted replica", "—", eager)]
   for b in args.batch_sizes:
     label = str(b) if b else "all (None)"
     rows.append(("bootstrap_scores", label, run_child(__file__, ["bootstrap", "vmap", n, m, R, b, 0])))
   for method, b, r in rows:
     if "error" in r:
-      print(f"| {method} | {b} | error: {r['error']} |||||||")
+      print(f"| {method} | {b} | error: {r['error']} ||||||||")
       continue
     rate = r["replicas"] / r["run_s"]
-    ratio = f"{rate / loop_rate:.1f}x" if loop_rate and r is not loop else ""
+    ratio = f"{rate / loop_rate:.3g}x" if loop_rate and r is not loop else ""
+    ratio_eager = f"{rate / eager_rate:.3g}x" if eager_rate and r is not eager else ""
     print(
         f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | {rate:.1f} | {ratio} | "
-        f"{r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
+        f"{ratio_eager} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
         flush=True,
     )
 
