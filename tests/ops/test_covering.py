@@ -17,13 +17,11 @@ def random_edges(rng, n):
   return D
 
 
-@pytest.fixture(params=[None, 20, 200], ids=["one_block", "column_parts", "padded_row_blocks"])
+@pytest.fixture(params=[None, 20], ids=["one_chunk", "many_padded_chunks"])
 def block_budget(request, monkeypatch):
-  """Also runs each test with tiny blocks: one row split into column parts, or a few rows per step
-  with the last step padded past n."""
+  """Also runs each test with tiny chunks of index pairs (several chunks, the last one padded)."""
   if request.param is not None:
-    monkeypatch.setattr(_covering, "_FORWARD_BLOCK_ELEMENTS", request.param)
-    monkeypatch.setattr(_covering, "_BACKWARD_BLOCK_ELEMENTS", request.param)
+    monkeypatch.setattr(_covering, "_CHUNK_ELEMENTS", request.param)
   return request.param
 
 
