@@ -74,32 +74,26 @@ def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int,
 
     compile_s, run_s = compile_and_time(run, jax.random.key(0), c, reps=1)
     return {"compile_s": compile_s, "run_s": run_s, "replicas": replicas, **memory_report()}
-  if method == "loop":
-    single = jax.jit(lambda k, c: score_fn(stats.resample_comparisons(k, c)))
-    keys = jax.random.split(jax.random.key(0), loop_replicas + 1)
-    t0 = time.perf_counter()
-    compiled = single.lower(keys[0], c).compile()
-    compile_s = time.perf_counter() - t0
-    jax.block_until_ready(compiled(keys[0], c))  # warm-up
-    t0 = time.perf_counter()
-    out = [compiled(keys[i + 1], c) for i in range(loop_replicas)]
-    jax.block_until_ready(out)
-    run_s = time.perf_counter() - t0
-    return {"compile_s": compile_s, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
-  if method == "eager":
-    # What a loop without jax.jit costs: every operation dispatched on its own (JAX caches the
-    # compiled operations, and the warm-up call fills that cache).
-    def replica(k, c):
-      return score_fn(stats.resample_comparisons(k, c))
+  if method not in ("loop", "eager"):
+    raise ValueError(method)
 
-    keys = jax.random.split(jax.random.key(0), loop_replicas + 1)
-    jax.block_until_ready(replica(keys[0], c))  # warm-up
+  def replica(k, c):
+    return score_fn(stats.resample_comparisons(k, c))
+
+  keys = jax.random.split(jax.random.key(0), loop_replicas + 1)
+  compile_s = None
+  if method == "loop":
     t0 = time.perf_counter()
-    out = [replica(keys[i + 1], c) for i in range(loop_replicas)]
-    jax.block_until_ready(out)
-    run_s = time.perf_counter() - t0
-    return {"compile_s": None, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
-  raise ValueError(method)
+    replica = jax.jit(replica).lower(keys[0], c).compile()
+    compile_s = time.perf_counter() - t0
+  # "eager": no jax.jit, every operation dispatched on its own (JAX caches the compiled
+  # operations, and the warm-up call fills that cache).
+  jax.block_until_ready(replica(keys[0], c))  # warm-up
+  t0 = time.perf_counter()
+  out = [replica(keys[i + 1], c) for i in range(loop_replicas)]
+  jax.block_until_ready(out)
+  run_s = time.perf_counter() - t0
+  return {"compile_s": compile_s, "run_s": run_s, "replicas": loop_replicas, **memory_report()}
 
 
 def child_counts(method: str, n: int, m: int) -> dict:

@@ -1,9 +1,9 @@
-"""Each figure function of :mod:`ste_jax.plotting` writes a non-empty PNG."""
+"""Figures of :mod:`ste_jax.plotting`: what they draw (order, directions, values) and that they write a PNG."""
 
 import numpy as np
 import pytest
 
-pytest.importorskip("matplotlib")
+matplotlib = pytest.importorskip("matplotlib")
 
 from ste_jax import plotting  # noqa: E402
 from ste_jax._report_table import ScoreTable  # noqa: E402
@@ -60,7 +60,13 @@ def test_tournament_graph_draws_lines_when_there_are_too_many_edges():
 
 def test_heatmap(tmp_path):
   P, agents, _ = _tournament()
-  _png(plotting.plot_heatmap(P, agents, scores=np.array([0.9, 0.8, 0.7, 0.1, 0.0])), tmp_path / "h.png")
+  scores = np.array([0.1, 0.8, 0.7, 0.9, 0.0])
+  fig = plotting.plot_heatmap(P, agents, scores=scores)
+  ax = fig.axes[0]
+  order = [3, 1, 2, 0, 4]  # by decreasing score
+  np.testing.assert_array_equal(ax.images[0].get_array(), P[np.ix_(order, order)])
+  assert [t.get_text() for t in ax.get_yticklabels()] == [agents[i] for i in order]
+  _png(fig, tmp_path / "h.png")
 
 
 def test_score_bars(tmp_path):
@@ -68,7 +74,14 @@ def test_score_bars(tmp_path):
   s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
   lo, hi = s - 0.05, np.minimum(s + 0.05, 1.0)
   lo[4] = np.nan
-  _png(plotting.plot_score_bars(agents, s, lower=lo, upper=hi, core=core), tmp_path / "b.png")
+  fig = plotting.plot_score_bars(agents, s[::-1], lower=lo[::-1], upper=hi[::-1], core=core[::-1])
+  ax = fig.axes[0]
+  bars = ax.patches  # drawn top to bottom, by decreasing score
+  np.testing.assert_allclose([b.get_width() for b in bars], np.sort(s)[::-1])
+  assert [t.get_text() for t in ax.get_yticklabels()] == list(agents)[::-1]  # o4 has the top score
+  core_color = matplotlib.colors.to_rgba(plotting.CORE_COLOR)
+  assert [b.get_facecolor() == core_color for b in bars] == list(core)
+  _png(fig, tmp_path / "b.png")
 
 
 def test_save_report_figure(tmp_path):

@@ -24,9 +24,8 @@ from ste_jax._checks import as_float_array, as_temperature, check_square, eye_ma
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
 # Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
-# exponentials before reducing them, so a chunk must stay near cache size: whole ``(rows, n, n)``
-# blocks scaled badly at n = 2000 and much smaller chunks paid loop overhead (development
-# observations; ``benchmarks/operators.py`` measures the result).
+# exponentials before reducing them (``PERF_NOTES``), so a chunk is sized to stay near cache size;
+# ``benchmarks/operators.py`` measures the result.
 _CHUNK_ELEMENTS = 1 << 18
 
 
@@ -88,10 +87,10 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
   With ``G[c, a, b] = dv[c, a] w[c, a, b]`` (``w``: the weights over ``b``):
   ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs ``(c, b)``, reducing over ``a``) and
   ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs ``(a, b)``, reducing over ``c``). Each pass
-  sums over the minor axis of its ``(pairs, n)`` chunk: XLA:CPU reductions over a major axis,
-  ``einsum`` contractions or a leading batch axis compiled to slower code (development
-  observations; ``benchmarks/operators.py`` measures the chosen form). Recomputing the weights in each pass (two exponentials per triple)
-  is still the cheaper option. Returns ``(dD, dgamma)``.
+  sums over the minor axis of its ``(pairs, n)`` chunk, recomputing the weights (two exponentials
+  per triple) rather than storing them; ``PERF_NOTES`` records that ``einsum`` contractions of the
+  same backward were 5.5x slower on XLA:CPU, and ``benchmarks/operators.py`` measures the chosen
+  form. Returns ``(dD, dgamma)``.
   """
   n = D.shape[-1]
   DT = D.T

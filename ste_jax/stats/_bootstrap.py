@@ -83,8 +83,8 @@ def _multiplicities(key, m: int, method: str, dtype) -> jax.Array:
 def _block_multiplicities(keys, m: int, method: str, dtype) -> jax.Array:
   """``(B, m)`` multiplicities, row ``r`` equal to ``_multiplicities(keys[r], ...)``.
 
-  The multinomial counts of the whole block are one flat scatter-add (a vmapped scatter was slower per
-  replica on XLA:CPU while developing).
+  The multinomial counts of the whole block are one flat scatter-add over ``B * m`` offsets (rather
+  than a vmapped scatter).
   """
   num = keys.shape[0]
   if method != "multinomial" or m == 0 or num * m > 2**31 - 1:
