@@ -1,4 +1,5 @@
-# Two entry points for a fresh machine: `make test` and `make demo`.
+# Entry points for a fresh machine: `make test` (fast suite), `make test-slow` (tests marked
+# `slow`: statistical, subprocess and notebook runs) and `make demo`.
 # Each creates (or refreshes, when pyproject.toml changed) the virtualenv in .venv.
 PYTHON ?= python3
 VENV ?= .venv
@@ -20,7 +21,7 @@ test: $(STAMP)
 	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS) tests --doctest-modules ste_jax
 
 test-slow: $(STAMP)
-	$(PY) -m pytest -q -m slow $(PYTEST_ARGS)
+	$(PY) -m pytest -q -m slow $(PYTEST_ARGS) tests
 
 demo: $(STAMP)
 	$(PY) -m ste_jax demo

@@ -1,10 +1,13 @@
-"""Benchmark of ``ste_scores``: compile, forward, forward+backward time and peak RSS vs n.
+"""Benchmark of ``ste_scores``: compile, forward, forward+backward time and peak memory vs n.
 
-Baseline: a literal dense transcription of the paper's equations (``tests/oracles.py``: K smooth
-max-min products with K = n - 1, a dense (c, a, b) cover tensor, plain autodiff), measured in the
-same run where it fits in memory. Also times ``jax.vmap`` over a batch of tournaments with the
-kernels of the batch run as a loop over items (the CPU default) and with a batch axis (the
-accelerator default, ``ste_jax/ops/_batching.py``), and the hard ``top_cycle`` / ``uncovered_set``.
+Baseline: a literal dense transcription of the paper's equations (``tests/oracles.py``,
+``naive_ste_scores`` with the same settings as ``ste_scores``: tau = gamma = gamma_c = 0.05,
+reach_gamma = 0, so K = n - 1 exact (hard) max-min products, a dense (c, a, b) cover tensor and
+plain autodiff), measured in the same run where it fits in memory (n <= ``NAIVE_MAX_N``). Also
+times ``jax.vmap`` over a batch of tournaments with the kernels of the batch run as a loop over
+items (the CPU default) and with a batch axis (the accelerator default,
+``ste_jax/ops/_batching.py``), and the hard ``top_cycle`` / ``uncovered_set``. Inputs: random
+tournaments from :func:`make_tournament` (float32).
 
 Usage:
   python benchmarks/operators.py                   # n in 100 200 500 1000 2000
@@ -29,7 +32,8 @@ NAIVE_MAX_N = 100  # the literal transcription needs O(n^4) autodiff memory (abo
 
 
 def make_tournament(n: int, seed: int = 0) -> np.ndarray:
-  """A random tournament with a planted 5-cycle on top (float32)."""
+  """A random probabilistic tournament (float32): ``P[a, b] ~ U(0.05, 0.95)`` independently for
+  ``a < b``, ``P[b, a] = 1 - P[a, b]``, diagonal ``1/2``."""
   rng = np.random.default_rng(seed)
   upper = rng.uniform(0.05, 0.95, size=(n, n))
   P = np.triu(upper, 1) + np.tril(1.0 - upper.T, -1) + 0.5 * np.eye(n)

@@ -1,13 +1,18 @@
 """Trace-time shape and dtype checks shared by the operators.
 
-Everything here runs while JAX traces a function: it looks only at shapes and dtypes (static
-information), so it costs nothing under ``jit`` and never syncs with the device. Value checks
-(NaN, range, complementarity) live in :mod:`ste_jax.validation` and run in eager entry points.
+Everything here runs while JAX traces a function: it looks at shapes and dtypes (static
+information), so it costs nothing under ``jit`` and never syncs with the device. The one exception
+is a temperature that is *concrete* (a Python or NumPy number, or a JAX array that is not a tracer):
+its value is known when the operator is called, so :func:`as_temperature` checks it (a negative
+temperature would silently flip the tournament). Other value checks (NaN, range,
+complementarity) live in :mod:`ste_jax._validation` and run in eager entry points.
 """
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+
+from ste_jax._validation import validate_temperature
 
 
 def default_float_dtype() -> np.dtype:
@@ -51,16 +56,46 @@ def check_square(x: jax.Array, name: str) -> int:
   return x.shape[-1]
 
 
-def as_temperature(t, like: jax.Array, name: str) -> jax.Array:
-  """Converts a temperature to a scalar array of ``like``'s dtype (traced, never static).
+def check_temperature(t, name: str, *, allow_zero: bool = False) -> None:
+  """Checks that a temperature is a scalar and, when its value is concrete, finite and ``> 0``.
+
+  ``allow_zero=True`` also accepts ``0`` (the operator's exact hard limit). A traced value (inside
+  ``jit``, ``grad``, ``vmap``...) cannot be checked without a device sync: only its shape is.
 
   Raises:
-    ValueError: if ``t`` is not a scalar.
+    ValueError: naming the argument, if ``t`` is not a scalar, or is concrete and negative,
+      non-finite, or ``0`` where zero is not allowed.
   """
-  t = jnp.asarray(t)
-  if t.ndim != 0:
-    raise ValueError(f"{name} must be a scalar temperature; got shape {tuple(t.shape)}.")
-  return t.astype(like.dtype)
+  if jnp.ndim(t) != 0:
+    raise ValueError(f"{name} must be a scalar temperature; got shape {tuple(jnp.shape(t))}.")
+  if not isinstance(t, jax.core.Tracer):
+    validate_temperature(t, name, allow_zero=allow_zero)
+
+
+def as_temperature(t, like: jax.Array, name: str, *, allow_zero: bool = False) -> jax.Array:
+  """Converts a temperature to a scalar array of ``like``'s dtype (traced, never static).
+
+  Concrete values are checked by :func:`check_temperature` (``> 0``, or ``>= 0`` with
+  ``allow_zero``); traced values are not.
+
+  Raises:
+    ValueError: naming the argument, if ``t`` is not a scalar or is a concrete invalid value.
+  """
+  check_temperature(t, name, allow_zero=allow_zero)
+  return jnp.asarray(t).astype(like.dtype)
+
+
+def split_temperature(t: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """``(positive, t_safe)`` for the double-``where`` trick on a traced temperature.
+
+  ``positive = t > 0`` selects the smooth branch; ``t_safe`` is ``t`` there and ``1`` elsewhere, so
+  the smooth branch stays finite (and its gradient too: a ``0 * inf`` in the unselected branch
+  would still poison the gradient of a single ``where``). Operators return their exact hard limit
+  where ``positive`` is false: at a traced ``t = 0`` (and, since traced values cannot be checked,
+  at a traced negative ``t``).
+  """
+  positive = t > 0
+  return positive, jnp.where(positive, t, jnp.ones_like(t))
 
 
 def is_static_zero(t) -> bool:

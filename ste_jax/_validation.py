@@ -1,7 +1,12 @@
-"""Eager value checks for tournaments and temperatures (run outside ``jit``).
+"""Eager value checks for tournaments, temperatures and priors (run outside ``jit``).
 
-Operators check shapes and dtypes at trace time; *values* can only be checked on concrete arrays,
-so loaders, the CLI, ``fit`` and the bootstrap drivers call these before entering compiled code.
+Operators check shapes and dtypes at trace time; *values* can only be checked on concrete arrays.
+:func:`validate_tournament` is a public helper (``ste_jax.validate_tournament``) for checking a
+tournament ``P`` of one's own before scoring it: no library entry point calls it (not the
+operators, the loaders, the CLI, ``fit`` or the bootstrap). Of the scalar checks,
+:func:`validate_temperature` is called by the temperature schedules of ``ste_jax.training`` and
+:func:`validate_symmetric_prior` by ``posterior_edges`` and ``ste_score_fn`` (the bootstrap's
+settings); :func:`validate_path_length` has no caller in the library.
 """
 
 import numpy as np

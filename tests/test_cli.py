@@ -1,9 +1,11 @@
 """The ``ste-jax`` command line (issue 6): score, explain, demo, planted, errors.
 
 Commands run in-process through ``main(argv)`` (one subprocess test covers the entry point), with
-small bootstrap counts; results of the shared datasets are cached per module, so each dataset is
-scored once per output format. Hard cores and witnesses are checked against oracles computed here
-from the raw rows with pandas and networkx.
+small bootstrap counts; results of the real datasets are cached per module, so each dataset is
+scored once per output format. Vicuna-80 is the copy bundled with the package (the same file as
+``../shared/data/vicuna80_qlora_human/comparisons.csv``), so its tests run without ``../shared``;
+LLMFAO is not bundled and its tests skip when ``../shared`` is absent. Hard cores and witnesses
+are checked against oracles computed here from the raw rows with pandas and networkx.
 """
 
 import contextlib
@@ -38,6 +40,11 @@ def run(*argv):
 
 
 def dataset(name) -> pathlib.Path:
+  """The ``comparisons.csv`` of a real dataset: the bundled copy of Vicuna-80, others from ``../shared``."""
+  if name == _cli.DEMO_DATASET:
+    path = pathlib.Path(str(_cli.bundled_dataset_path()))
+    assert path.is_file(), f"bundled dataset {path} missing from the package"
+    return path
   path = SHARED / name / "comparisons.csv"
   if not path.is_file():
     pytest.skip(f"shared dataset {path} not present")

@@ -1,15 +1,41 @@
-"""``benchmarks/planted_core.py --quick`` runs end to end (issue 5): STE beats BTL at m = 50, mu = 0."""
+"""``benchmarks/planted_core.py``: a fast import check of its quick mode in the default suite, and
+(``slow``, ``make test-slow``) ``--quick`` end to end in a subprocess (issue 5): STE beats BTL at
+m = 50, mu = 0."""
 
+import dataclasses
+import importlib.util
 import pathlib
 import subprocess
 import sys
 
 import pandas as pd
+import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "benchmarks" / "planted_core.py"
 
 
+def _load_script():
+  spec = importlib.util.spec_from_file_location("_planted_core_script", SCRIPT)
+  module = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(module)  # imports nothing heavy: jax and the library load inside main()
+  return module
+
+
+def test_planted_core_quick_mode_imports(tmp_path):
+  script = _load_script()
+  assert callable(script.main)
+  args = script.parse_args(["--quick", "--no-progress", "--out", str(tmp_path)])
+  assert args.quick and args.no_progress and args.out == str(tmp_path)
+  quick, full = script.QUICK, script.FULL
+  for field in dataclasses.fields(quick):  # the quick slice is a sub-grid of the full run
+    q, f = getattr(quick, field.name), getattr(full, field.name)
+    if isinstance(q, tuple):
+      assert set(q) <= set(f), (field.name, q, f)
+  assert quick.num_seeds < full.num_seeds and quick.boot_replicas < full.boot_replicas
+
+
+@pytest.mark.slow
 def test_planted_core_quick(tmp_path):
   out = tmp_path / "planted_core"
   proc = subprocess.run(

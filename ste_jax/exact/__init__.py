@@ -1,6 +1,10 @@
-"""Hard tournament solutions (independent of the soft operators in :mod:`ste_jax.ops`) and their
-witnesses (majority paths and covers)."""
+"""Hard tournament solutions (independent of the soft operators in :mod:`ste_jax.ops`), the same
+solutions of arbitrary (complete or partial) Boolean relations, and their witnesses (majority paths
+and covers)."""
 
+from ste_jax.exact._relations import condensation_tiers as condensation_tiers
+from ste_jax.exact._relations import reach_all as reach_all
+from ste_jax.exact._relations import uncovered_in_relation as uncovered_in_relation
 from ste_jax.exact._solutions import condorcet_winner as condorcet_winner
 from ste_jax.exact._solutions import copeland_set as copeland_set
 from ste_jax.exact._solutions import majority_tournament as majority_tournament
@@ -13,14 +17,17 @@ from ste_jax.exact._witnesses import reached_agents as reached_agents
 from ste_jax.exact._witnesses import witness_path as witness_path
 
 __all__ = [
+    "condensation_tiers",
     "condorcet_winner",
     "copeland_set",
     "cover_refutations",
     "coverers",
     "majority_reach_tree",
     "majority_tournament",
+    "reach_all",
     "reached_agents",
     "top_cycle",
+    "uncovered_in_relation",
     "uncovered_set",
     "witness_path",
 ]

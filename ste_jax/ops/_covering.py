@@ -2,15 +2,24 @@
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
 ``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
-It is computed in chunks of index pairs, flash-attention style:
+It is computed in chunks of index pairs, flash-attention style (``lax.map`` over the chunks):
 
+* the ``n * n`` index pairs, in row-major order, are split into chunks of
+  ``min(n^2, max(1, 2^18 // n))`` pairs (zero-padded at the end), so that one chunk's
+  ``(pairs, n)`` intermediate has at most ``max(n, 2^18)`` elements (1 MB in float32 for
+  ``n <= 2^18``), near cache size (``_CHUNK_ELEMENTS``);
 * forward: per chunk of pairs ``(c, a)``, the witness terms over ``b`` are formed, reduced to their
-  maximum and log-sum-exp, and discarded; only two ``n x n`` arrays are kept;
-* backward: the softmax weights are recomputed chunk by chunk from those two arrays and contracted
-  with the cotangent.
+  maximum ``M`` and log-sum-exp ``aux``, and discarded; the custom VJP keeps ``D``, ``v``, ``M``
+  and ``aux`` (four ``n x n`` arrays) as residuals;
+* backward: two passes over the same chunks (pairs ``(c, b)`` and ``(a, b)``) recompute the softmax
+  weights from ``M`` and ``aux`` and contract them with the cotangent.
 
-Forward and backward need ``O(n^2)`` memory (plus one cache-sized chunk) instead of the ``O(n^3)``
-that autodiff would store.
+Memory, forward and backward: ``O(n^2)`` -- a few ``n x n`` arrays (the residuals, the two
+``int32`` index arrays of the chunked pairs, the backward's transposes and partial gradients) plus
+the intermediates of one chunk, each at most ``max(n, 2^18)`` elements -- instead of the
+``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store. A batch ``(B, n, n)`` runs
+as a loop over its items on CPU (the memory of one item) and with a batch axis on other backends
+(``B`` times as much; :mod:`ste_jax.ops._batching`).
 """
 
 import functools
@@ -20,7 +29,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
 # Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
@@ -47,12 +56,28 @@ def _unchunk(x: jax.Array, n: int) -> jax.Array:
   return x.reshape(-1)[: n * n].reshape(n, n)
 
 
+def _divisor(g):
+  """The exponent divisor of the soft kernels: ``g`` if ``g > 0``, else the smallest normal number.
+
+  At a traced ``g = 0`` this turns ``exp((term - M) / g)`` into the hard limit without a 0/0: the
+  kernels set the exponent of the maximizers (``term >= M``) to exactly 0, so ``exp`` gives 1 there
+  and ``exp(-huge) = 0`` elsewhere; ``aux`` is then the log of the number of maximizers and the
+  weights are the even argmax split of the ``hard`` kernels. (The explicit ``term >= M`` is needed:
+  XLA may contract ``term - M`` into a fused multiply-add whose rounding residual at a maximizer,
+  divided by a tiny ``g``, would overflow.) A scalar select, outside the chunk loops.
+  """
+  return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
+
+
 def _weights(term, excluded, M, aux, g, hard):
-  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``."""
+  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``.
+
+  ``g`` is the divisor from :func:`_divisor` (soft kernels).
+  """
   zero = jnp.zeros_like(term)
   if hard:
     return jnp.where(excluded | (term != M), zero, jnp.exp(-aux))
-  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded, zero, term - M) / g - aux))
+  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded | (term >= M), zero, term - M) / g - aux))
 
 
 def _forward_single(D, g, *, hard):
@@ -60,10 +85,14 @@ def _forward_single(D, g, *, hard):
 
   Per chunk of pairs ``(c, a)``, the witness terms ``D[a, b] (1 - D[c, b])`` (a ``(pairs, b)``
   array) are reduced over ``b`` to their maximum ``M`` and ``aux``: ``log sum_b exp((term - M) / g)``
-  (soft) or the log of the number of maximizers (hard).
+  (soft) or the log of the number of maximizers (hard). A soft kernel at ``g <= 0`` (a traced zero)
+  returns the hard values: ``v = M`` and ``aux`` of the hard kernel (see :func:`_divisor`).
   """
   n = D.shape[-1]
   idx = jnp.arange(n, dtype=jnp.int32)
+  if not hard:
+    g_div = _divisor(g)
+    g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
 
   def stats(args):
     c, a = args
@@ -72,7 +101,7 @@ def _forward_single(D, g, *, hard):
     M = jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1)  # finite: n >= 3 leaves a witness
     if hard:
       return M, jnp.log(jnp.sum(((term == M[:, None]) & ~excluded).astype(D.dtype), axis=-1))
-    shifted = jnp.where(excluded, jnp.zeros_like(term), term - M[:, None]) / g
+    shifted = jnp.where(excluded | (term >= M[:, None]), jnp.zeros_like(term), term - M[:, None]) / g_div
     return M, jnp.log(jnp.sum(jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted)), axis=-1))
 
   M, aux = lax.map(stats, _pair_chunks(n))
@@ -90,9 +119,11 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
   sums over the minor axis of its ``(pairs, n)`` chunk, recomputing the weights (two exponentials
   per triple) rather than storing them; ``PERF_NOTES`` records that ``einsum`` contractions of the
   same backward were 5.5x slower on XLA:CPU, and ``benchmarks/operators.py`` measures the chosen
-  form. Returns ``(dD, dgamma)``.
+  form. Returns ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's
+  and ``dgamma = 0``, the gradient of the hard limit.
   """
   n = D.shape[-1]
+  g_div = g if hard else _divisor(g)
   DT = D.T
   MT, auxT, dvT = M.T, aux.T, dv.T
   idx = jnp.arange(n, dtype=jnp.int32)
@@ -101,7 +132,7 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
     c, b = args
     term = DT[b] * (1.0 - D[c, b])[:, None]  # D[a, b] (1 - D[c, b]) over a
     excluded = (idx[None, :] == b[:, None]) | (b == c)[:, None]
-    G = _weights(term, excluded, M[c], aux[c], g, hard) * dv[c]
+    G = _weights(term, excluded, M[c], aux[c], g_div, hard) * dv[c]
     return -jnp.sum(G * DT[b], axis=-1), jnp.sum(G * term, axis=-1)
 
   def pass_a(args):  # pairs (a, b); reduce over c
@@ -109,7 +140,7 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
     one_minus = 1.0 - DT[b]  # 1 - D[c, b] over c
     term = D[a, b][:, None] * one_minus
     excluded = (idx[None, :] == b[:, None]) | (b == a)[:, None]
-    G = _weights(term, excluded, MT[a], auxT[a], g, hard) * dvT[a]
+    G = _weights(term, excluded, MT[a], auxT[a], g_div, hard) * dvT[a]
     return jnp.sum(G * one_minus, axis=-1)
 
   pairs = _pair_chunks(n)
@@ -120,7 +151,9 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
     return dD, jnp.zeros_like(g)
   valid = (jnp.arange(g_terms.size) < n * n).reshape(g_terms.shape)
   g_term = jnp.sum(jnp.where(valid, g_terms, jnp.zeros_like(g_terms)))
-  return dD, ((jnp.sum(dv * v) - g_term) / g).astype(g.dtype)
+  positive, g_safe = split_temperature(g)
+  dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
+  return dD, dg.astype(g.dtype)
 
 
 @functools.lru_cache(maxsize=None)
@@ -163,8 +196,11 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``.
-    gamma_c: temperature ``>= 0`` (traced; a traced value must be ``> 0``, a literal ``0`` gives the
-      exact maximum with a subgradient split evenly among tied maximizers).
+    gamma_c: temperature ``>= 0`` (traced). ``0`` gives the exact maximum, traced or not, with a
+      subgradient split evenly among tied maximizers and a zero gradient in ``gamma_c`` (a literal
+      ``0`` compiles the hard kernels; a traced zero runs the soft ones in their limit). A concrete
+      negative or non-finite value raises ``ValueError``; traced values cannot be checked (a traced
+      ``gamma_c < 0`` gives the exact maximum).
 
   Returns:
     ``(..., n, n)`` array indexed ``[c, a]``; the diagonal (``c = a``) is meaningless and set to 0.
@@ -173,10 +209,11 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
   n = check_square(D, "D")
   eye = eye_mask(D)
   D = jnp.where(eye, jnp.zeros_like(D), D)
+  g = as_temperature(gamma_c, D, "gamma_c", allow_zero=True)
   if n <= 2:
     return jnp.zeros_like(D)
   hard = is_static_zero(gamma_c)
-  g = jnp.ones((), D.dtype) if hard else as_temperature(gamma_c, D, "gamma_c")
+  g = jnp.ones((), D.dtype) if hard else g
   if D.ndim == 2:
     v = _cover_violation(D, g, hard)
   else:
@@ -192,12 +229,14 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
   .. math::
     \mathrm{cover}(c, a) = D(c, a)\,\big(1 - v(c, a)\big), \qquad \mathrm{cover}(a, a) = 0,
 
-  with ``v`` from :func:`soft_cover_violation`. Computed in blocks of ``c`` rows with a custom VJP,
-  so forward and backward use ``O(block * n^2)`` memory (see the module docstring).
+  with ``v`` from :func:`soft_cover_violation`. Computed over chunks of ``(c, a)`` index pairs
+  with a custom VJP, so forward and backward use ``O(n^2)`` memory: a few ``n x n`` arrays plus the
+  intermediates of one chunk of at most ``max(n, 2^18)`` elements (see the module docstring).
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``, entries in ``[0, 1]``.
-    gamma_c: covering temperature ``> 0`` (traced), or a literal ``0`` for the exact maximum.
+    gamma_c: covering temperature ``>= 0`` (traced); ``0``, traced or literal, is the exact maximum
+      (see :func:`soft_cover_violation`).
 
   Returns:
     ``(..., n, n)`` array indexed ``[c, a]`` with entries in ``[0, 1]`` and a zero diagonal.

@@ -4,7 +4,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, is_static_zero, split_temperature
 
 
 def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
@@ -30,9 +30,8 @@ def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
   if is_static_zero(gamma):
     out = hard
   else:
-    g = as_temperature(gamma, z, "gamma")
-    positive = g > 0
-    g_safe = jnp.where(positive, g, jnp.ones_like(g))
+    g = as_temperature(gamma, z, "gamma", allow_zero=True)
+    positive, g_safe = split_temperature(g)
     shifted = jnp.where(mask, z - zmax, jnp.zeros_like(z)) / g_safe
     total = jnp.sum(jnp.where(mask, jnp.exp(shifted), jnp.zeros_like(z)), axis=axis, keepdims=True)
     total = jnp.where(nonempty, total, jnp.ones_like(total))
@@ -58,7 +57,9 @@ def normalized_smax(z, *, gamma, axis: int = -1, where=None) -> jax.Array:
   Args:
     z: array of shape ``(..., m, ...)``.
     gamma: temperature ``gamma >= 0`` (scalar; traced, so a new value does not recompile).
-      ``gamma = 0`` gives the exact maximum; a literal ``0`` skips the soft computation.
+      ``gamma = 0`` gives the exact maximum, traced or not (a literal ``0`` skips the soft
+      computation), with finite gradients. A concrete negative or non-finite value raises
+      ``ValueError``; traced values cannot be checked (a traced ``gamma < 0`` gives the maximum).
     axis: the axis to reduce (static).
     where: optional boolean mask broadcastable to ``z``; only ``True`` entries are aggregated and
       ``m`` counts them.
@@ -88,7 +89,8 @@ def normalized_softmin(z, *, gamma, axis: int = -1, where=None) -> jax.Array:
 
   Args:
     z: array of shape ``(..., m, ...)``.
-    gamma: temperature ``gamma >= 0`` (traced); ``0`` gives the exact minimum.
+    gamma: temperature ``gamma >= 0`` (traced); ``0`` gives the exact minimum, traced or not
+      (checks as in :func:`normalized_smax`).
     axis: the axis to reduce (static).
     where: optional boolean mask broadcastable to ``z``.
 

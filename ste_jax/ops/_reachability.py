@@ -4,8 +4,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
+from ste_jax.ops._edges import tempered_sigmoid
 from ste_jax.ops._extrema import normalized_smax
 from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
 
@@ -17,8 +18,7 @@ def _pair_softmin(x: jax.Array, y: jax.Array, gamma: jax.Array) -> jax.Array:
   ``gamma == 0`` it returns ``min(x, y)``.
   """
   low = jnp.minimum(x, y)
-  positive = gamma > 0
-  g = jnp.where(positive, gamma, jnp.ones_like(gamma))
+  positive, g = split_temperature(gamma)
   soft = low - g * (jnp.log1p(jnp.exp(-jnp.abs(x - y) / g)) - jnp.log(2.0).astype(low.dtype))
   return jnp.where(positive, soft, low)
 
@@ -37,7 +37,9 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
   Args:
     X: array of shape ``(..., n, m)``.
     Y: array of shape ``(..., m, p)`` with the same dtype.
-    gamma: temperature ``>= 0`` (traced); a literal ``0`` runs the exact product only.
+    gamma: temperature ``>= 0`` (traced); ``0`` is the exact product, traced or not (a literal ``0``
+      runs the exact product only). A concrete negative or non-finite value raises ``ValueError``;
+      traced values cannot be checked (a traced ``gamma < 0`` gives the exact product).
 
   Returns:
     Array of shape ``(..., n, p)``. Memory: the ``(..., n, m, p)`` intermediate is materialized.
@@ -52,7 +54,7 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
     raise ValueError(f"X and Y must have the same dtype; got {X.dtype} and {Y.dtype}.")
   if is_static_zero(gamma):
     return maxmin_matmul(X, Y)
-  g = as_temperature(gamma, X, "gamma")
+  g = as_temperature(gamma, X, "gamma", allow_zero=True)
   inner = _pair_softmin(X[..., :, :, None], Y[..., None, :, :], g)
   return normalized_smax(inner, gamma=g, axis=-2)
 
@@ -78,8 +80,7 @@ def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
 
 def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
   """Eqs. ``soft_path_length_k`` and ``soft_reachability`` for ``gamma > 0``, streamed over k."""
-  positive = g > 0
-  g_safe = jnp.where(positive, g, jnp.ones_like(g))
+  positive, g_safe = split_temperature(g)
 
   @jax.checkpoint
   def step(carry, _):
@@ -121,7 +122,9 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
     D: soft adjacency of shape ``(..., n, n)`` with entries in ``[0, 1]``.
     max_path_length: ``K`` (static: changing it recompiles); ``None`` means ``K = n - 1``.
     gamma: aggregation temperature ``>= 0`` of the smooth products and of the soft maximum over
-      path lengths (traced).
+      path lengths (traced). A traced ``0`` gives the exact values (through the dense smooth path,
+      with finite gradients); a literal ``0`` runs the closure. A concrete negative or non-finite
+      value raises ``ValueError``; traced values cannot be checked.
 
   Returns:
     ``R`` of shape ``(..., n, n)``, entries in ``[0, 1]``, zero diagonal.
@@ -141,7 +144,7 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   if is_static_zero(gamma):
     R = bottleneck_reachability(D, K)
   else:
-    g = as_temperature(gamma, D, "gamma")
+    g = as_temperature(gamma, D, "gamma", allow_zero=True)
     R = _soft_path_scan(D, g, K)
   return jnp.where(eye, jnp.zeros_like(R), R)
 
@@ -157,14 +160,14 @@ def tournament_reachability(P: jax.Array, tau: jax.Array, K: int) -> jax.Array:
   round to equal values and the chosen edge (hence the gradient) would drift from float64.
 
   Args:
-    P: ``(..., n, n)`` tournament; ``tau``: scalar temperature of ``P``'s dtype; ``K``: static.
+    P: ``(..., n, n)`` tournament; ``tau``: scalar temperature ``>= 0`` of ``P``'s dtype (``0``:
+      the step function, as :func:`~ste_jax.ops.soft_majority_edges`); ``K``: static.
 
   Returns:
     ``R`` of shape ``(..., n, n)`` with zero diagonal.
   """
-  P.shape[-1]
   eye = eye_mask(P)
   C = bottleneck_reachability(P, K)
   C = jnp.where(eye, jnp.full_like(C, 0.5), C)  # finite fill before the sigmoid (double where)
-  R = jax.nn.sigmoid((C - 0.5) / tau)
+  R = tempered_sigmoid(C - 0.5, tau)
   return jnp.where(eye, jnp.zeros_like(R), R)

@@ -5,7 +5,7 @@ from typing import NamedTuple
 
 import jax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
+from ste_jax._checks import as_float_array, as_temperature, check_square, check_temperature, eye_mask, is_static_zero
 from ste_jax.ops._covering import soft_cover_scores
 from ste_jax.ops._edges import soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax, normalized_softmin
@@ -27,7 +27,9 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
 
   Args:
     R: soft reachability of shape ``(..., n, n)`` (e.g. from :func:`soft_reachability`).
-    gamma: aggregation temperature ``>= 0`` (traced).
+    gamma: aggregation temperature ``>= 0`` (traced); ``0``, traced or literal, is the exact
+      minimum. A concrete negative or non-finite value raises ``ValueError`` (traced values cannot
+      be checked).
 
   Returns:
     ``t`` of shape ``(..., n)`` in ``[0, 1]``. With ``n = 1`` the minimum over no opponents is ``1``.
@@ -45,7 +47,9 @@ def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``.
-    gamma_c: covering temperature ``> 0`` (traced), or a literal ``0`` for exact maxima.
+    gamma_c: covering temperature ``>= 0`` (traced); ``0``, traced or literal, gives exact maxima.
+      A concrete negative or non-finite value raises ``ValueError`` (traced values cannot be
+      checked).
 
   Returns:
     ``u`` of shape ``(..., n)`` in ``[0, 1]``; ``u = 1`` when ``n = 1`` (no possible coverer).
@@ -57,6 +61,13 @@ def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
   return 1.0 - q
 
 
+def _check_temperatures(**temperatures) -> None:
+  """Checks each given temperature under its own name (``None``: a default, checked elsewhere)."""
+  for name, value in temperatures.items():
+    if value is not None:
+      check_temperature(value, name, allow_zero=True)
+
+
 def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
   """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
 
@@ -65,17 +76,21 @@ def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach
 
   Args:
     D: ``(..., n, n)`` soft adjacency with entries in ``[0, 1]`` (its diagonal is ignored).
-    gamma: Top-Cycle aggregation temperature (traced).
-    gamma_c: covering temperature (traced); defaults to ``gamma``.
+    gamma: Top-Cycle aggregation temperature ``>= 0`` (traced).
+    gamma_c: covering temperature ``>= 0`` (traced); defaults to ``gamma``.
     max_path_length: ``K`` (static); ``None`` means ``n - 1``.
-    reach_gamma: temperature of the smooth max-min products; ``0`` (default) is the exact max-min
-      closure used in the paper's experiments.
+    reach_gamma: temperature ``>= 0`` of the smooth max-min products; ``0`` (default) is the exact
+      max-min closure used in the paper's experiments.
+
+  Temperatures as in :func:`ste_scores`: ``0`` (traced or literal) is the exact hard limit, and a
+  concrete negative or non-finite value raises ``ValueError`` naming the argument.
 
   Returns:
     :class:`STEScores` with fields of shape ``(..., n)``.
   """
   D = as_float_array(D, "D")
   check_square(D, "D")
+  _check_temperatures(gamma=gamma, gamma_c=gamma_c, reach_gamma=reach_gamma)
   gamma_c = gamma if gamma_c is None else gamma_c
   R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
   return STEScores(
@@ -104,14 +119,24 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   applied afterwards (see :func:`soft_reachability`): same values, but float32 gradients stay
   close to float64 when many edges saturate.
 
+  Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for each:
+  it is the exact hard limit of that operator, whether the zero is a literal (which compiles the
+  exact kernels) or traced (e.g. ``jax.jit(lambda t: ste_scores(P, tau=t))(0.0)``, which runs the
+  smooth kernels in their limit), with finite values and gradients in both cases. With all of them
+  ``0`` on a tournament without ties, ``t`` and ``u`` are the 0/1 indicators of the Top Cycle and
+  the Uncovered Set. A concrete temperature (Python/NumPy number or a JAX array outside ``jit``)
+  that is negative or not finite raises ``ValueError`` naming the argument; traced values cannot be
+  checked, and a traced negative value acts as ``0``.
+
   Args:
     P: probabilistic tournament of shape ``(..., n, n)`` (``P + P^T = 1``, diagonal ``1/2``; see
       :func:`~ste_jax.validate_tournament`).
-    tau: edge temperature ``> 0`` (traced).
-    gamma: Top-Cycle softmin temperature (traced); defaults to ``tau``.
-    gamma_c: covering temperature (traced); defaults to ``gamma``.
+    tau: edge temperature ``>= 0`` (traced).
+    gamma: Top-Cycle softmin temperature ``>= 0`` (traced); defaults to ``tau``.
+    gamma_c: covering temperature ``>= 0`` (traced); defaults to ``gamma``.
     max_path_length: ``K`` (static); ``None`` means ``n - 1`` (exact reachability).
-    reach_gamma: smooth-product temperature; ``0`` (default) is the exact max-min closure.
+    reach_gamma: smooth-product temperature ``>= 0``; ``0`` (default) is the exact max-min closure
+      (a literal ``0`` runs the closure on ``P``; a traced ``0`` the dense smooth products).
 
   Returns:
     :class:`STEScores` ``(top_cycle, uncovered)``, each of shape ``(..., n)`` in ``[0, 1]``.
@@ -125,8 +150,10 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   """
   P = as_float_array(P, "P")
   n = check_square(P, "P")
-  t = as_temperature(tau, P, "tau")
-  gamma = t if gamma is None else gamma
+  t = as_temperature(tau, P, "tau", allow_zero=True)
+  _check_temperatures(gamma=gamma, gamma_c=gamma_c, reach_gamma=reach_gamma)
+  # Defaults pass ``tau`` itself on (not ``t``), so that a literal 0 selects the exact kernels.
+  gamma = tau if gamma is None else gamma
   gamma_c = gamma if gamma_c is None else gamma_c
   D = soft_majority_edges(P, tau=t)
   if is_static_zero(reach_gamma):

@@ -15,6 +15,8 @@ from ._bootstrap import ste_score_fn as ste_score_fn
 from ._bradley_terry import BradleyTerryResult as BradleyTerryResult
 from ._bradley_terry import bradley_terry as bradley_terry
 from ._bradley_terry import comparison_diagnostics as comparison_diagnostics
+from ._league import League as League
+from ._league import sparse_league as sparse_league
 from ._metrics import auroc as auroc
 from ._metrics import average_precision as average_precision
 from ._metrics import expected_calibration_error as expected_calibration_error
@@ -38,6 +40,7 @@ from ._synthetic import sample_comparisons as sample_comparisons
 __all__ = (
     "BradleyTerryResult",
     "HodgeRankResult",
+    "League",
     "PercentileInterval",
     "PlantedCore",
     "RankCentralityResult",
@@ -63,6 +66,7 @@ __all__ = (
     "resample_comparisons",
     "sample_comparisons",
     "score_gap",
+    "sparse_league",
     "ste_score_fn",
     "threshold_f1",
     "top1_entropy",

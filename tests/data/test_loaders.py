@@ -421,7 +421,7 @@ def _groupby_counts(df, agents, contexts):
   return wins + ties / 2, ties
 
 
-@needs_shared
+@needs_shared  # the raw files are not bundled; the bundled CSV is tested below without ../shared
 @pytest.mark.parametrize(
     "folder, loader, rows, ties, num_agents, num_contexts",
     [
@@ -447,6 +447,31 @@ def test_shared_datasets_raw_equals_csv(folder, loader, rows, ties, num_agents, 
   k = pair_counts(c_raw, by_context=True)
   np.testing.assert_array_equal(np.asarray(k.wins), wins)
   np.testing.assert_array_equal(np.asarray(k.ties), tie_counts)
+
+
+def _bundled_vicuna80():
+  from ste_jax._cli import bundled_dataset_path
+
+  return Path(str(bundled_dataset_path()))
+
+
+def test_bundled_vicuna80_csv_counts():
+  """The Vicuna-80 ``comparisons.csv`` bundled with the package (no ``../shared`` needed): all rows
+  load, and the counts equal an independent pandas count of the file."""
+  path = _bundled_vicuna80()
+  c, rep = load_comparisons(path)
+  assert (rep.rows_read, rep.rows_used, rep.ties, rep.rejected) == (6720, 6720, 765, ())
+  assert (c.num_agents, c.num_contexts) == (8, 9)
+  df = pd.read_csv(path, keep_default_na=False)
+  wins, tie_counts = _groupby_counts(df, c.agents, c.contexts)
+  k = pair_counts(c, by_context=True)
+  np.testing.assert_array_equal(np.asarray(k.wins), wins)
+  np.testing.assert_array_equal(np.asarray(k.ties), tie_counts)
+
+
+@needs_shared
+def test_bundled_vicuna80_equals_shared_copy():
+  assert _bundled_vicuna80().read_bytes() == (SHARED_DATA / "vicuna80_qlora_human" / "comparisons.csv").read_bytes()
 
 
 def test_import_does_not_load_pandas():

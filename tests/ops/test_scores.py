@@ -62,14 +62,18 @@ def _hard_consistency_check(P, temp=1e-3):
   assert np.all(np.abs(np.asarray(s.uncovered) - uc) <= bound)
 
 
-@pytest.mark.parametrize("n", [3, 8, 20, 60])
+# The larger sizes run the same code paths as the small ones (one cover chunk up to n = 64); they
+# run in `make test-slow`.
+@pytest.mark.parametrize("n", [3, 8, pytest.param(20, marks=pytest.mark.slow), pytest.param(60, marks=pytest.mark.slow)])
 def test_zero_temperature_consistency_random(n):
   rng = np.random.default_rng(n)
   for _ in range(3):
     _hard_consistency_check(oracles.random_tournament(rng, n, margin=0.05))
 
 
-@pytest.mark.parametrize("n, core", [(12, 3), (40, 5), (60, 7)])
+@pytest.mark.parametrize(
+    "n, core", [(12, 3), pytest.param(40, 5, marks=pytest.mark.slow), pytest.param(60, 7, marks=pytest.mark.slow)]
+)
 def test_zero_temperature_consistency_planted(n, core):
   rng = np.random.default_rng(100 + n)
   P, mask = oracles.planted_cycle_tournament(rng, n, core, margin=0.05)

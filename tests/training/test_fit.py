@@ -22,6 +22,7 @@ def _evaluate(graphdef, state, test):
   return pairwise_cross_entropy(h, test.outcome, test.weight), P
 
 
+@pytest.mark.slow  # statistical (two 150-step fits); fit's mechanics are covered by the fast tests below
 def test_pairwise_beats_bradley_terry_on_context_dependent_cycle(rng):
   data = rps_comparisons(rng, 6000)
   test = rps_comparisons(rng, 3000)

@@ -1,0 +1,17 @@
+"""The practitioner's pipeline: estimators, verdicts, diagnostics and the leaderboard."""
+
+from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
+from ._diagnostics import evidence_diagnostics as evidence_diagnostics
+from ._estimators import ESTIMATORS as ESTIMATORS
+from ._leaderboard import CoreTable as CoreTable
+from ._leaderboard import LeaderboardSettings as LeaderboardSettings
+from ._leaderboard import core_table as core_table
+from ._leaderboard import core_tables as core_tables
+from ._leaderboard import leaderboard as leaderboard
+from ._leaderboard import subset_context as subset_context
+from ._model_estimator import Candidate as Candidate
+from ._model_estimator import ModelTournament as ModelTournament
+from ._model_estimator import fit_model_tournament as fit_model_tournament
+from ._verdicts import MembershipVerdicts as MembershipVerdicts
+from ._verdicts import Verdicts as Verdicts
+from ._verdicts import membership_verdicts as membership_verdicts

@@ -1,0 +1,136 @@
+"""Tournament estimators behind the leaderboard: one interface for posterior, win-rate and model.
+
+An estimator turns comparisons (and, for the bootstrap, reweighted rows) into *edges*: the
+posterior-edge evidence ``D`` (paper §6.1, Eq. ``posterior_edge_estimator``), the empirical
+win-rate tournament ``P`` or the model tournament ``P̂`` (:mod:`ste_jax.evaluate._model_estimator`).
+The soft STE scores, the hard relation and the hard columns of a table are all computed from
+those same edges, so one table shows one tournament:
+
+* ``posterior``: soft scores ``ste_scores_from_edges(D)``; hard relation ``a -> b`` iff
+  ``D_ab > 0`` (a strict posterior majority). An unobserved or evenly split pair has
+  ``D = 0`` both ways: *no edge* in either direction, soft or hard.
+* ``winrate``: soft scores ``ste_scores(P, tau)``; hard relation the strict majority ``P > 1/2``
+  with ties and unobserved pairs (``P = 1/2``) counted both ways (the Smith-set convention, the
+  zero-temperature limit of ``D_tau = 1/2``).
+* ``model``: soft scores ``ste_scores(P̂, tau)``; hard relation ``P̂ > 1/2`` (ties have
+  probability zero), every pair predicted by the model.
+
+The hard Top Cycle is the set of agents that reach every other agent through the *weak* relation
+(strict edges, plus ties where they count both ways), the hard Uncovered Set the agents no one
+covers in the *strict* relation, and the tier of an agent its depth in the condensation of the weak
+relation (tier 1 = the Top Cycle for complete relations).
+"""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ste_jax import exact
+from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
+from ste_jax.ops import ste_scores, ste_scores_from_edges
+
+ESTIMATORS = ("auto", "posterior", "winrate", "model")
+
+CONVENTIONS = {
+    "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "
+    "an unobserved or evenly split pair has D = 0 both ways (no edge); hard relation a -> b iff D_ab > 0",
+    "winrate": "win-rate tournament P (ties count 1/2 to each side); an unobserved pair is P = 1/2, a tie "
+    "counted both ways; hard relation P > 1/2 (ties both ways: Smith set)",
+    "model": "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
+    "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard relation P > 1/2",
+}
+
+
+def hard_relations(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
+  """``(weak, strict)`` boolean ``(..., n, n)`` relations of an estimator's edges (zero diagonal).
+
+  Args:
+    edges: ``(..., n, n)`` posterior-edge ``D`` or a tournament ``P``.
+    estimator: ``"posterior"``, ``"winrate"`` or ``"model"``.
+  """
+  n = edges.shape[-1]
+  off = ~jnp.eye(n, dtype=bool)
+  if estimator == "posterior":
+    strict = (edges > 0) & off
+    return strict, strict
+  return (edges >= 0.5) & off, (edges > 0.5) & off
+
+
+def hard_memberships(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
+  """Hard Top Cycle and Uncovered Set ``(..., n)`` of an estimator's edges (pure, vmaps)."""
+  weak, strict = hard_relations(edges, estimator)
+  return exact.reach_all(weak), exact.uncovered_in_relation(strict)
+
+
+def soft_scores(edges, estimator: str, *, tau, gamma):
+  """STE scores of an estimator's edges (:class:`~ste_jax.ops.STEScores`)."""
+  if estimator == "posterior":
+    return ste_scores_from_edges(edges, gamma=gamma)
+  return ste_scores(edges, tau=tau, gamma=gamma)
+
+
+def display_tournament(edges, estimator: str) -> jax.Array:
+  """A complementary ``(n, n)`` tournament for figures and witnesses.
+
+  ``P`` itself for ``winrate``/``model``; for ``posterior`` ``1/2 + (D - D^T)/2`` (``> 1/2``
+  exactly where ``D > 0``).
+  """
+  if estimator == "posterior":
+    return 0.5 + 0.5 * (edges - jnp.swapaxes(edges, -1, -2))
+  return edges
+
+
+def resolve_estimator(estimator: str, comparisons: Comparisons) -> tuple[str, str]:
+  """``(name, reason)``: ``auto`` picks ``posterior`` when every pair was compared, else ``model``."""
+  if estimator not in ESTIMATORS:
+    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
+  if estimator != "auto":
+    return estimator, "requested"
+  n = comparisons.num_agents
+  totals = np.asarray(pair_counts(comparisons).totals)
+  observed = int(np.count_nonzero(np.triu(totals > 0, 1)))
+  pairs = n * (n - 1) // 2
+  if observed == pairs:
+    return "posterior", "auto: every pair was compared"
+  return "model", f"auto: {pairs - observed} of {pairs} pairs never compared"
+
+
+@dataclasses.dataclass(frozen=True)
+class EdgeEstimator:
+  """A resolved estimator bound to its data: point edges and a pure replica function.
+
+  Attributes:
+    name: ``"posterior"``, ``"winrate"`` or ``"model"``.
+    edges: ``(n, n)`` point edges (``D`` or ``P``).
+    model: the :class:`~ste_jax.evaluate.ModelTournament` for ``model``, else ``None``.
+  """
+
+  name: str
+  edges: jax.Array
+  model: object = None
+
+  def replica_edges(self, comparisons: Comparisons) -> jax.Array:
+    """Edges of reweighted comparisons (same rows, new ``weight``): pure, vmaps over replicas."""
+    if self.name == "model":
+      return self.model.refit(comparisons.outcome, comparisons.weight)
+    counts = pair_counts(comparisons)
+    if self.name == "posterior":
+      return posterior_edges(counts.wins)
+    return win_rate_tournament(counts)
+
+
+def build_estimator(name: str, comparisons: Comparisons, *, key=None, model_options=None) -> EdgeEstimator:
+  """The :class:`EdgeEstimator` of a resolved estimator name on ``comparisons``."""
+  if name == "model":
+    from ste_jax.evaluate._model_estimator import fit_model_tournament
+
+    fit = fit_model_tournament(comparisons, key=key, **(model_options or {}))
+    return EdgeEstimator("model", fit.P, fit)
+  counts = pair_counts(comparisons)
+  if name == "posterior":
+    return EdgeEstimator("posterior", posterior_edges(counts.wins))
+  if name == "winrate":
+    return EdgeEstimator("winrate", win_rate_tournament(counts))
+  raise ValueError(f"unknown estimator {name!r}; expected one of {ESTIMATORS[1:]}.")

@@ -1,0 +1,369 @@
+"""The model-based tournament estimator (paper Stage 1; appendix "Handling Sparse Data").
+
+A pairwise model is fitted to the observed comparisons and its predicted win probability is used
+for *every* pair, observed or not: structured matrix completion. The model is Bradley-Terry plus a
+low-rank skew-symmetric intransitive term (:mod:`ste_jax.models._intransitive`), fitted by
+penalized maximum likelihood (ties count half a win to each side):
+
+.. math::
+
+  \\min_{s, U, V}\\ \\sum_{\\{a,b\\}} \\big[w_{ab}\\,\\mathrm{softplus}(-h_{ab}) + w_{ba}\\,
+  \\mathrm{softplus}(h_{ab})\\big] + \\tfrac{\\lambda_s}{2}\\lVert s\\rVert^2
+  + \\tfrac{\\lambda_k}{2}\\big(\\lVert U\\rVert^2 + \\lVert V\\rVert^2\\big).
+
+The ridge ``lambda_s`` is a Gaussian prior on the strengths: an agent with one won match gets a
+modest strength instead of an infinite one, so it cannot top the table on one game.
+
+*Model selection.* The ridge on the strengths and then the rank and ridge of the intransitive term
+are chosen by ``k``-fold cross-validated log-likelihood (folds over comparisons, rows assigned by a
+random permutation). The intransitive term is kept only when its held-out log-likelihood beats
+Bradley-Terry's by more than one standard error of the paired per-fold difference (the
+one-standard-error rule): a cycle must be supported by held-out evidence before it enters the core. Each stage fits every (fold, candidate) pair as one ``jax.vmap`` of one
+compiled L-BFGS solve (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
+log-loss of the best rank-0 candidate (plain Bradley-Terry with the chosen ridge) is reported
+beside the chosen model's.
+
+*Uncertainty.* :meth:`ModelTournament.refit` refits the chosen model on reweighted comparisons (a
+bootstrap replica), warm-started at the full-data fit; it is pure and vmaps over replicas.
+
+Everything works on the observed unordered pairs (``Q`` of them, ``Q <= m``), so the cost of one
+objective evaluation is ``O(Q K)``, not ``O(n^2)``.
+"""
+
+import dataclasses
+import math
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ste_jax.data import Comparisons
+from ste_jax.evaluate._lbfgs import minimize_lbfgs
+from ste_jax.models._intransitive import (
+    IntransitiveParams,
+    init_intransitive_params,
+    intransitive_logits,
+    intransitive_tournament,
+)
+
+DEFAULT_STRENGTH_L2 = (0.1, 0.3, 1.0, 3.0)
+DEFAULT_RANKS = (0, 1, 2)
+DEFAULT_SKEW_L2 = (1.0, 10.0)
+
+
+class PairIndex(NamedTuple):
+  """The observed unordered pairs of a :class:`~ste_jax.data.Comparisons` (static structure).
+
+  Attributes:
+    i: ``(Q,)`` int32 lower agent index of each observed pair.
+    j: ``(Q,)`` int32 higher agent index (``i < j``).
+    row_pair: ``(m,)`` int32 pair of each comparison row.
+    row_forward: ``(m,)`` bool, ``True`` where the row's ``a`` is the pair's ``i``.
+  """
+
+  i: jax.Array
+  j: jax.Array
+  row_pair: jax.Array
+  row_forward: jax.Array
+
+
+def observed_pairs(comparisons: Comparisons) -> PairIndex:
+  """The :class:`PairIndex` of ``comparisons`` (eager; rows with any weight count as observed)."""
+  n = comparisons.num_agents
+  a = np.asarray(comparisons.a, dtype=np.int64)
+  b = np.asarray(comparisons.b, dtype=np.int64)
+  lo, hi = np.minimum(a, b), np.maximum(a, b)
+  keys, row_pair = np.unique(lo * n + hi, return_inverse=True)
+  return PairIndex(
+      i=jnp.asarray(keys // n, dtype=jnp.int32),
+      j=jnp.asarray(keys % n, dtype=jnp.int32),
+      row_pair=jnp.asarray(row_pair.reshape(-1), dtype=jnp.int32),
+      row_forward=jnp.asarray(a == lo),
+  )
+
+
+def pair_wins(pairs: PairIndex, outcome, weight) -> tuple[jax.Array, jax.Array]:
+  """Weighted wins ``(w_ij, w_ji)`` per observed pair, shapes ``(Q,)`` (ties count 1/2 each way).
+
+  Args:
+    pairs: the :class:`PairIndex`.
+    outcome: ``(m,)`` share of each comparison won by its ``a``.
+    weight: ``(m,)`` row weights (a bootstrap replica changes only these).
+  """
+  q = pairs.i.shape[0]
+  won_by_i = jnp.where(pairs.row_forward, outcome, 1 - outcome)
+  w_ij = jax.ops.segment_sum(weight * won_by_i, pairs.row_pair, num_segments=q)
+  w_ji = jax.ops.segment_sum(weight * (1 - won_by_i), pairs.row_pair, num_segments=q)
+  return w_ij, w_ji
+
+
+def _penalized_nll(theta, mask, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew):
+  """Negative log-likelihood plus ridges, divided by the total weight (for conditioning)."""
+  s, u, v = theta
+  h = intransitive_logits(IntransitiveParams(s, u, v, mask), pairs.i, pairs.j)
+  nll = jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
+  um, vm = u * mask, v * mask
+  reg = 0.5 * l2_strength * jnp.sum(s * s) + 0.5 * l2_skew * (jnp.sum(um * um) + jnp.sum(vm * vm))
+  total = jnp.maximum(jnp.sum(w_ij + w_ji), jnp.ones((), w_ij.dtype))
+  return (nll + reg) / total
+
+
+def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, w_ij, w_ji) -> jax.Array:
+  """Summed held-out negative log-likelihood (natural log) of the counts ``w``."""
+  h = intransitive_logits(params, pairs.i, pairs.j)
+  return jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
+
+
+def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew, *,
+                     num_steps: int) -> IntransitiveParams:
+  """Penalized maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
+
+  Args:
+    params0: initial :class:`IntransitiveParams` (its ``mask`` sets the rank).
+    pairs: the :class:`PairIndex`.
+    w_ij, w_ji: ``(Q,)`` weighted wins of each pair's ``i`` and ``j``.
+    l2_strength: ridge on the strengths (scalar, traced).
+    l2_skew: ridge on the intransitive factors (scalar, traced).
+    num_steps: L-BFGS iterations (static).
+
+  Returns:
+    The fitted :class:`IntransitiveParams`.
+  """
+  mask = params0.mask
+  n, K = params0.u.shape
+
+  def unflatten(x):
+    return x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K :].reshape(n, K)
+
+  def loss(x):
+    return _penalized_nll(unflatten(x), mask, pairs, w_ij, w_ji, l2_strength, l2_skew)
+
+  x0 = jnp.concatenate([params0.strength, params0.u.reshape(-1), params0.v.reshape(-1)])
+  x = minimize_lbfgs(loss, x0, num_steps=num_steps)
+  return IntransitiveParams(*unflatten(x), mask)
+
+
+class Candidate(NamedTuple):
+  """One model setting: rank of the intransitive term and the two ridges."""
+
+  rank: int
+  l2_strength: float
+  l2_skew: float
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelTournament:
+  """A fitted model tournament and how it was chosen.
+
+  Attributes:
+    P: ``(n, n)`` the model's win probabilities for every pair (diagonal 1/2).
+    params: the fitted :class:`~ste_jax.models.IntransitiveParams`.
+    chosen: the selected :class:`Candidate`.
+    cv_log_loss: held-out log-loss (nats per comparison) of the chosen candidate.
+    bt_cv_log_loss: held-out log-loss of the best plain Bradley-Terry candidate (rank 0).
+    candidates: every candidate tried, with ``cv_table`` its held-out log-loss (same order).
+    num_folds: folds of the cross-validation.
+    pairs: the :class:`PairIndex` of the data.
+    num_steps: L-BFGS steps of each fit; ``refit_steps`` of each warm-started bootstrap refit.
+  """
+
+  P: jax.Array
+  params: IntransitiveParams
+  chosen: Candidate
+  cv_log_loss: float
+  bt_cv_log_loss: float
+  candidates: tuple[Candidate, ...]
+  cv_table: tuple[float, ...]
+  num_folds: int
+  pairs: PairIndex
+  num_steps: int
+  refit_steps: int
+
+  def describe(self) -> str:
+    """One line: the chosen model and its held-out log-loss next to Bradley-Terry's."""
+    c = self.chosen
+    model = ("Bradley-Terry" if c.rank == 0 else
+             f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})")
+    return (f"{model} (strength ridge {c.l2_strength:g}" + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "")
+            + f"), chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out log-loss {self.cv_log_loss:.4f} vs "
+            f"{self.bt_cv_log_loss:.4f} for Bradley-Terry")
+
+  def refit(self, outcome, weight) -> jax.Array:
+    """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
+
+    Args:
+      outcome: ``(m,)`` row outcomes (those of the fitted comparisons).
+      weight: ``(m,)`` row weights, e.g. a bootstrap replica's.
+
+    Returns:
+      ``(n, n)`` refitted tournament.
+    """
+    w_ij, w_ji = pair_wins(self.pairs, outcome, weight)
+    c = self.chosen
+    dtype = self.P.dtype
+    params = fit_intransitive(self.params, self.pairs, w_ij, w_ji, jnp.asarray(c.l2_strength, dtype),
+                              jnp.asarray(c.l2_skew, dtype), num_steps=self.refit_steps)
+    return _tournament(params)
+
+
+def _tournament(params: IntransitiveParams) -> jax.Array:
+  P = intransitive_tournament(params)
+  n = P.shape[-1]
+  return jnp.where(jnp.eye(n, dtype=bool), jnp.asarray(0.5, P.dtype), P)
+
+
+def _check_grid(values, name: str, *, integer: bool = False) -> tuple:
+  values = tuple(values)
+  if not values:
+    raise ValueError(f"{name} must hold at least one value.")
+  for v in values:
+    bad = isinstance(v, bool) or (integer and (not isinstance(v, (int, np.integer)) or v < 0))
+    bad = bad or (not integer and not (isinstance(v, (int, float, np.number)) and math.isfinite(v) and v > 0))
+    if bad:
+      raise ValueError(f"{name} must hold {'integers >= 0' if integer else 'finite numbers > 0'}, got {v!r}.")
+  return tuple(int(v) for v in values) if integer else tuple(float(v) for v in values)
+
+
+@jax.jit
+def _fold_wins(pairs: PairIndex, outcome, weight, folds, fold_ids):
+  """``(F, Q)`` training and held-out wins for each fold."""
+
+  def one(f):
+    held = folds == f
+    zero = jnp.zeros_like(weight)
+    train = pair_wins(pairs, outcome, jnp.where(held, zero, weight))
+    test = pair_wins(pairs, outcome, jnp.where(held, weight, zero))
+    return train, test
+
+  return jax.vmap(one)(fold_ids)
+
+
+def _cv_stage(params0, pairs, train, test, grid: list[Candidate], num_steps: int, size: int):
+  """Held-out log-loss per candidate: one vmapped fit per (fold, candidate).
+
+  The grid is padded to ``size`` candidates (repeating the last) so that both selection stages
+  share one compilation.
+  """
+  dtype = params0.strength.dtype
+  K = params0.u.shape[-1]
+  padded = list(grid) + [grid[-1]] * (size - len(grid))
+  masks = jnp.asarray([[1.0 if r < c.rank else 0.0 for r in range(K)] for c in padded], dtype)
+  l2s = jnp.asarray([c.l2_strength for c in padded], dtype)
+  l2k = jnp.asarray([c.l2_skew for c in padded], dtype)
+  nll = _cv_fits(params0, pairs, train, test, masks, l2s, l2k, num_steps=num_steps)  # (F, C)
+  heldout = jnp.sum(test[0] + test[1], axis=-1)  # (F,)
+  per_fold = np.asarray(nll, dtype=np.float64)[:, : len(grid)] / np.asarray(heldout, dtype=np.float64)[:, None]
+  return per_fold
+
+
+def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, *, num_steps):
+  def one(w_train, w_test, mask, l2_s, l2_k):
+    p0 = params0._replace(mask=mask)
+    p = fit_intransitive(p0, pairs, w_train[0], w_train[1], l2_s, l2_k, num_steps=num_steps)
+    return _heldout_nll(p, pairs, w_test[0], w_test[1])
+
+  per_candidate = jax.vmap(one, in_axes=(None, None, 0, 0, 0))
+  per_fold = jax.vmap(per_candidate, in_axes=(0, 0, None, None, None))
+  return per_fold(train, test, masks, l2s, l2k)
+
+
+_cv_fits = jax.jit(_cv_fits_impl, static_argnames=("num_steps",))
+_fit_jit = jax.jit(fit_intransitive, static_argnames=("num_steps",))
+
+
+def fit_model_tournament(
+    comparisons: Comparisons,
+    *,
+    key=None,
+    ranks=DEFAULT_RANKS,
+    strength_l2=DEFAULT_STRENGTH_L2,
+    skew_l2=DEFAULT_SKEW_L2,
+    num_folds: int = 5,
+    num_steps: int = 60,
+    refit_steps: int = 25,
+) -> ModelTournament:
+  """Fits the model-based tournament, choosing its settings by cross-validation.
+
+  Stage 1 chooses the strength ridge among ``strength_l2`` for plain Bradley-Terry (rank 0);
+  stage 2 keeps it and chooses the rank among ``ranks`` and, for ranks above 0, the intransitive
+  ridge among ``skew_l2``. Each stage is one compiled ``vmap`` over folds and candidates. The
+  chosen setting is refitted on all comparisons.
+
+  Args:
+    comparisons: the data (contexts are pooled: a context-free model).
+    key: PRNG key for the folds and the initial factors (default ``jax.random.key(0)``).
+    ranks: candidate numbers of skew-symmetric components (``0`` = Bradley-Terry).
+    strength_l2: candidate ridges on the strengths.
+    skew_l2: candidate ridges on the intransitive factors.
+    num_folds: cross-validation folds (``>= 2``); with fewer comparisons than folds, no CV is run
+      and the first candidates are used.
+    num_steps: L-BFGS steps per fit.
+    refit_steps: L-BFGS steps of each warm-started :meth:`ModelTournament.refit`.
+
+  Returns:
+    A :class:`ModelTournament`.
+
+  Raises:
+    ValueError: empty grids, non-positive ridges, negative ranks, ``num_folds < 2`` or step
+      counts ``< 1``.
+
+  Examples:
+    >>> c = Comparisons.from_arrays([0, 1, 2] * 30, [1, 2, 0] * 30, [1.0] * 90)  # a 3-cycle
+    >>> fit = fit_model_tournament(c, ranks=(0, 1))
+    >>> fit.chosen.rank, bool(fit.P[0, 1] > 0.5) and bool(fit.P[1, 2] > 0.5) and bool(fit.P[2, 0] > 0.5)
+    (1, True)
+  """
+  ranks = _check_grid(ranks, "ranks", integer=True)
+  strength_l2 = _check_grid(strength_l2, "strength_l2")
+  skew_l2 = _check_grid(skew_l2, "skew_l2")
+  for value, name, lo in ((num_folds, "num_folds", 2), (num_steps, "num_steps", 1), (refit_steps, "refit_steps", 1)):
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
+      raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}.")
+  key = jax.random.key(0) if key is None else key
+  k_fold, k_init = jax.random.split(key)
+  n = comparisons.num_agents
+  K = max(max(ranks), 1)
+  dtype = comparisons.weight.dtype
+  params0 = init_intransitive_params(k_init, n, K, dtype=dtype)
+  pairs = observed_pairs(comparisons)
+  m = comparisons.num_comparisons
+  outcome, weight = comparisons.outcome, comparisons.weight
+
+  if m >= num_folds:
+    folds = jnp.asarray(np.asarray(jax.random.permutation(k_fold, m)) % num_folds, dtype=jnp.int32)
+    train, test = _fold_wins(pairs, outcome, weight, folds, jnp.arange(num_folds, dtype=jnp.int32))
+    stage1 = [Candidate(0, l2, skew_l2[0]) for l2 in strength_l2]
+    positive = [r for r in ranks if r > 0]
+    size = max(len(stage1), len(positive) * len(skew_l2))
+    fold1 = _cv_stage(params0, pairs, train, test, stage1, num_steps, size)
+    bt_index = int(np.argmin(fold1.mean(axis=0)))
+    bt = stage1[bt_index]
+    stage2 = [Candidate(r, bt.l2_strength, l2k) for r in positive for l2k in skew_l2]
+    fold2 = (_cv_stage(params0, pairs, train, test, stage2, num_steps, size) if stage2
+             else np.zeros((num_folds, 0)))
+    candidates = tuple(stage1 + stage2)
+    table = tuple(float(x) for x in np.concatenate([fold1.mean(axis=0), fold2.mean(axis=0)]))
+    chosen, cv_loss = bt, table[bt_index]
+    if stage2:
+      best2 = int(np.argmin(fold2.mean(axis=0)))
+      # One-standard-error rule on the paired per-fold difference: the intransitive term is kept
+      # only when it beats Bradley-Terry by more than one standard error (or BT is not allowed).
+      diff = fold1[:, bt_index] - fold2[:, best2]
+      se = float(np.std(diff, ddof=1) / math.sqrt(num_folds))
+      if 0 not in ranks or diff.mean() > se:
+        chosen, cv_loss = stage2[best2], table[len(stage1) + best2]
+    bt_loss = table[bt_index]
+  else:
+    chosen = Candidate(ranks[0], strength_l2[0], skew_l2[0])
+    candidates, table, cv_loss, bt_loss = (chosen,), (math.nan,), math.nan, math.nan
+    num_folds = 0
+  mask = (jnp.arange(K) < chosen.rank).astype(dtype)
+  w_ij, w_ji = pair_wins(pairs, outcome, weight)
+  params = _fit_jit(params0._replace(mask=mask), pairs, w_ij, w_ji, jnp.asarray(chosen.l2_strength, dtype),
+                    jnp.asarray(chosen.l2_skew, dtype), num_steps=num_steps)
+  return ModelTournament(
+      P=_tournament(params), params=params, chosen=chosen, cv_log_loss=cv_loss, bt_cv_log_loss=bt_loss,
+      candidates=candidates, cv_table=table, num_folds=num_folds, pairs=pairs, num_steps=num_steps,
+      refit_steps=refit_steps,
+  )

@@ -1,0 +1,148 @@
+"""Bradley-Terry strengths plus a low-rank skew-symmetric (intransitive) term.
+
+The logit of ``a`` beating ``b`` is
+
+.. math::
+
+  h(a, b) = s_a - s_b + \\sum_{r=1}^{K} m_r\\,(U_{ar} V_{br} - U_{br} V_{ar}),
+
+a strength difference (Bradley-Terry) plus a skew-symmetric bilinear form of rank ``2K`` (the
+"blade-chest" / multidimensional-Elo family): exactly antisymmetric, ``h(a, b) = -h(b, a)``, and
+able to represent cycles (``K = 1`` already gives a rock-paper-scissors). ``m`` is a 0/1 mask that
+switches components off, so models of different ranks share one parameter shape and can be fitted
+side by side under ``jax.vmap`` (the cross-validation in :mod:`ste_jax.evaluate`). It is the
+structured matrix completion the paper suggests for sparse data (appendix "Handling Sparse Data"):
+fitted on the observed pairs, it predicts every pair.
+
+Pure functions on a :class:`IntransitiveParams` pytree; :class:`IntransitiveLogit` wraps them as a
+Flax NNX module with the package's pairwise-model call protocol ``model(a, b, x=None) -> h``.
+"""
+
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+from flax import nnx
+
+from ste_jax._checks import default_float_dtype
+
+
+class IntransitiveParams(NamedTuple):
+  """Parameters of the intransitive Bradley-Terry logit.
+
+  Attributes:
+    strength: ``(..., n)`` Bradley-Terry strengths ``s`` (logit scale).
+    u: ``(..., n, K)`` first factor of the skew-symmetric term.
+    v: ``(..., n, K)`` second factor.
+    mask: ``(..., K)`` 0/1 weights of the ``K`` components (rank ``2 * sum(mask)``); not trained.
+  """
+
+  strength: jax.Array
+  u: jax.Array
+  v: jax.Array
+  mask: jax.Array
+
+
+def init_intransitive_params(key, num_agents: int, max_rank: int, *, rank: int | None = None, scale=0.1,
+                             dtype=None) -> IntransitiveParams:
+  """Zero strengths and small random factors (zero factors are a saddle point of the fit).
+
+  Args:
+    key: PRNG key.
+    num_agents: ``n``.
+    max_rank: ``K``, the number of skew-symmetric components held (static shape).
+    rank: components switched on (default all ``K``).
+    scale: standard deviation of the initial factors.
+    dtype: float dtype (default: float32, or float64 under x64).
+
+  Returns:
+    :class:`IntransitiveParams` with ``strength (n,)``, ``u, v (n, K)``, ``mask (K,)``.
+  """
+  dtype = default_float_dtype() if dtype is None else jnp.dtype(dtype)
+  rank = max_rank if rank is None else rank
+  ku, kv = jax.random.split(key)
+  shape = (num_agents, max_rank)
+  return IntransitiveParams(
+      strength=jnp.zeros((num_agents,), dtype),
+      u=scale * jax.random.normal(ku, shape, dtype),
+      v=scale * jax.random.normal(kv, shape, dtype),
+      mask=(jnp.arange(max_rank) < rank).astype(dtype),
+  )
+
+
+def intransitive_logits(params: IntransitiveParams, a, b) -> jax.Array:
+  """Logits ``h(a, b)`` for index arrays ``a`` and ``b`` (same shape ``(...)``).
+
+  Args:
+    params: unbatched :class:`IntransitiveParams` (``strength (n,)``).
+    a: integer array of first agents.
+    b: integer array of second agents, same shape.
+
+  Returns:
+    ``(...)`` logits, exactly antisymmetric in ``(a, b)``.
+  """
+  s, u, v, m = params
+  um = u * m
+  skew = jnp.sum(um[a] * v[b] - um[b] * v[a], axis=-1)
+  return s[a] - s[b] + skew
+
+
+def intransitive_tournament(params: IntransitiveParams) -> jax.Array:
+  """The model's full tournament ``P[a, b] = sigmoid(h(a, b))``, shape ``(n, n)``, diagonal 1/2.
+
+  Complementary to rounding: ``h`` is an exactly antisymmetric matrix (``H - H^T`` form).
+  """
+  s, u, v, m = params
+  um = u * m
+  bilinear = um @ v.T
+  H = (s[:, None] - s[None, :]) + (bilinear - bilinear.T)
+  return jax.nn.sigmoid(H)
+
+
+class IntransitiveLogit(nnx.Module):
+  r"""Flax NNX module: Bradley-Terry strengths plus a rank-``2K`` skew-symmetric term.
+
+  .. math::
+    h(a, b) = s_a - s_b + \sum_r (U_{ar} V_{br} - U_{br} V_{ar}).
+
+  Follows the pairwise-model call protocol of :class:`~ste_jax.models.PairwiseLogit`
+  (``model(a, b, x=None) -> h``), so :func:`~ste_jax.models.marginal_tournament` and
+  :func:`~ste_jax.training.fit` accept it. It has no context features.
+
+  Example usage::
+
+    >>> model = IntransitiveLogit(4, rank=1, rngs=nnx.Rngs(0))
+    >>> h = model(jnp.array([0, 1]), jnp.array([1, 0]))
+    >>> bool(h[0] == -h[1])
+    True
+
+  Args:
+    num_agents: ``n``.
+    rank: number of skew-symmetric components ``K`` (``0`` = plain Bradley-Terry).
+    param_dtype: parameter dtype (default follows x64).
+    rngs: :class:`flax.nnx.Rngs`.
+  """
+
+  def __init__(self, num_agents: int, *, rank: int = 1, param_dtype=None, rngs: nnx.Rngs):
+    if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
+      raise ValueError(f"num_agents must be an integer >= 1, got {num_agents!r}.")
+    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+      raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
+    self.num_agents = num_agents
+    self.num_context_features = 0
+    p = init_intransitive_params(rngs.params(), num_agents, rank, dtype=param_dtype)
+    self.strength = nnx.Param(p.strength)
+    self.u = nnx.Param(p.u)
+    self.v = nnx.Param(p.v)
+
+  def params(self) -> IntransitiveParams:
+    """The current parameters as an :class:`IntransitiveParams` (all components on)."""
+    u = self.u[...]
+    return IntransitiveParams(self.strength[...], u, self.v[...], jnp.ones(u.shape[-1:], u.dtype))
+
+  def __call__(self, a, b, x=None) -> jax.Array:
+    """Logits ``h(a, b)`` of shape ``broadcast(a, b).shape``; ``x`` must be ``None``."""
+    if x is not None:
+      raise ValueError("IntransitiveLogit has no context features; pass x=None.")
+    a, b = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(b))
+    return intransitive_logits(self.params(), a, b)
