@@ -1,7 +1,7 @@
 """The ``ste-jax`` command line: ``score``, ``explain``, ``demo`` and ``planted``.
 
 All file and terminal I/O of the package lives here; the computations are in
-:mod:`ste_jax._report_table` and the figures in :mod:`ste_jax.plotting`. User mistakes (a missing
+:mod:`ste_jax.evaluate` (rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`. User mistakes (a missing
 file, an unknown format or agent, a malformed row, empty data, a bad option) end with one line on
 stderr and a non-zero exit status, never a traceback.
 """
@@ -59,6 +59,16 @@ def _nonnegative_int(text: str) -> int:
   return v
 
 
+def _confidence(text: str) -> float:
+  try:
+    v = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+  if not 0.5 < v < 1:
+    raise argparse.ArgumentTypeError(f"must be in (0.5, 1), got {text!r}")
+  return v
+
+
 def _seed(text: str) -> int:
   try:
     return int(text)
@@ -92,26 +102,38 @@ def build_parser() -> argparse.ArgumentParser:
                    help="drop rows that cannot be read (listed on stderr) instead of stopping at the first")
 
   def score_options(p, *, replicas_default=200):
-    p.add_argument("--estimator", choices=("posterior", "winrate"), default="posterior",
-                   help="tournament estimator for the STE scores: posterior-edge evidence (paper §6.1, "
-                   "default) or the empirical win rate")
+    p.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
+                   help="tournament estimator behind every column: auto (default: posterior when every pair was "
+                   "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair has no "
+                   "edge), winrate (empirical win rate; an unobserved pair is a tie) or model (Bradley-Terry + a "
+                   "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair)")
     p.add_argument("--tau", type=_positive_float, default=0.01,
-                   help="edge temperature tau (win-rate estimator) and default gamma (default 0.01)")
+                   help="edge temperature tau (win-rate and model estimators) and default gamma (default 0.01)")
     p.add_argument("--gamma", type=_positive_float, default=None,
                    help="Top-Cycle and covering temperature gamma = gamma_c (default: tau)")
     p.add_argument("--bootstrap", "--replicas", dest="bootstrap", type=_nonnegative_int, default=replicas_default,
-                   metavar="N", help=f"bootstrap replicas, 0 for none (default {replicas_default})")
-    p.add_argument("--seed", type=_seed, default=0, help="bootstrap seed (default 0)")
+                   metavar="N", help=f"bootstrap replicas for verdicts and intervals, 0 for none (default "
+                   f"{replicas_default})")
+    p.add_argument("--confidence", type=_confidence, default=0.95,
+                   help="verdict level: in if P(member) >= it, out if <= 1 - it (default 0.95)")
+    p.add_argument("--soft-intervals", dest="soft_intervals", action="store_true", default=None,
+                   help="bootstrap the soft scores too (default: only with at most 300 agents)")
+    p.add_argument("--no-soft-intervals", dest="soft_intervals", action="store_false",
+                   help="never bootstrap the soft scores (hard memberships and verdicts only)")
+    p.add_argument("--seed", type=_seed, default=0, help="seed of the model fit and bootstrap (default 0)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
   score = sub.add_parser("score", help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
-                         description="One row per agent: STE Top-Cycle and Uncovered-Set scores with bootstrap "
-                         "CIs and inclusion frequencies, hard Top Cycle / Uncovered Set membership, win rate, "
-                         "Bradley-Terry, Elo and number of comparisons.")
+                         description="One row per agent: tier, STE Top-Cycle and Uncovered-Set scores, the share of "
+                         "bootstrap replicas whose hard core holds the agent with an in/out/undetermined verdict, "
+                         "hard membership, win rate, Bradley-Terry, Elo and number of comparisons; evidence "
+                         "diagnostics and warnings.")
   data_options(score)
   score_options(score)
   score.add_argument("--by-context", action="store_true", help="one table per context (category)")
   score.add_argument("--output", choices=OUTPUTS, default="table", help="output format (default table)")
+  score.add_argument("--top", type=_nonnegative_int, default=None, metavar="N",
+                     help="table/markdown: print only the first N rows of each table")
   score.add_argument("--plot", metavar="PNG", default=None,
                      help="also write the report figure (tournament graph, P heatmap, score bars); with "
                      "--by-context one file per context, suffixed with its name")
@@ -125,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
   explain.add_argument("agent", metavar="AGENT", help="agent name")
   explain.add_argument("--context", default=None, help="explain within one context only")
   explain.add_argument("--output", choices=("text", "json"), default="text", help="output format (default text)")
+  explain.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
+                       help="tournament estimator (as in score; default auto)")
+  explain.add_argument("--seed", type=_seed, default=0, help="seed of the model fit (default 0)")
 
   demo = sub.add_parser("demo", help="the core table with bootstrap CIs and a figure on bundled real data "
                         "(Vicuna-80 human votes)")
@@ -231,21 +256,21 @@ def _load_summary(report, path) -> dict:
 
 
 def _settings(args):
-  from ste_jax._report_table import Settings
+  from ste_jax.evaluate import LeaderboardSettings
 
-  return Settings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
-                  seed=args.seed)
+  return LeaderboardSettings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
+                             seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals)
 
 
 def _tables(comparisons, settings, *, by_context, no_progress):
   from tqdm import tqdm
 
-  from ste_jax._report_table import score_tables
+  from ste_jax.evaluate import core_tables
 
   total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
   with tqdm(total=total, unit="replica", desc="bootstrap", file=sys.stderr, leave=False,
             disable=True if no_progress or not total else None) as bar:
-    return score_tables(comparisons, settings, by_context=by_context, progress=bar.update)
+    return core_tables(comparisons, settings, by_context=by_context, progress=bar.update)
 
 
 def _plot_paths(path: str, tables) -> list[tuple[object, str]]:
@@ -278,21 +303,24 @@ def _write_plots(tables, path: str, title: str) -> list[str]:
 
 
 def cmd_score(args) -> int:
-  from ste_jax._report_table import format_csv, format_markdown, format_text, to_json
+  from ste_jax._render import format_csv, format_markdown, format_text, to_json
 
   comparisons, report = load(args)
   settings = _settings(args)
   tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
   if args.output == "table":
     print(report.summary(max_lines=0) if not report.rejected else f"{args.file}: {len(report.rejected)} bad rows skipped")
-    print(format_text(tables, settings))
+    print(format_text(tables, top=args.top))
   elif args.output == "markdown":
-    print(format_markdown(tables, settings))
+    print(format_markdown(tables, top=args.top))
   elif args.output == "csv":
-    print(settings.conventions(), file=sys.stderr)
+    for t in tables:
+      print("conventions: " + t.conventions(), file=sys.stderr)
+      for w in t.diagnostics.warnings:
+        print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))
   else:
-    print(json.dumps(to_json(tables, settings, load=_load_summary(report, args.file)), indent=1, allow_nan=False))
+    print(json.dumps(to_json(tables, load=_load_summary(report, args.file)), indent=1, allow_nan=False))
   if args.plot:
     for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
       print(f"plot written to {p}", file=sys.stderr)
@@ -300,10 +328,9 @@ def cmd_score(args) -> int:
 
 
 def cmd_explain(args) -> int:
-  import numpy as np
-
-  from ste_jax._report_table import format_witnesses, subset_context, witness_report
-  from ste_jax.data import pair_counts, win_rate_tournament
+  from ste_jax._render import format_witnesses
+  from ste_jax.evaluate import LeaderboardSettings, core_table, subset_context
+  from ste_jax.evaluate._witnesses import witness_report
 
   comparisons, _ = load(args)
   if args.context is not None:
@@ -316,15 +343,19 @@ def cmd_explain(args) -> int:
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else (
         f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
     raise UserError(f"unknown agent {args.agent!r} in {args.file}{hint}")
-  counts = pair_counts(comparisons)
-  P = np.asarray(win_rate_tournament(counts), dtype=np.float64)
-  w = witness_report(P, np.asarray(counts.totals), agents, agents.index(args.agent))
+  table = core_table(comparisons, LeaderboardSettings(estimator=args.estimator, num_replicas=0, seed=args.seed))
+  w = witness_report(table.P, table.games_matrix, agents, agents.index(args.agent),
+                     ties_connect=table.estimator != "posterior")
   if args.output == "json":
-    print(json.dumps(w, indent=1))
+    print(json.dumps(dict(w, estimator=table.estimator, conventions=table.conventions()), indent=1))
   else:
     where = "" if args.context is None else f", context {args.context!r}"
-    print(f"witnesses in {args.file}{where}: win-rate tournament (ties count 1/2, missing pairs 1/2); "
-          "majority = P > 1/2")
+    print(f"witnesses in {args.file}{where}; estimator {table.estimator} ({table.estimator_reason}); "
+          + ("'A > B (p)': A beats B with probability p in the model's tournament" if table.estimator == "model" else
+             "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)")
+          + ("; a pair never compared or evenly split is no edge" if table.estimator == "posterior" else ""))
+    if table.model is not None:
+      print(f"model: {table.model.describe()}")
     print(format_witnesses(w))
   return 0
 
@@ -335,8 +366,9 @@ def bundled_dataset_path():
 
 
 def cmd_demo(args) -> int:
-  from ste_jax._report_table import format_text, witness_report
+  from ste_jax._render import format_text
   from ste_jax.data import load_comparisons
+  from ste_jax.evaluate._witnesses import witness_report
 
   start = time.perf_counter()
   path = bundled_dataset_path()
@@ -346,10 +378,11 @@ def cmd_demo(args) -> int:
         "questions, QLoRA paper data, MIT licence)")
   print(report.summary().replace(str(path), "comparisons.csv"))
   tables = _tables(comparisons, settings, by_context=False, no_progress=args.no_progress)
-  print(format_text(tables, settings))
+  print(format_text(tables))
   table = tables[0]
   top = table.agents[table.order[0]]
-  w = witness_report(table.P, table.games_matrix, list(table.agents), table.agents.index(top))
+  w = witness_report(table.P, table.games_matrix, list(table.agents), table.agents.index(top),
+                     ties_connect=table.estimator != "posterior")
   if w["in_top_cycle"] and w["chains"]:
     chain = max(w["chains"], key=len)
     if len(chain) == 2 and not any(c[1]["tie"] for c in w["chains"]):

@@ -201,7 +201,7 @@ def report_figure(table, *, title: str | None = None):
   """The three panels of a score table: tournament graph, ordered heatmap, score bars with CIs.
 
   Args:
-    table: a score table as built by ``ste-jax score`` (``ste_jax._report_table.ScoreTable``):
+    table: a score table as built by ``ste-jax score`` (:class:`~ste_jax.evaluate.CoreTable`):
       it needs ``agents``, ``P`` and ``columns`` with ``tc_score``, ``uc_score``, ``hard_tc``,
       ``tc_lo``/``tc_hi``, ``uc_lo``/``uc_hi``.
     title: optional figure title.

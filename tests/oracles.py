@@ -61,6 +61,15 @@ def nx_top_cycle(P):
   return mask
 
 
+def nx_reach_all(A):
+  """Agents from which every other agent is reachable in the directed graph ``A`` (networkx)."""
+  n = A.shape[0]
+  G = nx.DiGraph()
+  G.add_nodes_from(range(n))
+  G.add_edges_from((a, b) for a in range(n) for b in range(n) if a != b and A[a, b])
+  return np.array([len(nx.descendants(G, a)) == n - 1 for a in range(n)], dtype=bool)
+
+
 def nx_reachability(A):
   """Boolean transitive closure (paths of length >= 1) of adjacency ``A``."""
   n = A.shape[0]

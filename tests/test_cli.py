@@ -23,11 +23,15 @@ import pytest
 
 from ste_jax import _cli
 from ste_jax._cli import main
-from tests.oracles import brute_uncovered_set, nx_top_cycle
+from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DATASETS = ("vicuna80_qlora_human", "llmfao_crowd")
+# The estimator each dataset's CLI tests use (both have independent oracles for the hard columns):
+# posterior -> hard relation D > 0 = strict win-rate majority, unobserved pairs no edge;
+# winrate -> Smith set with unobserved pairs as ties. The model estimator is tested in tests/evaluate.
+ESTIMATOR = {"vicuna80_qlora_human": "posterior", "llmfao_crowd": "winrate"}
 BOOT = "20"
 
 
@@ -53,7 +57,8 @@ def dataset(name) -> pathlib.Path:
 
 @functools.cache
 def scored(name, output, *extra):
-  code, out, err = run("score", dataset(name), "--bootstrap", BOOT, "--output", output, *extra)
+  code, out, err = run("score", dataset(name), "--estimator", ESTIMATOR[name], "--bootstrap", BOOT, "--output",
+                       output, *extra)
   assert code == 0, err
   return out, err
 
@@ -77,18 +82,21 @@ def oracle_tournament(df: pd.DataFrame):
 
 
 @functools.cache
-def oracle(name, context=None):
+def oracle(name, context=None, estimator=None):
+  """Hard cores from the raw rows: Smith set (winrate) or strict-majority reach-all (posterior)."""
+  estimator = estimator or ESTIMATOR[name]
   df = pd.read_csv(dataset(name), dtype=str, keep_default_na=False)
   if context is not None:
     df = df[df.context == context]
   agents, P, games = oracle_tournament(df)
-  tc = dict(zip(agents, nx_top_cycle(P)))
+  strict = (P > 0.5) & ~np.eye(len(agents), dtype=bool)
+  tc = dict(zip(agents, nx_top_cycle(P) if estimator == "winrate" else nx_reach_all(strict)))
   uc = dict(zip(agents, brute_uncovered_set(P)))
   return agents, P, games, tc, uc
 
 
-def check_rows(rows, name, context=None, *, bootstrap=True):
-  """Hard cores equal the oracle; scores and bootstrap columns in [0, 1]; one row per agent."""
+def check_rows(rows, name, context=None, *, bootstrap=True, soft_intervals=True):
+  """Hard cores equal the oracle; scores, probabilities and verdicts consistent; one row per agent."""
   agents, _, games, tc, uc = oracle(name, context)
   assert sorted(r["agent"] for r in rows) == agents
   for r in rows:
@@ -98,12 +106,18 @@ def check_rows(rows, name, context=None, *, bootstrap=True):
     for col in ("tc_score", "uc_score", "win_rate"):
       assert 0.0 <= r[col] <= 1.0
     if bootstrap:
-      for col in ("tc_lo", "tc_hi", "p_in_tc", "uc_lo", "uc_hi", "p_in_uc"):
+      for col in ("p_tc", "p_uc"):
         assert r[col] is not None and 0.0 <= r[col] <= 1.0, (col, r)
-      assert r["tc_lo"] <= r["tc_hi"] and r["uc_lo"] <= r["uc_hi"]
+      for p, v in ((r["p_tc"], r["tc_verdict"]), (r["p_uc"], r["uc_verdict"])):
+        assert v == ("in" if p >= 0.95 - 1e-9 else "out" if p <= 0.05 + 1e-9 else "undetermined"), r
+      if soft_intervals:
+        for col in ("tc_lo", "tc_hi", "uc_lo", "uc_hi"):
+          assert r[col] is not None and 0.0 <= r[col] <= 1.0, (col, r)
+        assert r["tc_lo"] <= r["tc_hi"] and r["uc_lo"] <= r["uc_hi"]
   assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
-  tc_scores = [r["tc_score"] for r in rows]
-  assert tc_scores == sorted(tc_scores, reverse=True)
+  keys = [(r["tier"], -r["tc_score"]) for r in rows]
+  assert keys == sorted(keys)  # tiers first, then soft Top-Cycle score
+  assert all(r["tier"] == 1 for r in rows if r["hard_tc"])
 
 
 def csv_rows(text):
@@ -125,9 +139,10 @@ def csv_rows(text):
 def test_score_json(name):
   out, _ = scored(name, "json")
   doc = json.loads(out)
-  assert "ties count 1/2" in doc["conventions"] and "missing pairs" in doc["conventions"]
   assert doc["settings"]["num_replicas"] == int(BOOT)
   (table,) = doc["tables"]
+  assert table["estimator"] == ESTIMATOR[name] and "unobserved" in table["conventions"]
+  assert table["diagnostics"]["num_agents"] == len(table["rows"])
   check_rows(table["rows"], name)
   _, _, _, tc, uc = oracle(name)
   assert set(table["top_cycle"]) == {a for a, v in tc.items() if v}
@@ -139,7 +154,7 @@ def test_score_json(name):
 @pytest.mark.parametrize("name", DATASETS)
 def test_score_csv(name):
   out, err = scored(name, "csv")
-  assert err.startswith("conventions:")
+  assert err.startswith("conventions: estimator: " + ESTIMATOR[name])
   df, rows = csv_rows(out)
   assert list(df.columns[:3]) == ["context", "rank", "agent"]
   assert (df.context == "all").all()
@@ -148,7 +163,7 @@ def test_score_csv(name):
   for r, j in zip(rows, json_rows):  # same numbers in both formats
     assert r["agent"] == j["agent"]
     assert r["tc_score"] == pytest.approx(j["tc_score"], rel=1e-5, abs=1e-6)
-    assert r["p_in_uc"] == pytest.approx(j["p_in_uc"], rel=1e-5, abs=1e-6)
+    assert r["p_uc"] == pytest.approx(j["p_uc"], rel=1e-5, abs=1e-6)
 
 
 @pytest.mark.parametrize("name", DATASETS)
@@ -156,15 +171,22 @@ def test_score_table_and_markdown(name):
   agents, *_ , tc, _ = oracle(name)
   text, _ = scored(name, "table")
   lines = text.splitlines()
-  assert any(line.startswith("conventions: ties count 1/2") for line in lines)
-  assert any(line.lstrip().startswith("#") and "TC 95% CI" in line and "BT" in line for line in lines)
-  core_line = next(line for line in lines if line.startswith("hard Top Cycle:"))
-  assert set(core_line.split(": ", 1)[1].strip("{}").split(", ")) == {a for a, v in tc.items() if v}
+  assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
+  assert any(line.startswith("evidence: ") for line in lines)
+  assert any(line.lstrip().startswith("#") and "TC CI" in line and "P(TC)" in line and "BT" in line for line in lines)
+  core_line = next(line for line in lines if line.startswith("hard Top Cycle (point estimate):"))
+  listed = core_line.split(": ", 1)[1].strip("{}").split(", ")
+  core = {a for a, v in tc.items() if v}
+  more = re.fullmatch(r"\.\.\. and (\d+) more", listed[-1])
+  if more:  # long sets are truncated: 25 names, then a count
+    listed = listed[:-1]
+    assert len(listed) + int(more.group(1)) == len(core)
+  assert set(listed) <= core and (more or set(listed) == core)
   for a in agents:
     assert re.search(rf"^\s*\d+\s+{re.escape(a)}\s", text, re.M), a
   md, _ = scored(name, "markdown")
   table_lines = [line for line in md.splitlines() if line.startswith("|")]
-  assert table_lines[0].startswith("| # | agent | TC |")
+  assert table_lines[0].startswith("| # | agent | tier | TC |")
   assert len(table_lines) == 2 + len(agents)
 
 
@@ -172,7 +194,7 @@ def test_score_by_context_csv(tmp_path):
   name = "vicuna80_qlora_human"
   plot = tmp_path / "ctx.png"
   code, out, err = run("score", dataset(name), "--by-context", "--bootstrap", "5", "--output", "csv",
-                       "--plot", plot)
+                       "--estimator", "posterior", "--plot", plot)
   assert code == 0, err
   df, rows = csv_rows(out)
   contexts = sorted(pd.read_csv(dataset(name)).context.unique())
@@ -190,8 +212,10 @@ def test_score_plot_and_winrate_estimator(tmp_path):
                        "--bootstrap", "0", "--output", "json", "--plot", plot)
   assert code == 0, err
   doc = json.loads(out)
-  assert "win-rate tournament, tau = 0.05" in doc["conventions"] and "no bootstrap" in doc["conventions"]
-  check_rows(doc["tables"][0]["rows"], name, bootstrap=False)
+  conventions = doc["tables"][0]["conventions"]
+  assert "win-rate tournament" in conventions and "tau = 0.05" in conventions and "no bootstrap" in conventions
+  agents, _, _, tc, _ = oracle(name, None, "winrate")
+  assert {r["agent"] for r in doc["tables"][0]["rows"] if r["hard_tc"]} == {a for a in agents if tc[a]}
   assert all(r["tc_lo"] is None for r in doc["tables"][0]["rows"])
   assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
   assert f"plot written to {plot}" in err
@@ -211,7 +235,7 @@ def _separable_csv(path):
 
 def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   path = _separable_csv(tmp_path / "sep.csv")
-  code, out, err = run("score", path, "--bootstrap", "10", "--output", "json")
+  code, out, err = run("score", path, "--bootstrap", "10", "--output", "json", "--estimator", "winrate")
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
   assert set(table["top_cycle"]) == {"c0", "c1", "c2"}
@@ -223,12 +247,17 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
     assert np.isfinite(r["tc_score"]) and np.isfinite(r["uc_score"])
     assert r["hard_tc"] == r["agent"].startswith("c")
   assert min(r["tc_score"] for r in rows[:3]) > 0.9 > 0.1 > max(r["tc_score"] for r in rows[3:])
-  code, text, _ = run("score", path, "--bootstrap", "0")
+  code, text, _ = run("score", path, "--bootstrap", "0", "--estimator", "winrate")
   assert code == 0
-  assert "hard Top Cycle: {c0, c1, c2}" in text and "Bradley-Terry: not identifiable" in text
+  assert "hard Top Cycle (point estimate): {c0, c1, c2}" in text and "Bradley-Terry: not identifiable" in text
   agent_rows = [line for line in text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
   assert len(agent_rows) == 7
-  assert all(line.split()[-3] == "n/i" for line in agent_rows)  # no invented BT gaps
+  assert all(line.split()[-3] == "n/i" for line in agent_rows)
+  # The model estimator finds the same cycle (every pair observed, a strong cyclic signal).
+  code, out, err = run("score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model")
+  assert code == 0, err
+  (table,) = json.loads(out)["tables"]
+  assert set(table["top_cycle"]) == {"c0", "c1", "c2"} and table["model"]["rank"] >= 1  # no invented BT gaps
 
 
 def test_score_tasks_format(tmp_path):
@@ -286,7 +315,7 @@ def test_explain_json_witnesses(name):
   pick = [a for a in agents if tc[a]][:2] + [a for a in agents if not tc[a] and uc[a]][:1]
   pick += [a for a in agents if not uc[a]][:2]
   for agent in pick:
-    code, out, err = run("explain", dataset(name), agent, "--output", "json")
+    code, out, err = run("explain", dataset(name), agent, "--output", "json", "--estimator", ESTIMATOR[name])
     assert code == 0, err
     _check_witnesses(name, agent, json.loads(out))
 
@@ -295,7 +324,7 @@ def test_explain_text_chains_are_majority_wins():
   name = "llmfao_crowd"
   agents, P, _, tc, uc = oracle(name)
   for agent in [a for a in agents if tc[a]][:1] + [a for a in agents if not uc[a]][:1]:
-    code, out, err = run("explain", dataset(name), agent)
+    code, out, err = run("explain", dataset(name), agent, "--estimator", ESTIMATOR[name])
     assert code == 0, err
     lines = out.splitlines()
     chains = [line.strip() for line in lines if line.startswith("  " + agent + " ")]
@@ -323,7 +352,8 @@ def test_demo_writes_plot(tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
   code, out, err = run("demo", "--bootstrap", BOOT)
   assert code == 0, err
-  assert "hard Top Cycle: {gpt-4}" in out and "conventions:" in out
+  assert "hard Top Cycle (point estimate): {gpt-4}" in out and "conventions: estimator: posterior" in out
+  assert "Top Cycle at 0.95: in {gpt-4}" in out
   png = tmp_path / _cli.DEMO_PLOT
   assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   assert f"plot written to {png}" in out
@@ -370,6 +400,8 @@ def test_errors_are_one_line(tmp_path):
   _one_line_error(["score", good, "--tau", "-1"], "--tau", code=2)
   _one_line_error(["score", good, "--bootstrap", "many"], "--bootstrap", code=2)
   _one_line_error(["score", good, "--output", "xml"], "--output", code=2)
+  _one_line_error(["score", good, "--confidence", "0.3"], "--confidence", code=2)
+  _one_line_error(["score", good, "--estimator", "elo"], "--estimator", code=2)
   _one_line_error(["score", good, "--format", "excel"], "--format", code=2)
   _one_line_error(["frobnicate"], "frobnicate", code=2)
   _one_line_error(["score"], "FILE", code=2)

@@ -6,7 +6,6 @@ import pytest
 matplotlib = pytest.importorskip("matplotlib")
 
 from ste_jax import plotting  # noqa: E402
-from ste_jax._report_table import ScoreTable  # noqa: E402
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -85,13 +84,14 @@ def test_score_bars(tmp_path):
 
 
 def test_save_report_figure(tmp_path):
-  P, agents, core = _tournament()
-  n = len(agents)
-  s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
-  cols = {"agent": np.array(agents, dtype=object), "tc_score": s, "uc_score": s, "hard_tc": core, "hard_uc": core,
-          "tc_lo": s - 0.1, "tc_hi": s, "uc_lo": s - 0.1, "uc_hi": s}
-  table = ScoreTable(context=None, agents=tuple(agents), columns=cols, order=np.arange(n), P=P,
-                     games_matrix=np.ones((n, n)), bt_identifiable=True, bt_note="", num_comparisons=10)
+  from ste_jax.data import Comparisons
+  from ste_jax.evaluate import LeaderboardSettings, core_table
+
+  # A 3-cycle on top of two agents it beats; 10 bootstrap replicas give the CI bars.
+  a, b = [0, 1, 2, 0, 0, 1, 1, 2, 2, 3], [1, 2, 0, 3, 4, 3, 4, 3, 4, 4]
+  c = Comparisons.from_arrays(a * 6, b * 6, [1.0] * 60, agents=["o0", "o1", "o2", "o3", "o4"])
+  table = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=10))
+  assert set(table.top_cycle) == {"o0", "o1", "o2"} and table.soft_intervals
   path = tmp_path / "report.png"
   assert plotting.save_report_figure(table, path, title="test") == str(path)
   assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000

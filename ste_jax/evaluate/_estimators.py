@@ -71,14 +71,15 @@ def soft_scores(edges, estimator: str, *, tau, gamma):
   return ste_scores(edges, tau=tau, gamma=gamma)
 
 
-def display_tournament(edges, estimator: str) -> jax.Array:
+def display_tournament(edges, estimator: str, counts) -> jax.Array:
   """A complementary ``(n, n)`` tournament for figures and witnesses.
 
-  ``P`` itself for ``winrate``/``model``; for ``posterior`` ``1/2 + (D - D^T)/2`` (``> 1/2``
-  exactly where ``D > 0``).
+  ``P`` itself for ``winrate``/``model``; for ``posterior`` the win-rate tournament of ``counts``
+  (its strict majority ``P > 1/2`` is exactly ``D > 0``, and unobserved or evenly split pairs are
+  ``1/2``, which the posterior treats as no edge).
   """
   if estimator == "posterior":
-    return 0.5 + 0.5 * (edges - jnp.swapaxes(edges, -1, -2))
+    return win_rate_tournament(counts)
   return edges
 
 

@@ -85,8 +85,9 @@ class CoreTable:
     agents: agent names (index order of the arrays).
     columns: ``COLUMNS`` -> ``(n,)`` NumPy arrays in agent order (NaN where not computed).
     order: display order (tier, then soft Top-Cycle score, Uncovered score, win rate).
-    P: ``(n, n)`` the estimator's tournament for figures and witnesses
-      (:func:`~ste_jax.evaluate._estimators.display_tournament`).
+    P: ``(n, n)`` the estimator's tournament for figures and witnesses (the model's ``P̂``, or the
+      win rates for ``winrate`` and ``posterior``;
+      :func:`~ste_jax.evaluate._estimators.display_tournament`).
     games_matrix: ``(n, n)`` comparisons per pair.
     estimator: the estimator used (``posterior``, ``winrate`` or ``model``); ``estimator_reason``
       says why (``requested`` or the ``auto`` rule).
@@ -135,7 +136,7 @@ class CoreTable:
                  "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in its "
                  "condensation (tier 1 = hard TC when every pair is related)")
     if s.num_replicas:
-      boot = (f"{s.num_replicas} multinomial bootstrap replicas (seed {s.seed})"
+      boot = (f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
               + (" with refits of the model" if self.estimator == "model" else "")
               + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdict in if P >= "
               f"{s.confidence:g}, out if P <= {1 - s.confidence:.2g}, else undetermined")
@@ -199,39 +200,58 @@ def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
   )
 
 
+def resample_unit_weights(key, weight, num_replicas: int) -> jax.Array:
+  """``(R, m)`` Poisson-bootstrap weights over unit comparisons: row weight ``w`` -> ``Poisson(w)``.
+
+  A row of weight ``w`` stands for ``w`` comparisons; resampling each of them ``Poisson(1)`` times
+  gives the row ``Poisson(w)`` (a sum of independent Poissons), so aggregated rows (one row per pair
+  with ``weight`` = wins) are resampled like the unit rows they summarize. For unit rows this is the
+  classical Poisson bootstrap.
+  """
+  rate = jnp.broadcast_to(weight, (num_replicas,) + weight.shape)
+  return jax.random.poisson(key, rate, rate.shape).astype(weight.dtype)
+
+
 def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
                                batch_size: int | None = 8, soft=None, progress=None):
   """Hard (and optionally soft) core memberships of bootstrap replicas of ``comparisons``.
+
+  Replicas reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
+  comparisons); each replica recomputes the estimator's edges (a warm-started refit for the model
+  estimator) and its hard cores, ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
+  uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``.
 
   Args:
     key: PRNG key.
     comparisons: the data.
     estimator: an :class:`~ste_jax.evaluate._estimators.EdgeEstimator`.
     num_replicas: ``R``.
-    batch_size: replicas per compiled batch.
+    batch_size: replicas per compiled batch (memory bound).
     soft: ``None``, or ``(tau, gamma)`` to also return the replicas' soft scores.
     progress: optional ``progress(num_done)`` callable.
 
   Returns:
     ``(tc, uc)`` boolean ``(R, n)`` arrays, plus ``(tc_soft, uc_soft)`` ``(R, n)`` with ``soft``.
   """
-  from ste_jax.stats import bootstrap_scores
-
   name = estimator.name
+  chunk = min(num_replicas, REPLICA_CHUNK)
+  batch = min(batch_size or chunk, chunk)
 
-  def replica(c):
-    edges = estimator.replica_edges(c)
+  def replica(w):
+    edges = estimator.replica_edges(dataclasses.replace(comparisons, weight=w))
     out = _estimators.hard_memberships(edges, name)
     if soft is not None:
       s = _estimators.soft_scores(edges, name, tau=soft[0], gamma=soft[1])
       out = out + (s.top_cycle, s.uncovered)
     return out
 
-  chunk = min(num_replicas, REPLICA_CHUNK)
+  @jax.jit
+  def run(k):
+    return jax.lax.map(replica, resample_unit_weights(k, comparisons.weight, chunk), batch_size=batch)
+
   parts = []
   for k in jax.random.split(key, -(-num_replicas // chunk)):
-    out = bootstrap_scores(k, comparisons, replica, num_replicas=chunk, batch_size=min(batch_size or chunk, chunk))
-    parts.append([np.asarray(x) for x in out])
+    parts.append([np.asarray(x) for x in run(k)])
     if progress is not None:
       progress(chunk)
   return tuple(np.concatenate(xs)[:num_replicas] for xs in zip(*parts))
@@ -322,7 +342,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
                                      min_games=settings.min_games)
   return CoreTable(
       context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
-      P=np.asarray(_estimators.display_tournament(edges, name), dtype=np.float64),
+      P=np.asarray(_estimators.display_tournament(edges, name, counts), dtype=np.float64),
       games_matrix=np.asarray(counts.totals, dtype=np.float64), estimator=name, estimator_reason=reason,
       model=est.model, diagnostics=diagnostics, bt_identifiable=identifiable, bt_note=note,
       num_comparisons=comparisons.num_comparisons, settings=settings, soft_intervals=with_soft,

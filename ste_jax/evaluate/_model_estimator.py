@@ -15,8 +15,9 @@ The ridge ``lambda_s`` is a Gaussian prior on the strengths: an agent with one w
 modest strength instead of an infinite one, so it cannot top the table on one game.
 
 *Model selection.* The ridge on the strengths and then the rank and ridge of the intransitive term
-are chosen by ``k``-fold cross-validated log-likelihood (folds over comparisons, rows assigned by a
-random permutation). The intransitive term is kept only when its held-out log-likelihood beats
+are chosen by ``k``-fold cross-validated log-likelihood (folds over unit comparisons, assigned by a
+random multinomial split of each row's weight, so aggregated rows are split like unit
+comparisons). The intransitive term is kept only when its held-out log-likelihood beats
 Bradley-Terry's by more than one standard error of the paired per-fold difference (the
 one-standard-error rule): a cycle must be supported by held-out evidence before it enters the core. Each stage fits every (fold, candidate) pair as one ``jax.vmap`` of one
 compiled L-BFGS solve (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
@@ -103,7 +104,7 @@ def _penalized_nll(theta, mask, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_sk
   s, u, v = theta
   h = intransitive_logits(IntransitiveParams(s, u, v, mask), pairs.i, pairs.j)
   nll = jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
-  um, vm = u * mask, v * mask
+  um, vm = u * mask[None, :], v * mask[None, :]
   reg = 0.5 * l2_strength * jnp.sum(s * s) + 0.5 * l2_skew * (jnp.sum(um * um) + jnp.sum(vm * vm))
   total = jnp.maximum(jnp.sum(w_ij + w_ji), jnp.ones((), w_ij.dtype))
   return (nll + reg) / total
@@ -226,17 +227,33 @@ def _check_grid(values, name: str, *, integer: bool = False) -> tuple:
 
 
 @jax.jit
-def _fold_wins(pairs: PairIndex, outcome, weight, folds, fold_ids):
-  """``(F, Q)`` training and held-out wins for each fold."""
+def _fold_wins(pairs: PairIndex, outcome, held):
+  """``(F, Q)`` training and held-out wins for each fold; ``held`` is ``(F, m)`` held-out row weight."""
+  total = jnp.sum(held, axis=0)
 
-  def one(f):
-    held = folds == f
-    zero = jnp.zeros_like(weight)
-    train = pair_wins(pairs, outcome, jnp.where(held, zero, weight))
-    test = pair_wins(pairs, outcome, jnp.where(held, weight, zero))
-    return train, test
+  def one(h):
+    return pair_wins(pairs, outcome, total - h), pair_wins(pairs, outcome, h)
 
-  return jax.vmap(one)(fold_ids)
+  return jax.vmap(one)(held)
+
+
+def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
+  """``(F, m)`` held-out weight of each row per fold: folds over unit comparisons.
+
+  A row of integer weight ``w`` counts as ``w`` comparisons whose folds are drawn uniformly
+  (multinomially), so aggregated rows (one row per pair with ``weight`` = wins) are split like unit
+  rows; a row with a fractional weight goes to one random fold as a whole.
+  """
+  w = np.asarray(weight, dtype=np.float64)
+  rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+  rounded = np.rint(w)
+  integer = np.isclose(w, rounded) & (rounded >= 0)
+  held = np.zeros((num_folds, w.size))
+  counts = rng.multinomial(np.where(integer, rounded, 0).astype(np.int64), [1.0 / num_folds] * num_folds)
+  held[:, integer] = counts[integer].T
+  whole = np.flatnonzero(~integer)
+  held[rng.integers(0, num_folds, whole.size), whole] = w[whole]
+  return held
 
 
 def _cv_stage(params0, pairs, train, test, grid: list[Candidate], num_steps: int, size: int):
@@ -296,8 +313,8 @@ def fit_model_tournament(
     ranks: candidate numbers of skew-symmetric components (``0`` = Bradley-Terry).
     strength_l2: candidate ridges on the strengths.
     skew_l2: candidate ridges on the intransitive factors.
-    num_folds: cross-validation folds (``>= 2``); with fewer comparisons than folds, no CV is run
-      and the first candidates are used.
+    num_folds: cross-validation folds (``>= 2``) over unit comparisons; with fewer comparisons
+      than folds, no CV is run and the first candidates are used.
     num_steps: L-BFGS steps per fit.
     refit_steps: L-BFGS steps of each warm-started :meth:`ModelTournament.refit`.
 
@@ -330,9 +347,9 @@ def fit_model_tournament(
   m = comparisons.num_comparisons
   outcome, weight = comparisons.outcome, comparisons.weight
 
-  if m >= num_folds:
-    folds = jnp.asarray(np.asarray(jax.random.permutation(k_fold, m)) % num_folds, dtype=jnp.int32)
-    train, test = _fold_wins(pairs, outcome, weight, folds, jnp.arange(num_folds, dtype=jnp.int32))
+  if float(np.sum(np.asarray(weight))) >= num_folds:
+    held = jnp.asarray(_fold_weights(k_fold, weight, num_folds), dtype=weight.dtype)
+    train, test = _fold_wins(pairs, outcome, held)
     stage1 = [Candidate(0, l2, skew_l2[0]) for l2 in strength_l2]
     positive = [r for r in ranks if r > 0]
     size = max(len(stage1), len(positive) * len(skew_l2))

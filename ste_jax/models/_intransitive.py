@@ -82,7 +82,7 @@ def intransitive_logits(params: IntransitiveParams, a, b) -> jax.Array:
     ``(...)`` logits, exactly antisymmetric in ``(a, b)``.
   """
   s, u, v, m = params
-  um = u * m
+  um = u * m[..., None, :]
   skew = jnp.sum(um[a] * v[b] - um[b] * v[a], axis=-1)
   return s[a] - s[b] + skew
 
@@ -93,7 +93,7 @@ def intransitive_tournament(params: IntransitiveParams) -> jax.Array:
   Complementary to rounding: ``h`` is an exactly antisymmetric matrix (``H - H^T`` form).
   """
   s, u, v, m = params
-  um = u * m
+  um = u * m[..., None, :]
   bilinear = um @ v.T
   H = (s[:, None] - s[None, :]) + (bilinear - bilinear.T)
   return jax.nn.sigmoid(H)

@@ -1,0 +1,237 @@
+"""Rendering of leaderboard tables (:class:`~ste_jax.evaluate.CoreTable`) and witnesses: text,
+Markdown, CSV and JSON-ready dicts. No computation here beyond formatting."""
+
+import csv
+import dataclasses
+import io
+import math
+
+from ste_jax.evaluate._leaderboard import COLUMNS
+
+VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
+
+
+def _f(x, fmt: str) -> str:
+  return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else format(x, fmt)
+
+
+def _ci(row, lo: str, hi: str) -> str:
+  if row[lo] is None:
+    return ""
+  return f"[{row[lo]:.3f}, {row[hi]:.3f}]"
+
+
+def _display_rows(table, top=None) -> list[list[str]]:
+  rows = []
+  for r in table.records()[:top]:
+    bt = "n/i" if not table.bt_identifiable else _f(r["bradley_terry"], "+.2f")
+    rows.append([
+        str(r["rank"]), r["agent"], str(r["tier"]),
+        f"{r['tc_score']:.3f}", _ci(r, "tc_lo", "tc_hi"), _f(r["p_tc"], ".2f"), VERDICT_MARK[r["tc_verdict"]],
+        f"{r['uc_score']:.3f}", _ci(r, "uc_lo", "uc_hi"), _f(r["p_uc"], ".2f"), VERDICT_MARK[r["uc_verdict"]],
+        "yes" if r["hard_tc"] else "-", "yes" if r["hard_uc"] else "-",
+        f"{r['win_rate']:.3f}", bt, f"{r['elo']:.0f}", f"{r['games']:g}",
+    ])
+  return rows
+
+
+HEADER = ("#", "agent", "tier", "TC", "TC CI", "P(TC)", "TC?", "UC", "UC CI", "P(UC)", "UC?", "hardTC", "hardUC",
+          "winrate", "BT", "Elo", "games")
+_CI_COLUMNS = {4, 8}
+_BOOT_COLUMNS = {5, 6, 9, 10}
+
+
+def _columns_shown(table) -> list[int]:
+  drop = set()
+  if not table.soft_intervals:
+    drop |= _CI_COLUMNS
+  if not table.settings.num_replicas:
+    drop |= _BOOT_COLUMNS
+  return [j for j in range(len(HEADER)) if j not in drop]
+
+
+def _title(table) -> str:
+  name = "all data" if table.context is None else f"context {table.context!r}"
+  return f"{name}: {len(table.agents)} agents, {table.num_comparisons} comparisons"
+
+
+def _evidence(table) -> str:
+  d = table.diagnostics
+  per = d.comparisons_per_observed_pair
+  return (f"evidence: {d.pairs_observed} of {d.num_pairs} pairs observed ({d.share_pairs_observed:.0%}); comparisons "
+          f"per observed pair min {_f(per[0], 'g')}, median {_f(per[1], 'g')}; "
+          f"{len(d.agents_below_min_games)} agents with fewer than {d.min_games:g} comparisons; comparison graph "
+          + ("connected" if d.connected else f"has {d.num_components} components"))
+
+
+MAX_NAMES = 25
+
+
+def _names(names) -> str:
+  names = list(names)
+  more = f", ... and {len(names) - MAX_NAMES} more" if len(names) > MAX_NAMES else ""
+  return "{" + ", ".join(names[:MAX_NAMES]) + more + "}"
+
+
+def _verdict_summary(table) -> list[str]:
+  if not table.settings.num_replicas:
+    return []
+  out = []
+  for label, col in (("Top Cycle", "tc_verdict"), ("Uncovered Set", "uc_verdict")):
+    v = table.columns[col]
+    ins = [table.agents[i] for i in table.order if v[i] == "in"]
+    und = sum(1 for x in v if x == "undetermined")
+    out.append(f"{label} at {table.settings.confidence:g}: in {_names(ins)}; {und} undetermined, "
+               f"{sum(1 for x in v if x == 'out')} out")
+  return out
+
+
+def _footer(table) -> list[str]:
+  lines = [
+      f"hard Top Cycle (point estimate): {_names(table.top_cycle)}",
+      f"hard Uncovered Set (point estimate): {_names(table.uncovered_set)}",
+      *_verdict_summary(table),
+  ]
+  if table.bt_note:
+    lines.append(table.bt_note.replace("no BT scores are shown", "BT shows n/i (not identifiable)"))
+  lines += [f"warning: {w}" for w in table.diagnostics.warnings]
+  return lines
+
+
+def _header_lines(table) -> list[str]:
+  return [_title(table), "conventions: " + table.conventions(), _evidence(table)]
+
+
+def format_text(tables, *, top=None) -> str:
+  """Fixed-width tables, one per context, each under its conventions and evidence lines.
+
+  Args:
+    tables: :class:`~ste_jax.evaluate.CoreTable` list.
+    top: print only the first ``top`` rows of each table (``None``: all).
+  """
+  out = []
+  for table in tables:
+    keep = _columns_shown(table)
+    header = [HEADER[j] for j in keep]
+    rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
+    widths = [max(len(header[k]), *(len(r[k]) for r in rows)) for k in range(len(header))]
+    fmt = lambda cells: "  ".join(c.ljust(w) if k == 1 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+    out += ([""] if out else []) + _header_lines(table) + ["", fmt(header), "-" * len(fmt(header))]
+    out += [fmt(r) for r in rows]
+    if top is not None and top < len(table.agents):
+      out.append(f"... {len(table.agents) - top} more agents (--top to show more)")
+    out += _footer(table)
+  return "\n".join(out)
+
+
+def format_markdown(tables, *, top=None) -> str:
+  """GitHub-flavoured Markdown tables, one per context."""
+  out = []
+  for table in tables:
+    keep = _columns_shown(table)
+    header = [HEADER[j] for j in keep]
+    rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
+    out += [f"### {_title(table)}", "", f"_conventions: {table.conventions()}_", "", f"_{_evidence(table)}_", "",
+            "| " + " | ".join(header) + " |", "|" + "|".join("---" if k == 1 else "---:" for k in range(len(header))) + "|"]
+    out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    out += [""] + [f"- {line}" for line in _footer(table)] + [""]
+  return "\n".join(out).rstrip("\n")
+
+
+CSV_COLUMNS = ("context", "rank", *COLUMNS, "estimator", "bt_identifiable")
+
+
+def _csv_cell(v):
+  if v is None:
+    return ""
+  if isinstance(v, bool):
+    return "true" if v else "false"
+  if isinstance(v, float):
+    return f"{v:.7g}"
+  return v
+
+
+def format_csv(tables) -> str:
+  """One CSV with a ``context`` column (``all`` for pooled data); empty cells for n/a."""
+  buf = io.StringIO()
+  writer = csv.writer(buf, lineterminator="\n")
+  writer.writerow(CSV_COLUMNS)
+  for table in tables:
+    for r in table.records():
+      r = dict(r, context="all" if table.context is None else table.context, estimator=table.estimator,
+               bt_identifiable=table.bt_identifiable)
+      writer.writerow([_csv_cell(r[c]) for c in CSV_COLUMNS])
+  return buf.getvalue().rstrip("\n")
+
+
+def to_json(tables, load=None) -> dict:
+  """A JSON-ready dict: settings, load report and the tables with conventions, model and diagnostics."""
+  settings = tables[0].settings if tables else None
+  return {
+      "settings": None if settings is None else dataclasses.asdict(settings) | {"gamma": settings.gamma_value},
+      "load": load,
+      "tables": [
+          {
+              "context": t.context,
+              "conventions": t.conventions(),
+              "estimator": t.estimator,
+              "estimator_reason": t.estimator_reason,
+              "model": None if t.model is None else {
+                  "description": t.model.describe(), "rank": t.model.chosen.rank,
+                  "strength_l2": t.model.chosen.l2_strength, "skew_l2": t.model.chosen.l2_skew,
+                  "cv_log_loss": t.model.cv_log_loss, "bt_cv_log_loss": t.model.bt_cv_log_loss,
+                  "num_folds": t.model.num_folds},
+              "num_agents": len(t.agents),
+              "num_comparisons": t.num_comparisons,
+              "top_cycle": t.top_cycle,
+              "uncovered_set": t.uncovered_set,
+              "soft_intervals": t.soft_intervals,
+              "diagnostics": t.diagnostics.to_dict(),
+              "bt_identifiable": t.bt_identifiable,
+              "bt_note": t.bt_note or None,
+              "rows": [dict(r, tc_verdict=r["tc_verdict"] or None, uc_verdict=r["uc_verdict"] or None)
+                       for r in t.records()],
+          }
+          for t in tables
+      ],
+  }
+
+
+# --------------------------------------------------------------------------------------------
+# Witnesses (``ste-jax explain``)
+
+
+def format_witnesses(w: dict) -> str:
+  """Human-readable witnesses: chains ``a > b (0.62) > c (0.55)``, coverers, refutations."""
+  name = w["agent"]
+  yn = lambda b: "yes" if b else "no"
+  out = [f"{name}: in the Top Cycle: {yn(w['in_top_cycle'])}; in the Uncovered Set: "
+         f"{yn(w['in_uncovered_set'])}", ""]
+  if w["in_top_cycle"]:
+    out.append(f"Top Cycle witness: chains of majority wins from {name} reach every other agent "
+               "('A > B (p)': A beat B in a share p of their comparisons; '=' marks a tie, p = 0.50):")
+  else:
+    out.append(f"Top Cycle: {name} fails to reach {w['unreached'][0]!s} (a Top Cycle member) by any chain "
+               "of majority wins or ties; every Top Cycle member beats every agent it reaches.")
+    out.append(f"  unreached: {', '.join(w['unreached'])}")
+    if w["chains"]:
+      out.append(f"  chains of majority wins (or ties) from {name}:")
+  for chain in w["chains"]:
+    text = chain[0]["agent"]
+    for s in chain[1:]:
+      text += f" {'=' if s['tie'] else '>'} {s['agent']} ({s['p']:.2f})"
+    out.append(f"  {text}")
+  out.append("")
+  if w["coverers"]:
+    out.append(f"Uncovered Set: {name} is covered by {', '.join(c['agent'] for c in w['coverers'])}:")
+    for c in w["coverers"]:
+      beats = ", ".join(f"{b['agent']} ({b['p']:.2f})" for b in c["also_beats"]) or "nobody else to beat"
+      out.append(f"  covered by {c['agent']}: beats {name} ({c['p']:.2f}) and everyone {name} beats: {beats}")
+  else:
+    out.append(f"Uncovered Set witness: no agent covers {name}; each agent that beats it misses one of its wins:")
+    if not w["refutations"]:
+      out.append(f"  (no agent beats {name} by a strict majority)")
+    for r in w["refutations"]:
+      out.append(f"  {r['agent']} beats {name} ({r['p']:.2f}) but not {r['misses']} "
+                 f"({name} > {r['misses']} {r['p_agent']:.2f}; {r['agent']} vs {r['misses']} {r['p_other']:.2f})")
+  return "\n".join(out)

@@ -1,0 +1,74 @@
+"""Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations."""
+
+import numpy as np
+
+from ste_jax import exact
+
+
+def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -> dict:
+  """Why agent ``index`` is or is not in the hard Top Cycle and Uncovered Set of ``P``.
+
+  Args:
+    P: ``(n, n)`` win-rate tournament.
+    games: ``(n, n)`` comparisons per pair.
+    agents: the agent names.
+    index: the agent to explain.
+    ties_connect: whether a tie (``P = 1/2``, e.g. an unobserved pair) links its agents both ways
+      (win-rate and model tournaments: the Smith set) or not at all (the posterior-edge estimator,
+      where such a pair has no edge).
+
+  Returns:
+    A JSON-ready dict: ``in_top_cycle``, ``in_uncovered_set``; ``chains`` (root-to-leaf paths of
+    the majority-win tree from the agent, each a list of steps ``{"agent", "p", "games", "tie"}``,
+    the first step being the agent itself), ``unreached`` (agents no chain reaches, Top-Cycle
+    members first); ``coverers`` (each with the agents it beats that the explained agent beats)
+    and ``refutations`` (for each agent that beats it without covering it, an agent it beats that
+    the other does not beat).
+  """
+  P = np.asarray(P, dtype=np.float64)
+  games = np.asarray(games, dtype=np.float64)
+  n = P.shape[0]
+  if not ties_connect:  # a tie becomes "no edge either way": neither strict nor a tie
+    P = np.where((P == 0.5) & ~np.eye(n, dtype=bool), 0.0, P)
+  off = ~np.eye(n, dtype=bool)
+  weak = ((P > 0.5) | ((P == 0.5) & ties_connect)) & off
+  hard_tc = np.asarray(exact.reach_all(weak))
+  hard_uc = np.asarray(exact.uncovered_in_relation((P > 0.5) & off))
+  parent, via_tie = exact.majority_reach_tree(P, index)
+  reached = exact.reached_agents(parent, index)
+  is_parent = np.zeros(n, dtype=bool)
+  is_parent[parent[parent >= 0]] = True
+  leaves = [v for v in range(n) if reached[v] and not is_parent[v] and v != index]
+
+  def step(u, v):
+    return {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": bool(via_tie[v])}
+
+  chains = []
+  for leaf in sorted(leaves, key=lambda v: [agents[u] for u in exact.witness_path(parent, index, v)]):
+    path = exact.witness_path(parent, index, leaf)
+    chains.append([{"agent": agents[index]}] + [step(u, v) for u, v in zip(path, path[1:])])
+  unreached = sorted(np.flatnonzero(~reached), key=lambda v: (not hard_tc[v], agents[v]))
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  beaten = np.flatnonzero(strict[index])
+  cov = exact.coverers(P, index)
+  refute = exact.cover_refutations(P, index)
+  return {
+      "agent": agents[index],
+      "in_top_cycle": bool(hard_tc[index]),
+      "in_uncovered_set": bool(hard_uc[index]),
+      "top_cycle": [agents[i] for i in np.flatnonzero(hard_tc)],
+      "uncovered_set": [agents[i] for i in np.flatnonzero(hard_uc)],
+      "chains": chains,
+      "unreached": [agents[v] for v in unreached],
+      "beats": [agents[b] for b in beaten],
+      "coverers": [
+          {"agent": agents[c], "p": float(P[c, index]),
+           "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in beaten]}
+          for c in np.flatnonzero(cov)
+      ],
+      "refutations": [
+          {"agent": agents[c], "p": float(P[c, index]), "misses": agents[refute[c]],
+           "p_agent": float(P[index, refute[c]]), "p_other": float(P[c, refute[c]])}
+          for c in np.flatnonzero(refute >= 0)
+      ],
+  }

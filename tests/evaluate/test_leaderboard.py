@@ -1,0 +1,119 @@
+"""The leaderboard: one tournament per table, zero-temperature consistency, verdicts, diagnostics."""
+
+import jax.numpy as jnp
+import numpy as np
+import pandas as pd
+import pytest
+
+from ste_jax import ste_scores_from_edges
+from ste_jax._cli import bundled_dataset_path
+from ste_jax.data import Comparisons, load_comparisons
+from ste_jax.evaluate import LeaderboardSettings, core_table, leaderboard
+from ste_jax.evaluate import _estimators
+from tests.evaluate._data import from_wins, rps_above_transitive
+from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
+
+COLUMNS = ["tier", "tc_score", "tc_lo", "tc_hi", "p_tc", "tc_verdict", "uc_score", "uc_lo", "uc_hi", "p_uc",
+           "uc_verdict", "hard_tc", "hard_uc", "win_rate", "bradley_terry", "elo", "games"]
+
+
+def _strict_random_wins(seed, n=9, games=7):
+  """Every pair observed with an odd number of games: no evenly split pair, no tie."""
+  rng = np.random.default_rng(seed)
+  s = rng.normal(size=n)
+  wins = np.zeros((n, n))
+  for i in range(n):
+    for j in range(i + 1, n):
+      p = 1 / (1 + np.exp(-(s[i] - s[j]) - rng.normal(scale=1.5)))
+      w = rng.binomial(games, p)
+      wins[i, j], wins[j, i] = w, games - w
+  return wins
+
+
+@pytest.mark.parametrize("estimator", ["winrate", "model", "posterior"])
+def test_hard_columns_are_the_zero_temperature_limit_of_the_soft_columns(estimator):
+  for seed in range(2):
+    c = from_wins(_strict_random_wins(seed))
+    t = core_table(c, LeaderboardSettings(estimator=estimator, tau=1e-3, num_replicas=0))
+    cols = t.columns
+    n = len(t.agents)
+    if estimator == "posterior":
+      # D is tau-free: at gamma -> 0 the Top-Cycle score tends to the bottleneck min_b R(a, b), which
+      # is > 0 exactly for the agents that reach everyone through edges D > 0 (the hard relation).
+      assert (cols["tc_score"] > 1e-3 * np.log(n)).tolist() == cols["hard_tc"].tolist()
+      D = _estimators.build_estimator("posterior", c).edges
+      binary = ste_scores_from_edges((D > 0).astype(D.dtype), gamma=1e-3)
+      assert (np.asarray(binary.top_cycle) > 0.5).tolist() == cols["hard_tc"].tolist()
+      assert (np.asarray(binary.uncovered) > 0.5).tolist() == cols["hard_uc"].tolist()
+    else:
+      assert (cols["tc_score"] > 0.5).tolist() == cols["hard_tc"].tolist()
+      assert (cols["uc_score"] > 0.5).tolist() == cols["hard_uc"].tolist()
+
+
+def test_hard_columns_match_oracles_per_estimator():
+  wins = _strict_random_wins(3)
+  wins[0, 1] = wins[1, 0] = 0.0  # one unobserved pair
+  c = from_wins(wins)
+  P = np.where(wins + wins.T > 0, wins / np.maximum(wins + wins.T, 1), 0.5)
+  np.fill_diagonal(P, 0.5)
+  strict = (P > 0.5) & ~np.eye(len(P), dtype=bool)
+  win = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=0)).columns
+  post = core_table(c, LeaderboardSettings(estimator="posterior", num_replicas=0)).columns
+  assert win["hard_tc"].tolist() == nx_top_cycle(P).tolist()  # unobserved pair = tie both ways
+  assert post["hard_tc"].tolist() == nx_reach_all(strict).tolist()  # unobserved pair = no edge
+  assert win["hard_uc"].tolist() == post["hard_uc"].tolist() == brute_uncovered_set(P).tolist()
+
+
+def test_leaderboard_frame_rps_model_verdicts():
+  c, _ = rps_above_transitive(0)
+  lb = leaderboard(c, estimator="model", bootstrap=40)
+  assert isinstance(lb, pd.DataFrame) and list(lb.columns) == COLUMNS and lb.index.name == "agent"
+  assert set(lb.index[lb.hard_tc]) == {"0", "1", "2"} and (lb.tier[lb.hard_tc] == 1).all()
+  assert lb.tier.is_monotonic_increasing
+  assert lb.loc[["0", "1", "2"], "p_tc"].min() > 0.5
+  assert (lb.tc_verdict[~lb.hard_tc] != "in").all()
+  assert "model" in lb.attrs["estimator"] and "intransitive" in lb.attrs["model"]
+  assert lb.attrs["diagnostics"]["num_agents"] == 12
+
+
+def test_clear_winner_is_in_and_others_out():
+  wins = np.zeros((4, 4))
+  wins[0, 1:] = 40
+  wins[1:, 0] = 2
+  wins[1, 2], wins[2, 1], wins[2, 3], wins[3, 2], wins[1, 3], wins[3, 1] = 30, 10, 30, 10, 30, 10
+  lb = leaderboard(from_wins(wins, agents=["a", "b", "c", "d"]), bootstrap=60)
+  assert lb.attrs["estimator"] == "posterior"  # auto: every pair compared
+  assert lb.tc_verdict.to_dict() == {"a": "in", "b": "out", "c": "out", "d": "out"}
+  assert lb.tier.tolist() == [1, 2, 3, 4]
+
+
+def test_dataframe_input_and_by_context():
+  df = pd.DataFrame({"model_a": ["x", "y", "z", "x"] * 5, "model_b": ["y", "z", "x", "z"] * 5,
+                     "winner": ["model_a"] * 20, "category": ["c1", "c2"] * 10})
+  frames = leaderboard(df, estimator="winrate", bootstrap=0, by_context=True)
+  assert set(frames) == set(df.category) or set(frames) == {"all"}
+  single = leaderboard(df, estimator="winrate", bootstrap=0)
+  assert sorted(single.index) == ["x", "y", "z"]
+
+
+def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
+  c, _ = load_comparisons(bundled_dataset_path())
+  lb = leaderboard(c, bootstrap=0)
+  assert lb.attrs["diagnostics"]["warnings"] == []
+  rng = np.random.default_rng(0)
+  n = 30
+  a, b = np.triu_indices(n, 1)
+  keep = rng.random(a.size) < 0.3
+  a, b = np.repeat(a[keep], 3), np.repeat(b[keep], 3)
+  sparse = Comparisons.from_arrays(a, b, rng.integers(0, 2, a.size).astype(float))
+  warnings = leaderboard(sparse, estimator="winrate", bootstrap=0).attrs["diagnostics"]["warnings"]
+  assert any("missing pairs make everyone reach everyone" in w for w in warnings)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"estimator": "elo"}, "estimator"), ({"tau": 0.0}, "tau"), ({"confidence": 1.0}, "confidence"),
+    ({"num_replicas": -1}, "num_replicas"),
+])
+def test_bad_settings(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    LeaderboardSettings(**kwargs)
