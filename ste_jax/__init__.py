@@ -6,23 +6,31 @@ their differentiable soft versions, following "Soft Tournament Equilibrium" (STE
 
 from ste_jax._validation import validate_tournament as validate_tournament
 from ste_jax.data import Comparisons as Comparisons
-from ste_jax.data import LoadReport as LoadReport
-from ste_jax.data import PairCounts as PairCounts
 from ste_jax.data import from_dataframe as from_dataframe
 from ste_jax.data import from_task_results as from_task_results
 from ste_jax.data import load_comparisons as load_comparisons
+from ste_jax.data import LoadReport as LoadReport
 from ste_jax.data import pair_counts as pair_counts
+from ste_jax.data import PairCounts as PairCounts
 from ste_jax.data import posterior_edges as posterior_edges
 from ste_jax.data import win_rate_tournament as win_rate_tournament
+from ste_jax.evaluate import CoreTable as CoreTable
+from ste_jax.evaluate import evidence_diagnostics as evidence_diagnostics
+from ste_jax.evaluate import fit_model_tournament as fit_model_tournament
+from ste_jax.evaluate import leaderboard as leaderboard
+from ste_jax.evaluate import membership_verdicts as membership_verdicts
+from ste_jax.exact import condensation_tiers as condensation_tiers
 from ste_jax.exact import condorcet_winner as condorcet_winner
 from ste_jax.exact import copeland_set as copeland_set
 from ste_jax.exact import majority_tournament as majority_tournament
+from ste_jax.exact import reach_all as reach_all
 from ste_jax.exact import top_cycle as top_cycle
+from ste_jax.exact import uncovered_in_relation as uncovered_in_relation
 from ste_jax.exact import uncovered_set as uncovered_set
 from ste_jax.models import BradleyTerryLogit as BradleyTerryLogit
-from ste_jax.models import PairwiseLogit as PairwiseLogit
+from ste_jax.models import IntransitiveLogit as IntransitiveLogit
 from ste_jax.models import marginal_tournament as marginal_tournament
-from ste_jax.ops import STEScores as STEScores
+from ste_jax.models import PairwiseLogit as PairwiseLogit
 from ste_jax.ops import max_min_product as max_min_product
 from ste_jax.ops import normalized_smax as normalized_smax
 from ste_jax.ops import normalized_softmin as normalized_softmin
@@ -33,6 +41,7 @@ from ste_jax.ops import soft_top_cycle_score as soft_top_cycle_score
 from ste_jax.ops import soft_uncovered_score as soft_uncovered_score
 from ste_jax.ops import ste_scores as ste_scores
 from ste_jax.ops import ste_scores_from_edges as ste_scores_from_edges
+from ste_jax.ops import STEScores as STEScores
 from ste_jax.stats import bootstrap_scores as bootstrap_scores
 from ste_jax.stats import bradley_terry as bradley_terry
 from ste_jax.stats import elo as elo
@@ -42,6 +51,7 @@ from ste_jax.stats import percentile_intervals as percentile_intervals
 from ste_jax.stats import planted_core_tournament as planted_core_tournament
 from ste_jax.stats import rank_centrality as rank_centrality
 from ste_jax.stats import sample_comparisons as sample_comparisons
+from ste_jax.stats import sparse_league as sparse_league
 from ste_jax.stats import ste_score_fn as ste_score_fn
 from ste_jax.stats import win_rate as win_rate
 from ste_jax.training import calibrate_temperature as calibrate_temperature
@@ -53,6 +63,7 @@ from ste_jax.training import sharpness_regularizer as sharpness_regularizer
 from ste_jax.training import ste_objective as ste_objective
 from ste_jax.training import temperature_schedule as temperature_schedule
 from ste_jax import data as data
+from ste_jax import evaluate as evaluate
 from ste_jax import exact as exact
 from ste_jax import models as models
 from ste_jax import ops as ops
@@ -64,6 +75,8 @@ __version__ = "0.1.0"
 __all__ = [
     "BradleyTerryLogit",
     "Comparisons",
+    "CoreTable",
+    "IntransitiveLogit",
     "LoadReport",
     "PairCounts",
     "PairwiseLogit",
@@ -71,20 +84,25 @@ __all__ = [
     "bootstrap_scores",
     "bradley_terry",
     "calibrate_temperature",
+    "condensation_tiers",
     "condorcet_winner",
     "copeland_set",
     "elo",
+    "evidence_diagnostics",
     "exponential_anneal",
     "fit",
+    "fit_model_tournament",
     "from_dataframe",
     "from_task_results",
     "hodge_rank",
     "inclusion_frequency",
+    "leaderboard",
     "load_comparisons",
     "majority_tournament",
     "make_train_step",
     "marginal_tournament",
     "max_min_product",
+    "membership_verdicts",
     "normalized_smax",
     "normalized_softmin",
     "pair_counts",
@@ -93,6 +111,7 @@ __all__ = [
     "planted_core_tournament",
     "posterior_edges",
     "rank_centrality",
+    "reach_all",
     "sample_comparisons",
     "sharpness_regularizer",
     "soft_cover_scores",
@@ -100,12 +119,14 @@ __all__ = [
     "soft_reachability",
     "soft_top_cycle_score",
     "soft_uncovered_score",
+    "sparse_league",
     "ste_objective",
     "ste_score_fn",
     "ste_scores",
     "ste_scores_from_edges",
     "temperature_schedule",
     "top_cycle",
+    "uncovered_in_relation",
     "uncovered_set",
     "validate_tournament",
     "win_rate",

@@ -164,6 +164,10 @@ def format_csv(tables) -> str:
   return buf.getvalue().rstrip("\n")
 
 
+def _finite(x):
+  return None if x is None or not math.isfinite(x) else float(x)
+
+
 def to_json(tables, load=None) -> dict:
   """A JSON-ready dict: settings, load report and the tables with conventions, model and diagnostics."""
   settings = tables[0].settings if tables else None
@@ -179,7 +183,7 @@ def to_json(tables, load=None) -> dict:
               "model": None if t.model is None else {
                   "description": t.model.describe(), "rank": t.model.chosen.rank,
                   "strength_l2": t.model.chosen.l2_strength, "skew_l2": t.model.chosen.l2_skew,
-                  "cv_log_loss": t.model.cv_log_loss, "bt_cv_log_loss": t.model.bt_cv_log_loss,
+                  "cv_log_loss": _finite(t.model.cv_log_loss), "bt_cv_log_loss": _finite(t.model.bt_cv_log_loss),
                   "num_folds": t.model.num_folds},
               "num_agents": len(t.agents),
               "num_comparisons": t.num_comparisons,

@@ -15,3 +15,21 @@ from ._model_estimator import fit_model_tournament as fit_model_tournament
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import Verdicts as Verdicts
 from ._verdicts import membership_verdicts as membership_verdicts
+
+__all__ = [
+    "Candidate",
+    "CoreTable",
+    "ESTIMATORS",
+    "EvidenceDiagnostics",
+    "LeaderboardSettings",
+    "MembershipVerdicts",
+    "ModelTournament",
+    "Verdicts",
+    "core_table",
+    "core_tables",
+    "evidence_diagnostics",
+    "fit_model_tournament",
+    "leaderboard",
+    "membership_verdicts",
+    "subset_context",
+]

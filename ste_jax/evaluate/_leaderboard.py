@@ -397,9 +397,11 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
 
   Examples:
     >>> c = Comparisons.from_arrays([0, 1, 2, 0] * 10, [1, 2, 0, 3] * 10, [1.0] * 40, agents=list("wxyz"))
-    >>> lb = leaderboard(c, estimator="winrate", bootstrap=0)
-    >>> lb.index[lb["hard_tc"]].tolist()  # the 3-cycle w > x > y > w
+    >>> lb = leaderboard(c, estimator="posterior", bootstrap=0)
+    >>> sorted(lb.index[lb["hard_tc"]])  # the 3-cycle w > x > y > w (z never beat anyone)
     ['w', 'x', 'y']
+    >>> int(lb.loc["z", "tier"])
+    2
   """
   if not isinstance(data, Comparisons):
     from ste_jax.data import from_dataframe

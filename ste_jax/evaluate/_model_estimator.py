@@ -186,9 +186,11 @@ class ModelTournament:
     c = self.chosen
     model = ("Bradley-Terry" if c.rank == 0 else
              f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})")
-    return (f"{model} (strength ridge {c.l2_strength:g}" + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "")
-            + f"), chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out log-loss {self.cv_log_loss:.4f} vs "
-            f"{self.bt_cv_log_loss:.4f} for Bradley-Terry")
+    settings = f"{model} (strength ridge {c.l2_strength:g}" + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "") + ")"
+    if not self.num_folds:
+      return settings + ", first candidate (too few comparisons for cross-validation)"
+    return (settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
+            f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry")
 
   def refit(self, outcome, weight) -> jax.Array:
     """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
@@ -344,7 +346,6 @@ def fit_model_tournament(
   dtype = comparisons.weight.dtype
   params0 = init_intransitive_params(k_init, n, K, dtype=dtype)
   pairs = observed_pairs(comparisons)
-  m = comparisons.num_comparisons
   outcome, weight = comparisons.outcome, comparisons.weight
 
   if float(np.sum(np.asarray(weight))) >= num_folds:

@@ -1,6 +1,5 @@
 """The leaderboard: one tournament per table, zero-temperature consistency, verdicts, diagnostics."""
 
-import jax.numpy as jnp
 import numpy as np
 import pandas as pd
 import pytest
