@@ -120,6 +120,12 @@ def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, 
                      num_steps: int) -> IntransitiveParams:
   """Penalized maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
 
+  The curvature of the objective in an agent's parameters grows with its number of games (from a
+  handful to thousands in a sports tour), so the solver works in diagonally preconditioned
+  coordinates: each parameter of agent ``a`` is divided by ``sqrt(ridge + games_a / 4)``, the
+  diagonal of the Hessian at ``h = 0`` (for the factors, with unit-size partner factors). This is
+  a change of variables only: the minimizer is the same.
+
   Args:
     params0: initial :class:`IntransitiveParams` (its ``mask`` sets the rank).
     pairs: the :class:`PairIndex`.
@@ -137,12 +143,18 @@ def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, 
   def unflatten(x):
     return x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K :].reshape(n, K)
 
-  def loss(x):
-    return _penalized_nll(unflatten(x), mask, pairs, w_ij, w_ji, l2_strength, l2_skew)
+  games = (jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n)
+           + jax.ops.segment_sum(w_ij + w_ji, pairs.j, num_segments=n))
+  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games)
+  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games)[:, None], (n, K)).reshape(-1)
+  scale = jnp.concatenate([scale_s, scale_f, scale_f])
+
+  def loss(z):
+    return _penalized_nll(unflatten(z * scale), mask, pairs, w_ij, w_ji, l2_strength, l2_skew)
 
   x0 = jnp.concatenate([params0.strength, params0.u.reshape(-1), params0.v.reshape(-1)])
-  x = minimize_lbfgs(loss, x0, num_steps=num_steps)
-  return IntransitiveParams(*unflatten(x), mask)
+  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
+  return IntransitiveParams(*unflatten(z * scale), mask)
 
 
 class Candidate(NamedTuple):
@@ -299,8 +311,8 @@ def fit_model_tournament(
     strength_l2=DEFAULT_STRENGTH_L2,
     skew_l2=DEFAULT_SKEW_L2,
     num_folds: int = 5,
-    num_steps: int = 60,
-    refit_steps: int = 25,
+    num_steps: int = 50,
+    refit_steps: int = 12,
 ) -> ModelTournament:
   """Fits the model-based tournament, choosing its settings by cross-validation.
 
