@@ -11,6 +11,13 @@ Top-Cycle score ``t``):
   is 1/2), ``tau = gamma = 0.01``, exact max-min reachability (``ste_scores``). Not in the paper's
   Tables 3-4; compared in Table 5 with the paper's "STE-weighted-mean", whose definition the paper
   does not give.
+* ``STE-model``: STE on the model tournament ``P̂`` of ``fit_model_tournament`` (Bradley-Terry plus
+  a low-rank intransitive term chosen by cross-validation over unit comparisons, fitted on the win
+  counts; it predicts every pair, observed or not), ``tau = gamma = 0.01``, exact max-min reachability
+  (``ste_scores(P̂)``). Tables 3-4 only, and only on a slice of the grid (``model_ns`` agents, the
+  first ``model_seeds`` seeds; the fit is a cross-validated L-BFGS solve per trial and compiles once
+  per data shape): its rows there pool fewer trials than the other methods', and the table "STE-model
+  on its slice" compares it with STE-post and BTL on the same trials (paired differences).
 * ``BTL``: Bradley-Terry maximum likelihood (``bradley_terry``; its documented prior when the data
   are not identifiable).
 * ``Win``: empirical win rate (``win_rate``).
@@ -36,7 +43,7 @@ Float64 (``jax_enable_x64``) by default, so that the 1e-12 tie rule means what i
 many saturated posterior edges round to exactly 1); ``--float32`` to compare.
 
 Usage:
-  python benchmarks/planted_core.py                # full grid (about 10 min on 2 CPU cores)
+  python benchmarks/planted_core.py                # full grid (5-7 min on 2 CPU cores)
   python benchmarks/planted_core.py --quick        # a small slice, well under a minute
   python benchmarks/planted_core.py --out DIR      # default benchmarks/out/planted_core/
 
@@ -109,6 +116,8 @@ PAPER_TABLE5_NAMES = {"STE-post": "STE-posterior-edge", "STE-win": "STE-weighted
 # Configuration
 
 METHODS = ("STE-post", "STE-win", "BTL", "Win")
+MODEL_METHOD = "STE-model"  # Tables 3-4 only, on the slice (model_ns, model_seeds) of the main grid
+RECOVERY_METHODS = ("STE-post", MODEL_METHOD, "STE-win", "BTL", "Win")
 TAU = 0.01
 GAMMA = 0.01
 ROOT_SEED = 20251126
@@ -138,6 +147,8 @@ class Config:
   sweep_shifts: tuple = (-0.04, -0.02, 0.0, 0.02, 0.04)
   sweep_modes: tuple = ("random_order", "random_tournament")
   eval_chunk: int = 80
+  model_ns: tuple = (30,)
+  model_seeds: int = 10
 
 
 FULL = Config()
@@ -146,7 +157,7 @@ QUICK = Config(
     oracle_cases=(("Transitive singleton", 30, 1), ("Planted 3-core", 30, 3)), oracle_seeds=4,
     boot_replicas=32, boot_seeds=2,
     sweep_n=30, sweep_ms=(5, 50), sweep_mus=(0.0, 0.3), sweep_seeds=8, sweep_shifts=(-0.04, 0.0, 0.04),
-    eval_chunk=16,
+    eval_chunk=16, model_seeds=2,
 )
 
 
@@ -238,8 +249,14 @@ def build_kernels(jax, jnp):
 
     return jax.vmap(one)(P, core)
 
+  @jax.jit
+  def model_metrics(P_hat, core):
+    """STE-model metrics of one fitted model tournament: f1, auroc, auprc, threshold F1."""
+    t = ste_scores(P_hat, tau=TAU, gamma=GAMMA, reach_gamma=0.0).top_cycle
+    return top_k_f1(t, core), auroc(t, core), average_precision(t, core), threshold_f1(t, core)
+
   return dict(trial_key=trial_key, trial_keys=trial_keys, generate=generate, evaluate=evaluate, oracle=oracle,
-              method_scores=method_scores)
+              method_scores=method_scores, model_metrics=model_metrics)
 
 
 # --------------------------------------------------------------------------------------------
@@ -285,12 +302,46 @@ def md_table(header, rows):
 # Experiments
 
 
+def counts_to_comparisons(np, wins):
+  """Aggregated comparisons of an ``(n, n)`` win-count matrix: for each compared pair ``a < b`` the
+  rows ``(a, b, 1)`` with weight ``wins[a, b]`` and ``(a, b, 0)`` with weight ``wins[b, a]``.
+
+  ``fit_model_tournament`` splits a row of integer weight ``w`` into ``w`` unit comparisons for its
+  cross-validation folds, so this fits as one row per game would, and the row count (twice the
+  kept pairs, fixed by n and mu) is the same for every m and seed: one compilation per (n, mu).
+  """
+  from ste_jax.data import Comparisons
+
+  w = np.asarray(wins)
+  a, b = np.nonzero(np.triu(w + w.T > 0, k=1))
+  return Comparisons.from_arrays(
+      np.repeat(a, 2), np.repeat(b, 2), np.tile(np.asarray([1.0, 0.0], dtype=w.dtype), a.size),
+      agents=[str(i) for i in range(w.shape[0])], weight=np.stack([w[a, b], w[b, a]], axis=1).reshape(-1),
+  )
+
+
+def model_trial(K, jax, np, key, wins, core):
+  """STE-model on one trial: ``(f1, auroc, auprc, threshold F1, chosen rank)``.
+
+  ``fit_model_tournament`` on the trial's comparisons (``counts_to_comparisons``), then the STE
+  Top-Cycle score of its tournament.
+  """
+  from ste_jax.evaluate import fit_model_tournament
+
+  fit = fit_model_tournament(counts_to_comparisons(np, wins), key=key)
+  f1, roc, prc, thr = (float(v) for v in K["model_metrics"](fit.P, core))
+  return f1, roc, prc, thr, int(fit.chosen.rank)
+
+
 def run_grid(K, jax, jnp, np, cfg, *, ns, core_sizes, ms, mus, num_seeds, shift=0.0, mode="random_order",
-             progress=None, tag="main"):
+             progress=None, tag="main", with_model=False, model_time=None):
   """Rows (dicts) for every (n, |C|, mu) block, vmapped over (m, seed) in chunks of ``cfg.eval_chunk``.
 
   Every chunk has the same batch size (the last one padded by repeating a trial), so the generator
-  and the compiled evaluation run with one compilation per n.
+  and the compiled evaluation run with one compilation per n. With ``with_model``, the trials with
+  ``n`` in ``cfg.model_ns`` and seed ``< cfg.model_seeds`` also get an ``STE-model`` row (one model
+  fit each, keyed by ``fold_in(trial key, 1)``); ``model_time`` (a dict) accumulates its seconds
+  and fits.
   """
   base = jax.random.key(ROOT_SEED)
   lo = jnp.asarray(0.20 + shift)
@@ -309,10 +360,24 @@ def run_grid(K, jax, jnp, np, cfg, *, ns, core_sizes, ms, mus, num_seeds, shift=
         keys = K["trial_keys"](base, n, s, int(round(mu * 1000)), jnp.asarray(mm_p, dtype=jnp.int32),
                                jnp.asarray(ss_p, dtype=jnp.int32))
         outs = []
+        model_rows = []
         for i in range(0, b + pad, chunk):
           _, core, wins = K["generate"](keys[i:i + chunk], jnp.asarray(mm_p[i:i + chunk]).astype(lo.dtype), lo, hi,
                                         n=n, core_size=s, mu=float(mu), outsiders=mode)
           outs.append(K["evaluate"](wins, core))
+          if with_model and n in cfg.model_ns:
+            t0 = time.perf_counter()
+            for j in range(min(chunk, b - i)):
+              if ss[i + j] >= cfg.model_seeds:
+                continue
+              f1_m, roc_m, prc_m, thr_m, rank = model_trial(K, jax, np, jax.random.fold_in(keys[i + j], 1),
+                                                            wins[j], core[j])
+              model_rows.append(dict(experiment=tag, outsiders=mode, core_shift=shift, n=n, core_size=s,
+                                     m=int(mm[i + j]), mu=float(mu), seed=int(ss[i + j]), method=MODEL_METHOD,
+                                     f1=f1_m, auroc=roc_m, auprc=prc_m, threshold_f1=thr_m, model_rank=rank))
+            if model_time is not None:
+              model_time["seconds"] = model_time.get("seconds", 0.0) + time.perf_counter() - t0
+              model_time["fits"] = model_time.get("fits", 0) + sum(ss[i:i + min(chunk, b - i)] < cfg.model_seeds)
           if progress is not None:
             progress.update(min(chunk, b - i))
         f1, roc, prc, thr = (np.concatenate([np.asarray(o[j]) for o in outs])[:b] for j in range(4))
@@ -322,6 +387,7 @@ def run_grid(K, jax, jnp, np, cfg, *, ns, core_sizes, ms, mus, num_seeds, shift=
                              mu=float(mu), seed=int(ss[i]), method=meth, f1=float(f1[i, j]),
                              auroc=float(roc[i, j]), auprc=float(prc[i, j]),
                              threshold_f1=float(thr[i, j]) if j < 2 else float("nan")))
+        rows += model_rows
   return rows
 
 
@@ -420,7 +486,7 @@ def recovery_table(np, pd, df, by, paper, label, deviations, pooled=None):
   if pooled is not None:
     groups.append(("all m ≥ 5" if by == "m" else "all μ", df[df.m >= 5] if by == "m" else df))
   for v, g in groups:
-    for meth in METHODS:
+    for meth in RECOVERY_METHODS:
       gm = g[g.method == meth]
       if gm.empty:
         continue
@@ -443,6 +509,41 @@ def recovery_table(np, pd, df, by, paper, label, deviations, pooled=None):
       rows.append(cells)
   header = [by if by == "m" else "μ", "method", "trials", "F1 (ours)", "F1 (paper)", "AUPRC (ours)",
             "AUPRC (paper)", "AUROC (ours)", "F1@0.5 (ours)", "our mean in paper's interval?"]
+  return md_table(header, rows)
+
+
+def model_slice_table(np, pd, grid, by):
+  """STE-model against STE-post and BTL on the same trials (the STE-model slice), by ``m`` or ``mu``.
+
+  Paired differences per trial (mean +- 1.96 sd / sqrt(N)); ``by = "mu"`` keeps m >= 5 as Table 4
+  does. Returns ``None`` when the grid has no STE-model rows.
+  """
+  keys = ["n", "core_size", "m", "mu", "seed"]
+  model = grid[grid.method == MODEL_METHOD]
+  if model.empty:
+    return None
+  wide = {metric: grid[grid.method.isin((MODEL_METHOD, "STE-post", "BTL"))]
+          .pivot_table(index=keys, columns="method", values=metric).dropna() for metric in ("f1", "auprc")}
+  ranks = model.set_index(keys).model_rank
+  if by == "mu":
+    wide = {k: w[w.index.get_level_values("m") >= 5] for k, w in wide.items()}
+  values = sorted(wide["f1"].index.get_level_values(by).unique())
+  groups = [(f"{v:g}" if by == "m" else f"{v:.1f}", wide["f1"].index.get_level_values(by) == v) for v in values]
+  groups.append(("all m ≥ 5" if by == "m" else "all μ",
+                 wide["f1"].index.get_level_values("m") >= 5 if by == "m" else np.ones(len(wide["f1"]), bool)))
+  rows = []
+  for label, sel in groups:
+    cells = [label, int(sel.sum())]
+    for metric in ("f1", "auprc"):
+      w = wide[metric][sel]
+      cells += [fmt(mean_ci(w[MODEL_METHOD])), fmt(mean_ci(w["STE-post"])), fmt(mean_ci(w["BTL"])),
+                fmt(mean_ci(w[MODEL_METHOD] - w["STE-post"])), fmt(mean_ci(w[MODEL_METHOD] - w["BTL"]))]
+    kept = ranks.reindex(wide["f1"][sel].index)
+    cells.append(f"{int((kept > 0).sum())}/{len(kept)}")
+    rows.append(cells)
+  header = [by if by == "m" else "μ", "trials", "F1 STE-model", "F1 STE-post", "F1 BTL", "ΔF1 model − post",
+            "ΔF1 model − BTL", "AUPRC STE-model", "AUPRC STE-post", "AUPRC BTL", "ΔAUPRC model − post",
+            "ΔAUPRC model − BTL", "intransitive term kept"]
   return md_table(header, rows)
 
 
@@ -601,9 +702,13 @@ def main(argv=None):
   timings["oracle (Table 2)"] = time.perf_counter() - t0
 
   t0 = time.perf_counter()
+  model_time = {}
   grid = pd.DataFrame(run_grid(K, jax, jnp, np, cfg, ns=cfg.ns, core_sizes=cfg.core_sizes, ms=cfg.ms,
-                               mus=cfg.mus, num_seeds=cfg.num_seeds, progress=bar))
-  timings[f"main grid ({num_main} trials x 4 methods)"] = time.perf_counter() - t0
+                               mus=cfg.mus, num_seeds=cfg.num_seeds, progress=bar, with_model=True,
+                               model_time=model_time))
+  timings[f"main grid ({num_main} trials x 4 methods + {model_time.get('fits', 0)} STE-model fits)"] = (
+      time.perf_counter() - t0)
+  timings["  of which STE-model fits (compilations included)"] = model_time.get("seconds", 0.0)
 
   t0 = time.perf_counter()
   sweep_rows = []
@@ -668,6 +773,25 @@ def main(argv=None):
   lines.append("")
   lines.append(recovery_table(np, pd, grid[grid.m >= 5], "mu", PAPER_TABLE4, "Table 4", deviations))
   lines.append("")
+  slice_m = model_slice_table(np, pd, grid, "m")
+  if slice_m is not None:
+    lines.append(f"STE-model rows in Tables 3-4 (not in the paper): n ∈ {list(cfg.model_ns)} and seeds "
+                 f"< {cfg.model_seeds} only, so they pool fewer and smaller-n trials than the other rows; compare "
+                 "them on the same trials below.")
+    lines.append("")
+    lines.append(f"### STE-model on its slice (beyond the paper) — n ∈ {list(cfg.model_ns)}, |C| ∈ "
+                 f"{list(cfg.core_sizes)}, seeds < {cfg.model_seeds}; STE-model, STE-post and BTL on the same "
+                 "trials; Δ = paired difference per trial (mean ± 1.96·sd/√N); \"intransitive term kept\" = "
+                 "trials whose cross-validation chose rank > 0")
+    lines.append("")
+    lines.append("By m (all μ):")
+    lines.append("")
+    lines.append(slice_m)
+    lines.append("")
+    lines.append("By μ (m ≥ 5):")
+    lines.append("")
+    lines.append(model_slice_table(np, pd, grid, "mu"))
+    lines.append("")
   lines.append(f"### Table 5 — bootstrap stability (n = {cfg.boot_n}, |C| = {cfg.boot_core}, m = {cfg.boot_m}, "
                f"μ = {cfg.boot_mu}, {cfg.boot_replicas} game-level multinomial replicas, {cfg.boot_seeds} seeds; "
                "mean ± CI over seeds)")

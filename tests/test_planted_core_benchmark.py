@@ -1,6 +1,6 @@
 """``benchmarks/planted_core.py``: a fast import check of its quick mode in the default suite, and
 (``slow``, ``make test-slow``) ``--quick`` end to end in a subprocess (issue 5): STE beats BTL at
-m = 50, mu = 0."""
+m = 50, mu = 0, and the STE-model rows cover their slice of the grid."""
 
 import dataclasses
 import importlib.util
@@ -33,6 +33,8 @@ def test_planted_core_quick_mode_imports(tmp_path):
     if isinstance(q, tuple):
       assert set(q) <= set(f), (field.name, q, f)
   assert quick.num_seeds < full.num_seeds and quick.boot_replicas < full.boot_replicas
+  assert quick.model_seeds <= full.model_seeds and set(full.model_ns) <= set(full.ns)
+  assert script.MODEL_METHOD in script.RECOVERY_METHODS and set(script.METHODS) <= set(script.RECOVERY_METHODS)
 
 
 @pytest.mark.slow
@@ -52,6 +54,21 @@ def test_planted_core_quick(tmp_path):
   cell = grid[(grid.m == 50) & (grid.mu == 0.0)]
   f1 = cell.groupby("method").f1.mean()
   assert f1["STE-post"] > f1["BTL"], f1.to_dict()
+
+  # STE-model (Tables 3-4 only): one row per trial of its slice, paired with the other methods' rows.
+  script = _load_script()
+  quick = script.QUICK
+  model = grid[grid.method == script.MODEL_METHOD]
+  slice_ns = [n for n in quick.ns if n in quick.model_ns]
+  seeds = min(quick.model_seeds, quick.num_seeds)
+  expected = len(slice_ns) * len(quick.core_sizes) * len(quick.ms) * len(quick.mus) * seeds
+  assert len(model) == expected > 0
+  assert model.n.isin(slice_ns).all() and (model.seed < quick.model_seeds).all()
+  assert model[["f1", "auroc", "auprc"]].apply(lambda x: x.between(0, 1)).all().all()
+  keys = ["n", "core_size", "m", "mu", "seed"]
+  paired = model[keys].merge(grid[grid.method == "STE-post"][keys], on=keys)
+  assert len(paired) == len(model)
+  assert "STE-model on its slice" in proc.stdout
 
   oracle = pd.read_csv(out / "oracle.csv")
   for col in ("tc_f1", "uc_f1", "tc_auroc", "uc_auroc"):

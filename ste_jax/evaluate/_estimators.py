@@ -12,8 +12,9 @@ those same edges, so one table shows one tournament:
 * ``winrate``: soft scores ``ste_scores(P, tau)``; hard relation the strict majority ``P > 1/2``
   with ties and unobserved pairs (``P = 1/2``) counted both ways (the Smith-set convention, the
   zero-temperature limit of ``D_tau = 1/2``).
-* ``model``: soft scores ``ste_scores(P̂, tau)``; hard relation ``P̂ > 1/2`` (ties have
-  probability zero), every pair predicted by the model.
+* ``model``: soft scores ``ste_scores(P̂, tau)``; hard relation ``P̂ > 1/2``, every pair
+  predicted by the model; ``|P̂ - 1/2|`` within 16 machine epsilons is a tie (equal fitted
+  strengths), counted both ways.
 
 The hard Top Cycle is the set of agents that reach every other agent through the *weak* relation
 (strict edges, plus ties where they count both ways), the hard Uncovered Set the agents no one
@@ -55,7 +56,11 @@ def hard_relations(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
   if estimator == "posterior":
     strict = (edges > 0) & off
     return strict, strict
-  return (edges >= 0.5) & off, (edges > 0.5) & off
+  # A model tournament is computed, not counted: two agents with equal fitted strengths get
+  # P = 1/2 up to rounding, so |P - 1/2| within a few ulps is a tie (both ways), not a coin flip
+  # of the floating-point rounding. Win rates are exact ratios and need no tolerance.
+  tol = 16 * jnp.finfo(edges.dtype).eps if estimator == "model" else 0.0
+  return (edges >= 0.5 - tol) & off, (edges > 0.5 + tol) & off
 
 
 def hard_memberships(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
