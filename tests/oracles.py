@@ -47,13 +47,19 @@ def planted_cycle_tournament(rng, n, core, *, margin=0.1):
 
 
 # ----------------------------------------------------------------------------- hard oracles
+def nx_digraph(A):
+  """The networkx digraph of a Boolean adjacency ``A`` (diagonal ignored)."""
+  n = A.shape[0]
+  G = nx.DiGraph()
+  G.add_nodes_from(range(n))
+  G.add_edges_from((a, b) for a in range(n) for b in range(n) if a != b and A[a, b])
+  return G
+
+
 def nx_top_cycle(P):
   """Smith set: the source component of the condensation of the weak majority graph (ties both ways)."""
   n = P.shape[0]
-  G = nx.DiGraph()
-  G.add_nodes_from(range(n))
-  G.add_edges_from((a, b) for a in range(n) for b in range(n) if a != b and P[a, b] >= 0.5)
-  C = nx.condensation(G)
+  C = nx.condensation(nx_digraph(P >= 0.5))
   sources = [c for c in C.nodes if C.in_degree(c) == 0]
   assert len(sources) == 1
   mask = np.zeros(n, bool)
@@ -64,9 +70,7 @@ def nx_top_cycle(P):
 def nx_reach_all(A):
   """Agents from which every other agent is reachable in the directed graph ``A`` (networkx)."""
   n = A.shape[0]
-  G = nx.DiGraph()
-  G.add_nodes_from(range(n))
-  G.add_edges_from((a, b) for a in range(n) for b in range(n) if a != b and A[a, b])
+  G = nx_digraph(A)
   return np.array([len(nx.descendants(G, a)) == n - 1 for a in range(n)], dtype=bool)
 
 

@@ -96,6 +96,14 @@ def verdicts_from_memberships(top_cycle, uncovered, *, confidence: float = 0.95)
   return MembershipVerdicts(*out)
 
 
+@jax.jit
+def _stack_memberships(P):
+  """Hard Top Cycle and Uncovered Set of a ``(R, n, n)`` stack (ties both ways), compiled once per shape."""
+  from ste_jax.evaluate._estimators import hard_memberships
+
+  return jax.vmap(lambda p: hard_memberships(p, "winrate"))(P)
+
+
 def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
                         key=None, batch_size: int | None = 8) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
@@ -139,5 +147,5 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
   P = jnp.asarray(data)
   if P.ndim != 3 or P.shape[-1] != P.shape[-2]:
     raise ValueError(f"data must be Comparisons or a (R, n, n) stack of tournaments; got shape {tuple(P.shape)}.")
-  tc, uc = jax.jit(jax.vmap(lambda p: _estimators.hard_memberships(p, "winrate")))(P)
+  tc, uc = _stack_memberships(P)
   return verdicts_from_memberships(np.asarray(tc), np.asarray(uc), confidence=confidence)

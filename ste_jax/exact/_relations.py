@@ -22,10 +22,8 @@ exact in float32 for ``n < 2**24``.
 
 The kernels are written for one ``(n, n)`` relation; a batch (leading axes or ``jax.vmap``) runs
 through :func:`~ste_jax.ops._batching.vmap_by_platform`: a loop over the relations on XLA:CPU, a
-batch axis on accelerators. On the CPU the loop keeps one relation in cache through all of its
-BFS levels: for 50 random partial relations of ``n = 1200`` (half the pairs missing), a vmapped
-:func:`reach_all` plus :func:`uncovered_in_relation` took 1.4 s as a loop and 3.4 s with a batch
-axis; with 99.7% of the pairs missing 2.6 s and 8.2 s (one timing run on a shared 2-core CPU).
+batch axis on accelerators (design choice: on the CPU a loop keeps one relation in cache through
+all of its BFS levels; no benchmark script in ``benchmarks/`` times these kernels yet).
 """
 
 from collections.abc import Callable

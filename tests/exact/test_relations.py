@@ -40,23 +40,12 @@ def random_relation(rng, n, kind):
   return E
 
 
-def _graph(E):
-  n = E.shape[0]
-  G = nx.DiGraph()
-  G.add_nodes_from(range(n))
-  G.add_edges_from((a, b) for a in range(n) for b in range(n) if a != b and E[a, b])
-  return G
-
-
-def nx_reach_all(E):
-  G = _graph(E)
-  n = E.shape[0]
-  return np.array([len(nx.descendants(G, a)) == n - 1 for a in range(n)], bool)
+nx_reach_all = oracles.nx_reach_all
 
 
 def nx_tiers(E):
   """1 + the number of components on the longest chain above each agent, by networkx."""
-  C = nx.condensation(_graph(E))
+  C = nx.condensation(oracles.nx_digraph(E))
   depth = {}
   for c in nx.topological_sort(C):
     depth[c] = 1 + max((depth[p] for p in C.predecessors(c)), default=0)
