@@ -11,9 +11,13 @@ from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
 from ._posterior import posterior_edges as posterior_edges
+from ._schemas import SCHEMAS as SCHEMAS
+from ._schemas import detect_schema as detect_schema
 from ._raw import load_llmfao_raw as load_llmfao_raw
 from ._raw import load_vicuna80_raw as load_vicuna80_raw
+from ._policies import OutcomePolicy as OutcomePolicy
 from ._report import LoadReport as LoadReport
+from ._report import PositionBias as PositionBias
 from ._report import RejectedRow as RejectedRow
 from ._tabular import from_dataframe as from_dataframe
 from ._tabular import load_comparisons as load_comparisons
@@ -25,10 +29,14 @@ from ._weighted import weighted_tournament as weighted_tournament
 __all__ = [
     "Comparisons",
     "LoadReport",
+    "OutcomePolicy",
     "PairCounts",
+    "PositionBias",
     "RejectedRow",
+    "SCHEMAS",
     "WeightedTournament",
     "from_dataframe",
+    "detect_schema",
     "from_task_results",
     "load_comparisons",
     "load_llmfao_raw",

@@ -22,6 +22,8 @@ MALFORMED = "malformed record"
 DUPLICATE = "duplicate (agent, task)"
 NO_OPPONENT = "no opponent on task"
 INCONSISTENT = "inconsistent record"
+JUDGE_ERROR = "judge error"
+POLICY_DROP = "dropped by policy"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -36,7 +38,9 @@ class RejectedRow:
     reason: the kind of problem, one of ``"missing field"``, ``"NaN"``, ``"unknown winner
       label"``, ``"self-comparison"``, ``"unknown agent"``, ``"unknown context"``, ``"invalid
       weight"``, ``"invalid score"``, ``"malformed record"``, ``"duplicate (agent, task)"``,
-      ``"no opponent on task"`` or ``"inconsistent record"``.
+      ``"no opponent on task"``, ``"inconsistent record"``, ``"judge error"`` or
+      ``"dropped by policy"`` (a valid row that an explicit outcome policy excludes, e.g.
+      ``tie="drop"``; not a bad row).
     detail: a human-readable detail (the offending column and value).
     source: the file the row came from, when a loader read several files; otherwise ``None``.
   """
@@ -54,6 +58,38 @@ class RejectedRow:
 
 
 @dataclasses.dataclass(frozen=True)
+class PositionBias:
+  """How often the agent shown first won, for data that record the presentation order.
+
+  Attributes:
+    first_wins: decisive judgments won by the agent in the first position (Chatbot Arena's
+      ``model_a``, the judge's "Assistant A").
+    second_wins: decisive judgments won by the agent in the second position.
+    ties: judgments with outcome 1/2 (not counted in ``share``).
+  """
+
+  first_wins: int
+  second_wins: int
+  ties: int = 0
+
+  @property
+  def share(self) -> float:
+    """Share of first-position wins among decisive judgments (NaN when there are none)."""
+    decisive = self.first_wins + self.second_wins
+    return self.first_wins / decisive if decisive else float("nan")
+
+  def describe(self) -> str:
+    """``"position bias: first position won 60.0% of 50 decisive judgments (5 ties)"``."""
+    decisive = self.first_wins + self.second_wins
+    if not decisive:
+      return f"position bias: no decisive judgment ({self.ties} ties)"
+    return (
+        f"position bias: first position won {100 * self.share:.1f}% of {decisive} decisive "
+        f"judgments ({self.ties} ties; 50% = no bias)"
+    )
+
+
+@dataclasses.dataclass(frozen=True)
 class LoadReport:
   """What a loader did with its input.
 
@@ -63,11 +99,20 @@ class LoadReport:
     rows_read: number of input rows (records) seen, bad ones included.
     rows_used: number of input rows that contributed to the returned comparisons.
     ties: number of returned comparisons that are ties (outcome 1/2).
-    rejected: every row that was not used, in line order, with its reason.
+    rejected: every row that was not used, in line order, with its reason (rows excluded by an
+      explicit outcome policy have reason ``"dropped by policy"``).
     num_comparisons: number of comparisons returned. Equal to ``rows_used`` for comparison
       tables; for agent task logs (:func:`~ste_jax.data.from_task_results`) it is the number of
-      agent pairs formed, which differs from the number of rows.
+      agent pairs formed, and for two-order judges or split soft outcomes a row can give two.
     source: the path (or description) of the input, or ``None`` for in-memory data.
+    schema: the input schema read (``"arena"``, ``"mtbench"``, ...), or ``None``.
+    mappings: one line per conversion the loader applied (labels to outcomes, policies, empty
+      contexts sent to ``(none)``, names normalized), in the order applied.
+    renamed: ``(raw name, normalized name, rows)`` for every raw agent name that normalization
+      changed (surrounding whitespace removed).
+    merged: ``(normalized name, raw names)`` for every normalized name that several distinct raw
+      names collapsed into (a collision).
+    position_bias: first-position win share, when the data record the presentation order.
   """
 
   rows_read: int
@@ -76,10 +121,45 @@ class LoadReport:
   rejected: tuple[RejectedRow, ...] = ()
   num_comparisons: int = 0
   source: str | None = None
+  schema: str | None = None
+  mappings: tuple[str, ...] = ()
+  renamed: tuple[tuple[str, str, int], ...] = ()
+  merged: tuple[tuple[str, tuple[str, ...]], ...] = ()
+  position_bias: PositionBias | None = None
+
+  @property
+  def bad_rows(self) -> tuple[RejectedRow, ...]:
+    """Rejected rows that are errors in the input (all but the ``"dropped by policy"`` ones)."""
+    return tuple(r for r in self.rejected if r.reason != POLICY_DROP)
 
   def reasons(self) -> dict[str, int]:
     """Number of rejected rows per reason, most frequent first."""
     return dict(collections.Counter(r.reason for r in self.rejected).most_common())
+
+  def reason_summary(self, top: int = 5, rows=None) -> str:
+    """The most frequent rejection reasons on one line, each with its count and first line.
+
+    Args:
+      top: how many reasons to list (the rest are counted).
+      rows: the rejected rows to summarize (default: all of ``rejected``).
+
+    Returns:
+      e.g. ``"missing field: 390 (first at line 2), NaN: 3 (first at line 10)"``; ``""`` when
+      nothing was rejected.
+    """
+    rows = self.rejected if rows is None else rows
+    counts = collections.Counter(r.reason for r in rows)
+    first = {}
+    for r in rows:
+      first.setdefault(r.reason, r)
+    parts = []
+    for reason, count in counts.most_common(top):
+      r = first[reason]
+      where = f"{r.source} line {r.line}" if r.source else f"line {r.line}"
+      parts.append(f"{reason}: {count} (first at {where}{f': {r.detail}' if r.detail else ''})")
+    if len(counts) > top:
+      parts.append(f"{len(counts) - top} more reasons")
+    return ", ".join(parts)
 
   def summary(self, max_lines: int = 10) -> str:
     """A short multi-line, human-readable summary of the load.
@@ -89,7 +169,8 @@ class LoadReport:
 
     Returns:
       A string such as ``"data.csv: read 10 rows, used 8 (2 ties), rejected 2 (unknown winner
-      label: 1, self-comparison: 1)"`` followed by one line per listed rejected row.
+      label: 1, self-comparison: 1)"``, then the schema and mappings (when known), the
+      normalized and merged names, the position bias, and one line per listed rejected row.
     """
     head = f"{self.source}: " if self.source else ""
     text = (
@@ -99,11 +180,20 @@ class LoadReport:
     if self.rejected:
       counts = ", ".join(f"{k}: {v}" for k, v in self.reasons().items())
       text += f" ({counts})"
-      lines = [f"  {r.describe()}" for r in self.rejected[:max_lines]]
+    extra = []
+    if self.schema:
+      extra.append(f"  schema: {self.schema}")
+    extra += [f"  mapping: {m}" for m in self.mappings]
+    for name, raws in self.merged:
+      extra.append(f"  merged names: {', '.join(map(repr, raws))} -> {name!r}")
+    if self.position_bias is not None:
+      extra.append(f"  {self.position_bias.describe()}")
+    if self.rejected:
+      extra.append(f"  rejections: {self.reason_summary()}")
+      extra += [f"  {r.describe()}" for r in self.rejected[:max_lines]]
       if len(self.rejected) > max_lines:
-        lines.append(f"  ... and {len(self.rejected) - max_lines} more")
-      text += "\n" + "\n".join(lines)
-    return text
+        extra.append(f"  ... and {len(self.rejected) - max_lines} more rejected rows")
+    return "\n".join([text] + extra)
 
   def __str__(self) -> str:
     return self.summary()

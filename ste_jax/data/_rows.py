@@ -9,16 +9,17 @@ vectorized with pandas/NumPy; only rejected rows are visited one by one (to writ
 import numpy as np
 
 from . import _report as R
-from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
-from ._report import LoadReport, RejectedRow
+from ._report import RejectedRow
 
 # Winner labels (compared after ``strip().lower()``): the simple schema of
-# ``shared/data/*/comparisons.csv`` (a, b, tie) and the Chatbot Arena battle schema
-# (model_a, model_b, tie, tie (bothbad)). A winner equal to the row's own ``a`` or ``b`` agent name
+# ``shared/data/*/comparisons.csv`` (a, b, tie) and the Chatbot Arena battle schema (FastChat's
+# ``clean_battle_data.py``: model_a, model_b, tie, tie (bothbad); the arena-human-preference-140k
+# release spells the last one both_bad). A winner equal to the row's own ``a`` or ``b`` agent name
 # is also understood.
 A_WINS = ("a", "model_a")
 B_WINS = ("b", "model_b")
-TIES = ("tie", "tie (bothbad)")
+TIES = ("tie",)
+BOTH_BAD = ("tie (bothbad)", "both_bad")
 
 
 class Rejections:
@@ -50,6 +51,10 @@ class Rejections:
         self.code[i] = len(self._entries)
         self._entries.append((reason, lambda _, d=detail: d))
 
+  def code_of(self, reason: str) -> np.ndarray:
+    """The codes (entries) whose reason is ``reason``, for ``np.isin(self.code, ...)``."""
+    return np.array([k for k, (r, _) in enumerate(self._entries) if r == reason], dtype=np.int64)
+
   def rows(self, lines, sources=None) -> tuple[RejectedRow, ...]:
     """The rejected rows, in input order."""
     out = []
@@ -60,12 +65,30 @@ class Rejections:
     return tuple(out)
 
 
+def all_strings(values) -> bool:
+  """Whether every cell of ``values`` is a ``str`` (no None, NaN or other object)."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  return len(values) > 0 and pd.api.types.infer_dtype(values, skipna=False) == "string"
+
+
 def classify(values: np.ndarray):
   """Splits an object column into (missing mask, NaN mask, stripped strings).
 
   ``None``, ``pd.NA`` and empty or blank strings are *missing*; float NaN and the strings
   ``"nan"``/``"NaN"`` are *NaN*. Everything else is converted with ``str`` and stripped.
+  A column of strings is classified once per distinct value (large files repeat few names).
   """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  if all_strings(values):
+    codes, uniques = pd.factorize(np.asarray(values, dtype=object))
+    missing, nan, strings = _classify(np.asarray(uniques, dtype=object))
+    return missing[codes], nan[codes], strings[codes]
+  return _classify(values)
+
+
+def _classify(values):
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
   s = pd.Series(values, dtype=object)
@@ -105,9 +128,32 @@ def encode(names: np.ndarray, vocabulary) -> np.ndarray:
 
 def sorted_names(*arrays) -> tuple[str, ...]:
   """Sorted distinct strings of the given object arrays."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
   if not arrays or sum(len(x) for x in arrays) == 0:
     return ()
-  return tuple(str(x) for x in np.unique(np.concatenate(arrays).astype(str)))
+  values = np.concatenate(arrays)
+  if all_strings(values):  # the same result from the distinct values only
+    values = np.asarray(pd.unique(values), dtype=object)
+  return tuple(str(x) for x in np.unique(values.astype(str)))
+
+
+def tie_drops(outcome: np.ndarray, both_bad: np.ndarray, policy) -> np.ndarray:
+  """Policy-drop reasons for ties (``policy.tie``) and both-bad ties (``policy.both_bad``)."""
+  drop = np.full(len(outcome), None, dtype=object)
+  if policy.tie == "drop":
+    drop[(outcome == 0.5) & ~both_bad] = "tie (policy tie=drop)"
+  if policy.both_bad == "drop":
+    drop[both_bad] = "both bad (policy both_bad=drop)"
+  return drop
+
+
+def tie_mapping(policy) -> str:
+  """The mapping line describing the tie and both-bad policies."""
+  def how(p):
+    return "outcome 1/2" if p == "half" else "row dropped"
+  return f"tie -> {how(policy.tie)} (tie={policy.tie}); both bad -> {how(policy.both_bad)} " \
+      f"(both_bad={policy.both_bad})"
 
 
 def parse_comparison_rows(
@@ -121,8 +167,14 @@ def parse_comparison_rows(
     source: str | None = None,
     sources=None,
     pre=None,
-) -> tuple[Comparisons, LoadReport]:
-  """Checks comparison rows and builds ``(Comparisons, LoadReport)``.
+    policy=None,
+    schema: str | None = None,
+    a_first: bool = False,
+):
+  """Checks rows with a winner label and builds ``(Comparisons, LoadReport)``.
+
+  Labels (after ``strip().lower()``): ``a``/``model_a`` (first agent won), ``b``/``model_b``,
+  ``tie``, ``tie (bothbad)``/``both_bad`` (a both-bad tie), or one of the row's two agent names.
 
   Args:
     raw: object arrays per role: ``"a"``, ``"b"``, ``"winner"``, optionally ``"context"`` and
@@ -136,6 +188,10 @@ def parse_comparison_rows(
     sources: optional object ``(N,)`` source file of each row (multi-file loaders).
     pre: optional object ``(N,)`` of ``None`` or ``(reason, detail)`` for rows already known to
       be bad (malformed records).
+    policy: an :class:`~ste_jax.data.OutcomePolicy` (``tie``, ``both_bad``); default: defaults.
+    schema: schema name for the report.
+    a_first: the first agent (``a``) was shown first (Chatbot Arena's ``model_a``): report the
+      position bias.
 
   Returns:
     ``(comparisons, report)``.
@@ -146,13 +202,19 @@ def parse_comparison_rows(
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
+  from ._assemble import assemble, context_strings  # pylint: disable=g-import-not-at-top
+  from ._policies import as_policy  # pylint: disable=g-import-not-at-top
+
+  policy = as_policy(policy)
   where = f" in {source}" if source else ""
   num_rows = len(lines)
   if num_rows == 0:
     raise ValueError(f"no comparisons{where}: the input has no data rows.")
   rej = Rejections(num_rows)
   rej.flag_pre(pre)
-  s = flag_missing_and_nan(rej, columns, raw)
+  checked = {k: v for k, v in columns.items() if k != "context"}
+  s = flag_missing_and_nan(rej, checked, raw)
+  mappings = []
 
   # Winner label -> outcome for a.
   winner = s["winner"]
@@ -161,6 +223,8 @@ def parse_comparison_rows(
   outcome[np.isin(lower, A_WINS)] = 1.0
   outcome[np.isin(lower, B_WINS)] = 0.0
   outcome[np.isin(lower, TIES)] = 0.5
+  both_bad = np.isin(lower, BOTH_BAD)
+  outcome[both_bad] = 0.5
   open_ = np.isnan(outcome)
   by_name_a = open_ & (winner == s["a"])
   by_name_b = open_ & ~by_name_a & (winner == s["b"])
@@ -171,9 +235,20 @@ def parse_comparison_rows(
       np.isnan(outcome),
       R.UNKNOWN_WINNER,
       lambda i: f"column {wcol!r} = {winner[i]!r}; expected a/b/tie, model_a/model_b/tie/"
-      f"'tie (bothbad)' or one of the two agent names",
+      f"'tie (bothbad)'/both_bad or one of the two agent names",
   )
-  rej.flag(s["a"] == s["b"], R.SELF_COMPARISON, lambda i: f"{s['a'][i]!r} vs itself")
+  seen = pd.Series(lower[rej.ok], dtype=object).value_counts()
+  labels = []
+  for label, count in seen.items():
+    if label in A_WINS or label in B_WINS or label in TIES or label in BOTH_BAD:
+      kind = ("first agent won" if label in A_WINS else "second agent won" if label in B_WINS
+              else "tie" if label in TIES else "both bad")
+      labels.append(f"{label!r} -> {kind} ({count})")
+  named = int((by_name_a | by_name_b)[rej.ok].sum())
+  if named:
+    labels.append(f"an agent's own name -> that agent won ({named})")
+  mappings.append(f"column {wcol!r}: " + ", ".join(labels))
+  mappings.append(tie_mapping(policy))
 
   weight = None
   if "weight" in raw:
@@ -186,59 +261,18 @@ def parse_comparison_rows(
         R.INVALID_WEIGHT,
         lambda i: f"column {columns['weight']!r} = {s['weight'][i]!r}; expected a number >= 0",
     )
+    weight = np.where(bad_w, 0.0, weight)
+    mappings.append(f"column {columns['weight']!r} -> comparison weight")
 
-  ok = rej.ok
-  if agents is None:
-    agents = sorted_names(s["a"][ok], s["b"][ok])
-  agents = _as_names(agents, "agents")
-  a_idx = encode(s["a"], agents)
-  b_idx = encode(s["b"], agents)
-  rej.flag(
-      (a_idx < 0) | (b_idx < 0),
-      R.UNKNOWN_AGENT,
-      lambda i: f"{s['a'][i] if a_idx[i] < 0 else s['b'][i]!r} is not in `agents`",
-  )
+  context = None
   if "context" in raw:
-    if contexts is None:
-      contexts = sorted_names(s["context"][rej.ok])
-    contexts = _as_names(contexts, "contexts")
-    c_idx = encode(s["context"], contexts)
-    rej.flag(
-        c_idx < 0,
-        R.UNKNOWN_CONTEXT,
-        lambda i: f"{s['context'][i]!r} is not in `contexts`",
-    )
-  else:
-    if contexts is not None:
-      raise ValueError("`contexts` was given but the data has no context column.")
-    contexts = (DEFAULT_CONTEXT,)
-    c_idx = np.zeros(num_rows, dtype=np.int64)
-
-  rejected = rej.rows(lines, sources)
-  if strict and rejected:
-    raise ValueError(f"bad row{where}: {rejected[0].describe()}")
-  ok = rej.ok
-  if not ok.any():
-    report = LoadReport(num_rows, 0, 0, rejected, 0, source)
-    raise ValueError(
-        f"no comparisons{where}: all {num_rows} rows were rejected.\n{report.summary()}"
-    )
-  comps = Comparisons.from_arrays(
-      a_idx[ok],
-      b_idx[ok],
-      outcome[ok],
-      agents=agents,
-      context=c_idx[ok],
-      contexts=contexts,
-      weight=None if weight is None else weight[ok],
+    context = context_strings(raw["context"], columns["context"], mappings)
+  outcome = np.where(np.isnan(outcome), 0.5, outcome)  # rejected rows only; never used
+  return assemble(
+      a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
+      row=np.arange(num_rows), outcome=outcome, weight=weight,
+      drop=tie_drops(outcome, both_bad, policy),
+      position=(np.arange(num_rows), outcome) if a_first else None,
+      context=context, agents=agents, contexts=contexts, strict=strict, source=source,
+      sources=sources, schema=schema, mappings=mappings,
   )
-  used = int(ok.sum())
-  report = LoadReport(
-      rows_read=num_rows,
-      rows_used=used,
-      ties=int(np.sum(outcome[ok] == 0.5)),
-      rejected=rejected,
-      num_comparisons=used,
-      source=source,
-  )
-  return comps, report

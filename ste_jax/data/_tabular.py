@@ -1,29 +1,26 @@
-"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet).
+"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet, lm-eval folders).
 
-Two schemas are understood, and their column names are detected automatically:
-
-* the Chatbot Arena battle schema: columns ``model_a``, ``model_b``, ``winner`` with winner in
-  ``model_a``, ``model_b``, ``tie``, ``tie (bothbad)``;
-* the simple schema of ``shared/data/*/comparisons.csv``: columns ``a``, ``b``, ``winner`` in
-  ``a``, ``b``, ``tie`` and an optional ``context``.
-
-A winner equal to one of the row's two agent names is accepted in both. pandas (and pyarrow for
-Parquet) are imported lazily, inside the functions.
+The file formats are read here; the *schema* (which columns mean what: Chatbot Arena battles,
+MT-Bench or Arena-Hard judgments, AlpacaEval annotations, Inspect or lm-evaluation-harness
+per-sample logs, a generic task table, or the simple ``a, b, winner`` table) is detected from the
+columns by :mod:`ste_jax.data._schemas`, which hands the columns to that schema's loader. pandas
+(and pyarrow for Parquet) are imported lazily, inside the functions.
 """
 
 import bz2
 import csv
 import gzip
+import itertools
 import json
 import lzma
 import os
+import warnings
 
 import numpy as np
 
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
-from ._rows import parse_comparison_rows
 
 _FORMATS = {
     ".csv": "csv",
@@ -61,8 +58,11 @@ def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> 
   for role, name in cols.items():
     if name not in available:
       hint = " (nor the simple-schema columns 'a' and 'b')" if role in ("a", "b") else ""
+      from ._schemas import known_schemas_hint  # pylint: disable=g-import-not-at-top
+
       raise ValueError(
-          f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}."
+          f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
+          f"Known schemas: {known_schemas_hint()}."
       )
   return cols
 
@@ -78,8 +78,11 @@ def from_dataframe(
     agents=None,
     contexts=None,
     strict: bool = False,
+    schema: str = "auto",
+    policy=None,
+    **options,
 ) -> tuple[Comparisons, LoadReport]:
-  """Comparisons from a pandas DataFrame of battles.
+  """Comparisons from a pandas DataFrame of battles (or of any schema of ``load_comparisons``).
 
   Each row is one comparison between the agents named in columns ``a`` and ``b``; the ``winner``
   column says who won (see the module docstring for the labels). Bad rows are reported, never
@@ -103,6 +106,12 @@ def from_dataframe(
     contexts: optional fixed list of context names; default: sorted distinct contexts.
     strict: raise ``ValueError`` on the first bad row (naming its row number) instead of
       reporting it.
+    schema: ``"auto"`` (detected from the columns; the arena/simple schema when ``a``/``b``
+      are given) or one of the schemas of :func:`load_comparisons`.
+    policy: an :class:`~ste_jax.data.OutcomePolicy` (or a dict of its fields); default: the
+      documented defaults.
+    **options: schema options of :func:`load_comparisons` (``baseline``, ``metric``, ``agent``,
+      ``task``, ``score``).
 
   Returns:
     ``(comparisons, report)``: a :class:`Comparisons` and a :class:`LoadReport`.
@@ -119,14 +128,30 @@ def from_dataframe(
     >>> c.agents, report.rows_used, report.rejected[0].describe()
     (('gpt', 'llama'), 1, "line 2: self-comparison ('gpt' vs itself)")
   """
-  cols = resolve_columns(
-      df.columns, a=a, b=b, winner=winner, context=context, weight=weight, where="the data frame"
-  )
-  raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
-  lines = np.arange(1, len(df) + 1)
-  return parse_comparison_rows(
-      raw, lines, columns=cols, agents=agents, contexts=contexts, strict=strict, source=None
-  )
+  header = [str(c) for c in df.columns]
+  columns = dict(zip(header, df.columns))
+
+  def column(name):
+    return df[columns[name]].to_numpy(dtype=object)
+
+  return _dispatch(header, column, np.arange(1, len(df) + 1), None, source=None,
+                   where="the data frame", schema=schema, a=a, b=b, winner=winner,
+                   context=context, weight=weight, agents=agents, contexts=contexts,
+                   strict=strict, policy=policy, **options)
+
+
+def _dispatch(header, column, lines, pre, *, source, where, schema, **kw):
+  """Resolves ``schema`` (``"auto"``: detection) and calls the schema's loader."""
+  from ._schemas import SCHEMAS, detect_schema, load_table  # pylint: disable=g-import-not-at-top
+
+  if schema == "auto":
+    if kw.get("a") is not None or kw.get("b") is not None:
+      schema = "arena" if kw.get("a") == "model_a" else "simple"
+    else:
+      schema = detect_schema(header, where) or "arena"  # none: arena's column errors
+  if schema not in SCHEMAS:
+    raise ValueError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")
+  return load_table(header, column, lines, pre, schema=schema, source=source, **kw)
 
 
 def load_comparisons(
@@ -141,11 +166,34 @@ def load_comparisons(
     weight: str | None = None,
     agents=None,
     contexts=None,
+    schema: str = "auto",
+    policy=None,
+    baseline: str | None = None,
+    metric: str | None = None,
+    agent: str = "agent",
+    task: str = "task",
+    score: str = "score",
 ) -> tuple[Comparisons, LoadReport]:
-  """Loads comparisons from a CSV, TSV, JSONL, JSON or Parquet file.
+  """Loads comparisons from a CSV, TSV, JSONL, JSON or Parquet file, or an lm-eval folder.
 
-  The columns and winner labels are those of :func:`from_dataframe` (Chatbot Arena or simple
-  schema, detected automatically). Line numbers in the report: for CSV/TSV the header is line 1
+  The schema is detected from the columns (``schema="auto"``) or given:
+
+  * ``"arena"``: Chatbot Arena battles ``model_a, model_b, winner`` (``model_a``, ``model_b``,
+    ``tie``, ``tie (bothbad)``/``both_bad``), or the 55k release's one-hot ``winner_model_a,
+    winner_model_b, winner_tie``; ``model_a`` was shown first (position bias reported);
+  * ``"mtbench"``: MT-Bench pairwise judgments ``model_1, model_2, g1_winner, g2_winner``;
+  * ``"arena-hard"``: Arena-Hard judgment records ``model, games`` (verdicts ``A>>B`` ...
+    ``B>>A`` against the baseline);
+  * ``"alpacaeval"``: AlpacaEval annotations ``generator_1, generator_2, preference``;
+  * ``"inspect"``: Inspect AI sample tables ``model, id, epoch, score_<scorer>``;
+  * ``"lm-eval"``: lm-evaluation-harness ``samples_<task>_<time>.jsonl`` (a file, or the output
+    folder with one sub-folder per model);
+  * ``"tasks"``: a long table ``agent, task, score`` (column names ``agent``/``task``/``score``);
+  * ``"simple"``: ``a, b, winner`` with ``a``, ``b``, ``tie`` and an optional ``context``.
+
+  Each schema's conventions are documented in its loader module (``_judges``, ``_preferences``,
+  ``_per_sample``); the report names the schema and lists every mapping applied. Rows with an
+  empty context go to the context ``(none)``. Line numbers in the report: for CSV/TSV the header is line 1
   (the first data row is line 2, a quoted field spanning lines is reported at its first line);
   for JSONL the first line is line 1 and blank lines are skipped (not counted as rows); for JSON
   arrays and Parquet files, the 1-based record number. A CSV row with the wrong number of fields,
@@ -156,41 +204,73 @@ def load_comparisons(
     format: ``"auto"`` (from the file suffix), ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"`` or
       ``"parquet"``. A ``.json`` file that holds JSON lines is read as JSONL.
     strict: raise on the first bad row (naming its line number) instead of reporting it.
-    a, b, winner, context, weight, agents, contexts: as in :func:`from_dataframe`.
+    a, b, winner, context, weight, agents, contexts: as in :func:`from_dataframe`; ``context``
+      names the context column for every schema (default: ``context`` when present; Inspect:
+      ``task_name``; lm-eval: the task).
+    schema: ``"auto"`` or one of the schemas above.
+    policy: an :class:`~ste_jax.data.OutcomePolicy` or a dict of its fields (ties, both-bad,
+      soft outcomes, strong verdicts, two-order judges); default: its documented defaults.
+    baseline: Arena-Hard baseline when the records have no ``baseline`` field (default
+      ``gpt-4-0314``).
+    metric: Inspect score column / lm-eval metric field (default: detected).
+    agent, task, score: the ``tasks`` schema's column names.
 
   Returns:
     ``(comparisons, report)``.
 
   Raises:
-    ValueError: unknown format, a named column missing from the file (the message names it), an
-      empty file or a file without usable rows (``"no comparisons"``), or ``strict`` and a bad row.
+    ValueError: unknown format or schema, an ambiguous schema (the message lists the
+      candidates), a named column missing from the file (the message names it), an empty file
+      or a file without usable rows (``"no comparisons"``, with the top rejection reasons and
+      their first line numbers), or ``strict`` and a bad row.
   """
   path = os.fspath(path)
-  fmt, opener = _detect_format(path, format)
-  if fmt in ("csv", "tsv"):
-    available, column, lines, pre = _read_csv(path, opener, "\t" if fmt == "tsv" else ",")
-  elif fmt == "jsonl":
-    available, column, lines, pre = _read_jsonl(path, opener)
-  elif fmt == "json":
-    available, column, lines, pre = _read_json(path, opener)
+  files = sources = None
+  if os.path.isdir(path):
+    available, column, lines, pre, sources, files = _read_samples_folder(path)
   else:
-    available, column, lines, pre = _read_parquet(path)
+    fmt, opener = _detect_format(path, format)
+    if fmt in ("csv", "tsv"):
+      available, column, lines, pre = _read_csv(path, opener, "\t" if fmt == "tsv" else ",")
+    elif fmt == "jsonl":
+      available, column, lines, pre = _read_jsonl(path, opener)
+    elif fmt == "json":
+      available, column, lines, pre = _read_json(path, opener)
+    else:
+      available, column, lines, pre = _read_parquet(path)
+    if os.path.basename(path).startswith("samples_"):
+      files = np.full(len(lines), path, dtype=object)
   if len(lines) == 0:
     raise ValueError(f"no comparisons in {path}: the file is empty (no data rows).")
-  cols = resolve_columns(
-      available, a=a, b=b, winner=winner, context=context, weight=weight, where=path
-  )
-  raw = {role: column(name) for role, name in cols.items()}
-  return parse_comparison_rows(
-      raw,
-      lines,
-      columns=cols,
-      agents=agents,
-      contexts=contexts,
-      strict=strict,
-      source=path,
-      pre=pre,
-  )
+  if len(set(available)) != len(available):
+    dup = sorted({c for c in available if available.count(c) > 1})
+    raise ValueError(f"{path}: duplicated column names {dup} in the header.")
+  return _dispatch(available, column, lines, pre, source=path, where=path, schema=schema,
+                   sources=sources, files=files, a=a, b=b, winner=winner, context=context,
+                   weight=weight, agents=agents, contexts=contexts, strict=strict, policy=policy,
+                   baseline=baseline, metric=metric, agent=agent, task=task, score=score)
+
+
+def _read_samples_folder(path: str):
+  """Every ``samples_*.jsonl`` under ``path`` (lm-eval's output folder), concatenated."""
+  found = []
+  for root, _, names in os.walk(path):
+    found += [os.path.join(root, n) for n in names if n.startswith("samples_") and
+              n.endswith(".jsonl")]
+  if not found:
+    raise ValueError(f"{path} is a folder without lm-eval samples_*.jsonl files; pass a file.")
+  parts = [(f, *_read_jsonl(f, None)) for f in sorted(found)]
+  header = list(dict.fromkeys(k for _, h, *_ in parts for k in h))
+
+  def column(name):
+    return np.concatenate([col(name) if name in h else np.full(len(ln), None, dtype=object)
+                           for _, h, col, ln, _ in parts]) if parts else object_column([])
+
+  lines = np.concatenate([ln for *_, ln, _ in parts])
+  pre = np.concatenate([p for *_, p in parts])
+  files = np.concatenate([np.full(len(ln), f, dtype=object) for f, _, _, ln, _ in parts])
+  sources = np.array([os.path.relpath(f, path) for f in files], dtype=object)
+  return header, column, lines, pre, sources, files
 
 
 def _detect_format(path: str, format: str):  # pylint: disable=redefined-builtin
@@ -227,7 +307,20 @@ def object_column(values) -> np.ndarray:
 
 
 def _read_csv(path: str, opener, delimiter: str):
-  """Reads a delimited file: (header, column getter, record start lines, pre-rejections)."""
+  """Reads a delimited file: (header, column getter, record start lines, pre-rejections).
+
+  Files without quote characters (the common case for large battle logs) are read by the
+  vectorized :func:`_read_csv_unquoted`; the others, and anything it is unsure of, by the
+  ``csv`` module, one record at a time. Both give the same records, line numbers and rejections.
+  """
+  fast = _read_csv_unquoted(path, opener, delimiter)
+  if fast is not None:
+    return fast
+  return _read_csv_records(path, opener, delimiter)
+
+
+def _read_csv_records(path: str, opener, delimiter: str):
+  """The exact reader of :func:`_read_csv`: the ``csv`` module, one record at a time."""
   rows, lines = [], []
   with _open_text(path, opener) as f:
     reader = csv.reader(f, delimiter=delimiter)
@@ -244,7 +337,9 @@ def _read_csv(path: str, opener, delimiter: str):
       lines.append(start)
   width = len(header)
   pre = object_column(
-      None if len(r) == width else (R.MALFORMED, f"expected {width} fields, got {len(r)}")
+      (R.MALFORMED, f"expected {width} fields, got {len(r)}") if len(r) != width
+      else (R.MALFORMED, "a repeated header line") if [c.strip() for c in r] == header
+      else None
       for r in rows
   )
 
@@ -253,6 +348,155 @@ def _read_csv(path: str, opener, delimiter: str):
     return object_column(r[j] if len(r) == width else None for r in rows)
 
   return header, column, np.asarray(lines, dtype=np.int64), pre
+
+
+_REPEATED_HEADER_SCAN = 10_000  # more needle hits than this: check the parsed column instead
+
+
+def _read_csv_unquoted(path: str, opener, delimiter: str):
+  """The vectorized reader of :func:`_read_csv`, or ``None`` when the file needs the exact one.
+
+  Without quote characters, NUL bytes and lone carriage returns, a ``csv`` record is exactly one
+  physical line split at the delimiter (``\\n`` or ``\\r\\n`` ended), so the line structure and
+  the field count of every line follow from the byte positions of the newlines and delimiters
+  (neither occurs inside a multi-byte UTF-8 character). Blank lines are skipped and lines with
+  the wrong number of fields are rejected as malformed, as by the ``csv`` reader; the well-formed
+  lines are parsed by pandas' C parser, one column at a time when it is first asked for, every
+  cell kept as its string (no NA detection, no type inference). ``None`` (the ``csv`` reader
+  takes over): quotes, NUL bytes or lone ``\\r`` in the file, a blank or undecodable header line,
+  no data lines, or pandas disagreeing on the number of rows.
+  """
+  import io  # pylint: disable=g-import-not-at-top
+  import re  # pylint: disable=g-import-not-at-top
+
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  with (open(path, "rb") if opener is None else opener(path, "rb")) as f:
+    data = f.read()
+  if data.startswith(b"\xef\xbb\xbf"):  # the UTF-8 BOM that utf-8-sig drops
+    data = data[3:]
+  if not data or b'"' in data or b"\x00" in data or data.count(b"\r") != data.count(b"\r\n"):
+    return None
+  buf = np.frombuffer(data, dtype=np.uint8)
+  newlines = np.flatnonzero(buf == ord("\n"))
+  starts = np.concatenate([[0], newlines + 1])
+  ends = np.concatenate([newlines, [len(data)]])  # exclusive, before the newline
+  if starts[-1] == len(data):  # the file ends with a newline: no last, empty line
+    starts, ends = starts[:-1], ends[:-1]
+  crlf = np.zeros(len(ends), dtype=bool)
+  nonempty = ends > starts
+  crlf[nonempty] = buf[ends[nonempty] - 1] == ord("\r")
+  content_end = ends - crlf
+  blank = content_end == starts
+  if blank[0]:
+    return None
+  try:
+    header_text = data[starts[0]:content_end[0]].decode("utf-8")
+  except UnicodeDecodeError:
+    return None
+  header = [h.strip() for h in header_text.split(delimiter)]
+  width = len(header)
+  delims = np.flatnonzero(buf == ord(delimiter))
+  fields = np.searchsorted(delims, content_end) - np.searchsorted(delims, starts) + 1
+  del delims
+  record = ~blank
+  record[0] = False  # the header
+  rec_idx = np.flatnonzero(record)
+  if len(rec_idx) == 0:
+    return None
+  good_rec = fields[rec_idx] == width
+  good_idx = rec_idx[good_rec]
+  if good_rec.all() and not blank.any():
+    table, skip = data, 1  # the file as it is, past its header line (BytesIO shares the bytes)
+  else:  # drop blank and malformed lines (rare): a buffer of the well-formed lines only
+    table, skip = b"".join(data[s:e + 1] for s, e in zip(starts[good_idx].tolist(),
+                                                         ends[good_idx].tolist())), 0
+  num_good = len(good_idx)
+  cache = {}
+
+  def parse(js):
+    todo = [j for j in dict.fromkeys(js) if j not in cache]
+    if todo and num_good == 0:
+      cache.update((j, np.zeros(0, dtype=object)) for j in todo)
+    elif todo:
+      with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a parser warning: the csv reader takes over
+        frame = pd.read_csv(
+            io.BytesIO(table), sep=delimiter, header=None, names=list(range(width)),
+            skiprows=skip, usecols=todo, dtype=object, na_filter=False, quoting=csv.QUOTE_NONE,
+            index_col=False, skip_blank_lines=False, engine="c", encoding="utf-8",
+        )
+      cache.update((j, frame[j].to_numpy(dtype=object)) for j in todo)
+      if any(len(cache[j]) != num_good for j in todo):
+        raise _Disagreement
+    return [cache[j] for j in js]
+
+  j0 = max(range(width), key=lambda k: len(header[k]))
+  # Pre-rejections: malformed lines, and well-formed lines repeating the header. Every line that
+  # repeats the header contains its longest name; those lines (few) are checked one by one.
+  bad_rec = ~good_rec
+  pre = np.full(len(rec_idx), None, dtype=object)
+  for k in np.flatnonzero(bad_rec):
+    pre[k] = (R.MALFORMED, f"expected {width} fields, got {fields[rec_idx[k]]}")
+  needle = header[j0].encode("utf-8")
+  hits = [m.start() for m in itertools.islice(re.finditer(re.escape(needle), data),
+                                               _REPEATED_HEADER_SCAN + 1)] if needle else None
+  if hits is None or len(hits) > _REPEATED_HEADER_SCAN:
+    try:
+      (first,) = parse([j0])
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
+      return None
+    candidates = np.flatnonzero(np.array([str(v).strip() == header[j0] for v in first],
+                                         dtype=bool))
+  else:
+    hit_lines = np.unique(np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1)
+    candidates = np.flatnonzero(np.isin(good_idx, hit_lines))
+  good_pos = np.flatnonzero(good_rec)
+  for g in candidates:
+    i = good_idx[g]
+    cells = data[starts[i]:content_end[i]].decode("utf-8").split(delimiter)
+    if [c.strip() for c in cells] == header:
+      pre[good_pos[g]] = (R.MALFORMED, "a repeated header line")
+
+  lines = (rec_idx + 1).astype(np.int64)
+  exact = []  # the csv reader's column getter, should pandas ever disagree on the rows
+
+  def prefetch(names):
+    """Parses the columns ``names`` in one pass (a column getter's optional speed-up)."""
+    if not exact:
+      try:
+        parse([header.index(n) for n in names if n in header])
+      except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
+        exact.append(_exact_getter(path, opener, delimiter, lines, pre))
+
+  def column(name):
+    if not exact:
+      prefetch([name])
+    if exact:
+      return exact[0](name)
+    (values,) = parse([header.index(name)])
+    if len(good_idx) == len(rec_idx):
+      return values
+    out = np.full(len(rec_idx), None, dtype=object)
+    out[good_pos] = values
+    return out
+
+  column.prefetch = prefetch
+  return header, column, lines, pre
+
+
+class _Disagreement(Exception):
+  """pandas read a different number of rows than the line scan found."""
+
+
+def _exact_getter(path, opener, delimiter, lines, pre):
+  """The ``csv`` reader's column getter, after checking that it finds the same rows."""
+  _, column, exact_lines, exact_pre = _read_csv_records(path, opener, delimiter)
+  same = np.array_equal(exact_lines, lines) and [p for p in exact_pre] == [p for p in pre]
+  if not same:
+    raise RuntimeError(f"{path}: the fast and the exact CSV readers disagree on the records; "
+                       f"please report this file.")
+  return column
 
 
 def _read_jsonl(path: str, opener):

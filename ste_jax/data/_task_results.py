@@ -9,7 +9,9 @@ policy (paper §6, AgentBench diagnostics): both succeeding or both failing is a
 import numpy as np
 
 from . import _report as R
+from ._assemble import context_strings, name_normalization
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
+from ._policies import as_policy
 from ._report import LoadReport
 from ._rows import Rejections, classify, encode, sorted_names
 
@@ -23,13 +25,15 @@ def from_task_results(
     context: str | None = None,
     agents=None,
     strict: bool = False,
+    policy=None,
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons between agents that attempted the same tasks.
 
   For each task, every unordered pair of agents with a result on it gives one comparison with
   ``a`` the agent with the smaller index (in ``agents`` order) and outcome 1 if ``a``'s score is
   higher, 0 if lower, 1/2 if equal. The comparison's context is the task's ``context`` value
-  (e.g. the task family or environment), taken from the first row of that task.
+  (e.g. the task family or environment), taken from the first row of that task; an empty context
+  cell puts the row in the context ``(none)``.
 
   Rows are rejected (and reported, with their 1-based row number) when a field is missing or NaN,
   the score is not a number, the (agent, task) pair already appeared in an earlier row (aggregate
@@ -44,6 +48,7 @@ def from_task_results(
     context: optional column with the task family; default: no contexts.
     agents: optional fixed agent order; rows with other agents are rejected.
     strict: raise ``ValueError`` on the first bad row instead of reporting it.
+    policy: :class:`~ste_jax.data.OutcomePolicy`; ``tie="drop"`` drops pairs with equal scores.
 
   Returns:
     ``(comparisons, report)``. ``report.rows_used`` counts result rows that took part in at least
@@ -53,8 +58,6 @@ def from_task_results(
     ValueError: a column is missing (the message names it), no comparison can be formed
       (``"no comparisons"``), or ``strict`` and a row is bad.
   """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-
   cols = {"agent": agent, "task": task, "score": score}
   if context is not None:
     cols["context"] = context
@@ -63,27 +66,80 @@ def from_task_results(
       raise ValueError(
           f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
       )
-  num_rows = len(df)
+  raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
+  return pair_on_tasks(raw, np.arange(1, len(df) + 1), columns=cols, agents=agents, strict=strict,
+                       policy=policy, schema="tasks")
+
+
+def pair_on_tasks(
+    raw: dict,
+    lines: np.ndarray,
+    *,
+    columns: dict,
+    agents=None,
+    strict: bool = False,
+    policy=None,
+    source: str | None = None,
+    sources=None,
+    pre=None,
+    score_labels: dict | None = None,
+    schema: str | None = None,
+    mappings=(),
+) -> tuple[Comparisons, LoadReport]:
+  """Per-(agent, task) score rows -> pairwise comparisons on shared tasks.
+
+  Args:
+    raw: object arrays per role ``"agent"``, ``"task"``, ``"score"`` and optionally
+      ``"context"``, one entry per row.
+    lines: int ``(N,)`` line number of each row.
+    columns: source column name per role (for messages).
+    agents: optional fixed agent order.
+    strict: raise on the first bad row.
+    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
+    source: input description for messages.
+    sources: optional object ``(N,)`` file of each row.
+    pre: optional pre-rejections (malformed records, rows excluded by a loader policy).
+    score_labels: optional map from an upper-cased score label to a number (Inspect's
+      ``C``/``I``/``P``/``N``), applied before numeric parsing.
+    schema: schema name for the report.
+    mappings: mapping lines for the report.
+
+  Returns:
+    ``(comparisons, report)`` as in :func:`from_task_results`.
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  policy = as_policy(policy)
+  mappings = list(mappings)
+  where = f" in {source}" if source else ""
+  num_rows = len(lines)
   if num_rows == 0:
-    raise ValueError("no comparisons: the task results have no rows.")
-  lines = np.arange(1, num_rows + 1)
+    raise ValueError(f"no comparisons{where}: the task results have no rows.")
   rej = Rejections(num_rows)
-  strings, raw = {}, {}
-  for role, name in cols.items():
-    raw[role] = df[name].to_numpy(dtype=object)
+  rej.flag_pre(pre)
+  strings = {}
+  for role, name in columns.items():
+    if role == "context":
+      continue
     missing, nan, strings[role] = classify(raw[role])
     rej.flag(missing, R.MISSING_FIELD, lambda i, c=name: f"column {c!r} is empty")
     rej.flag(nan, R.NAN, lambda i, c=name: f"column {c!r} is NaN")
+  if "context" in columns:
+    strings["context"] = context_strings(raw["context"], columns["context"], mappings)
   values = raw["score"]
-  num = np.array(pd.to_numeric(pd.Series(strings["score"], dtype=object), errors="coerce"),
-                 dtype=np.float64)
-  lowered = pd.Series(strings["score"], dtype=object).str.lower().to_numpy(dtype=object)
-  num[np.isin(lowered, ("true",))] = 1.0
-  num[np.isin(lowered, ("false",))] = 0.0  # booleans (success flags) print as True/False
+  score = columns["score"]
+  text = pd.Series(strings["score"], dtype=object)
+  lowered = text.str.lower()
+  if score_labels:
+    text = text.str.upper().map(score_labels).where(lambda x: x.notna(), text)
+  num = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
+  num[np.isin(lowered.to_numpy(dtype=object), ("true",))] = 1.0
+  num[np.isin(lowered.to_numpy(dtype=object), ("false",))] = 0.0  # success flags print as True/False
   rej.flag(
       ~np.isfinite(num),
       R.INVALID_SCORE,
-      lambda i: f"column {score!r} = {values[i]!r} is not a finite number",
+      lambda i: f"column {score!r} = {values[i]!r} is not a finite number"
+      + (f" or one of {', '.join(score_labels)}" if score_labels else ""),
   )
   if agents is not None:
     agents = _as_names(agents, "agents")
@@ -94,7 +150,8 @@ def from_task_results(
     )
 
   # Duplicates and inconsistent contexts, judged among rows still valid (first occurrence wins).
-  frame = pd.DataFrame({"agent": strings["agent"], "task": strings["task"], "row": lines - 1})
+  frame = pd.DataFrame({"agent": strings["agent"], "task": strings["task"],
+                        "row": np.arange(num_rows)})
   valid = frame[rej.ok]
   dup = valid.duplicated(["agent", "task"], keep="first")
   first_row = valid.groupby(["agent", "task"])["row"].transform("min")
@@ -105,10 +162,10 @@ def from_task_results(
   rej.flag(
       dup_mask,
       R.DUPLICATE,
-      lambda i: f"{strings['agent'][i]!r} on task {strings['task'][i]!r} already at row "
-      f"{first_of[i] + 1}",
+      lambda i: f"{strings['agent'][i]!r} on task {strings['task'][i]!r} already at "
+      f"{'row' if source is None else 'line'} {lines[first_of[i]]}",
   )
-  if "context" in cols:
+  if "context" in columns:
     valid = frame.assign(context=strings["context"])[rej.ok]
     task_ctx = valid.groupby("task", sort=False)["context"].transform("first")
     task_ctx = task_ctx.to_numpy(dtype=object)
@@ -131,17 +188,10 @@ def from_task_results(
       lonely, R.NO_OPPONENT, lambda i: f"no other agent has a result on task {strings['task'][i]!r}"
   )
 
-  rejected = rej.rows(lines)
-  if strict and rejected:
-    raise ValueError(f"bad row: {rejected[0].describe()}")
   ok = rej.ok
-  if not ok.any():
-    report = LoadReport(num_rows, 0, 0, rejected, 0, None)
-    raise ValueError(f"no comparisons: no two agents share a task.\n{report.summary()}")
-
   if agents is None:
     agents = sorted_names(strings["agent"][ok])
-  if "context" in cols:
+  if "context" in columns:
     contexts = sorted_names(strings["context"][ok])
     ctx_idx = encode(strings["context"], contexts)
   else:
@@ -152,6 +202,7 @@ def from_task_results(
       "agent": encode(strings["agent"][ok], agents),
       "score": num[ok],
       "context": ctx_idx[ok],
+      "row": np.flatnonzero(ok),
   })
   pairs = used.merge(used, on="task", suffixes=("_a", "_b"))
   pairs = pairs[pairs["agent_a"] < pairs["agent_b"]].sort_values(
@@ -160,6 +211,31 @@ def from_task_results(
   sa = pairs["score_a"].to_numpy()
   sb = pairs["score_b"].to_numpy()
   outcome = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
+  mappings.append("pairs: every two agents with a score on the same task; higher score wins, "
+                  "equal scores tie")
+  if policy.tie == "drop":
+    keep = outcome != 0.5
+    pairs, outcome = pairs[keep], outcome[keep]
+    in_pair = np.zeros(num_rows, dtype=bool)
+    in_pair[pairs["row_a"].to_numpy()] = True
+    in_pair[pairs["row_b"].to_numpy()] = True
+    rej.flag(ok & ~in_pair, R.POLICY_DROP,
+             lambda i: "every pair on this task tied (policy tie=drop)")
+    mappings.append("equal scores -> pair dropped (tie=drop)")
+  else:
+    mappings.append("equal scores -> outcome 1/2 (tie=half)")
+
+  rejected = rej.rows(lines, sources)
+  bad_rows = [r for r in rejected if r.reason != R.POLICY_DROP]
+  if strict and bad_rows:
+    raise ValueError(f"bad row{where}: {bad_rows[0].describe()}")
+  ok = rej.ok
+  if not ok.any():
+    report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
+    raise ValueError(
+        f"no comparisons{where}: no two agents share a task ({report.reason_summary()})."
+        f"\n{report.summary()}"
+    )
   comps = Comparisons.from_arrays(
       pairs["agent_a"].to_numpy(),
       pairs["agent_b"].to_numpy(),
@@ -168,12 +244,22 @@ def from_task_results(
       context=pairs["context_a"].to_numpy(),
       contexts=contexts,
   )
+  renamed, merged, case_note = name_normalization(raw["agent"][ok], strings["agent"][ok])
+  if renamed:
+    shown = ", ".join(f"{r!r} -> {n!r} ({k} rows)" for r, n, k in renamed[:5])
+    mappings.append(f"agent names: surrounding whitespace removed: {shown}")
+  if case_note:
+    mappings.append(case_note)
   report = LoadReport(
       rows_read=num_rows,
       rows_used=int(ok.sum()),
       ties=int(np.sum(outcome == 0.5)),
       rejected=rejected,
       num_comparisons=len(outcome),
-      source=None,
+      source=source,
+      schema=schema,
+      mappings=tuple(mappings),
+      renamed=renamed,
+      merged=merged,
   )
   return comps, report

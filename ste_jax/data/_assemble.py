@@ -1,0 +1,253 @@
+"""The last step of every pairwise loader: checked rows and candidate comparisons -> Comparisons.
+
+A loader turns its schema into per-row agent names (and an optional context) plus *candidate
+comparisons*: each candidate belongs to one input row (a row may give zero, one or two: a
+two-order judgment kept separately, a soft outcome split in two), carries the outcome for the
+row's first agent, a weight, an optional policy-drop reason and, where the data record it,
+whether the row's first agent was shown first. :func:`assemble` then
+
+* rejects self-comparisons, rows whose every candidate a policy dropped (reason ``"dropped by
+  policy"``) and, with fixed ``agents``/``contexts``, unknown names;
+* sends rows with an empty or NaN context to the context ``(none)`` (never a rejection);
+* reports agent names changed by normalization (surrounding whitespace removed; case is never
+  changed, but names that differ only in case are listed) and names merged by it;
+* reports the first-position win share when the presentation order is known;
+* builds :class:`Comparisons` and a :class:`LoadReport` with ``rows_read = rows_used +
+  len(rejected)``.
+"""
+
+import numpy as np
+
+from . import _report as R
+from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
+from ._report import LoadReport, PositionBias
+
+NONE_CONTEXT = "(none)"
+
+
+def context_strings(raw, column: str, mappings: list) -> np.ndarray:
+  """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in ``mappings``)."""
+  from ._rows import classify  # pylint: disable=g-import-not-at-top
+
+  missing, nan, strings = classify(raw)
+  empty = missing | nan
+  count = int(empty.sum())
+  if count:
+    strings = strings.copy()
+    strings[empty] = NONE_CONTEXT
+    scope = "every row" if count == len(strings) else f"{count} of {len(strings)} rows"
+    mappings.append(
+        f"context column {column!r} is empty or NaN on {scope}: those rows go to the context "
+        f"{NONE_CONTEXT!r}"
+    )
+  return strings
+
+
+def name_normalization(raw_names, kept_strings):
+  """``(renamed, merged, case_note)`` for the agent names of the used rows.
+
+  Args:
+    raw_names: object array of the raw cells (both sides, used rows only).
+    kept_strings: the stripped names of the same cells.
+
+  Returns:
+    ``renamed``: ``(raw, normalized, rows)`` per raw name that stripping changed; ``merged``:
+    ``(normalized, raws)`` per name that several distinct raw names became; ``case_note``: a
+    mapping line listing names that differ only in case (kept distinct), or ``None``.
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  from ._rows import all_strings  # pylint: disable=g-import-not-at-top
+
+  if len(raw_names) == 0:
+    return (), (), None
+  if all_strings(raw_names) and all_strings(kept_strings):
+    # Large inputs repeat few names: count the distinct (raw, name) pairs, then group those.
+    raw_code, raw_unique = pd.factorize(np.asarray(raw_names, dtype=object))
+    name_code, name_unique = pd.factorize(np.asarray(kept_strings, dtype=object))
+    pair, size = np.unique(raw_code.astype(np.int64) * len(name_unique) + name_code,
+                           return_counts=True)
+    frame = pd.DataFrame({"raw": np.asarray(raw_unique, dtype=object)[pair // len(name_unique)],
+                          "name": np.asarray(name_unique, dtype=object)[pair % len(name_unique)],
+                          "size": size})
+    counts = frame.groupby(["raw", "name"], sort=True)["size"].sum()
+  else:
+    frame = pd.DataFrame({"raw": pd.Series(raw_names, dtype=object).astype(str),
+                          "name": pd.Series(kept_strings, dtype=object)})
+    counts = frame.groupby(["raw", "name"], sort=True).size()
+  renamed = tuple(
+      (raw, name, int(n)) for (raw, name), n in counts.items() if raw != name
+  )
+  merged = []
+  if renamed:
+    variants = counts.reset_index().groupby("name")["raw"].agg(list)
+    merged = [(name, tuple(sorted(raws))) for name, raws in variants.items() if len(raws) > 1]
+  names = pd.Series(pd.unique(frame["name"]), dtype=object)
+  folded = names.str.lower()
+  dup = folded.duplicated(keep=False)
+  note = None
+  if dup.any():
+    groups = names[dup].groupby(folded[dup]).agg(lambda x: " / ".join(sorted(map(repr, x))))
+    note = "names that differ only in case are kept distinct (no case folding): " + "; ".join(
+        groups.tolist()
+    )
+  return renamed, tuple(merged), note
+
+
+def assemble(
+    *,
+    a: np.ndarray,
+    b: np.ndarray,
+    raw_a,
+    raw_b,
+    rej,
+    lines: np.ndarray,
+    row: np.ndarray,
+    outcome: np.ndarray,
+    weight: np.ndarray | None = None,
+    drop: np.ndarray | None = None,
+    position=None,
+    context: np.ndarray | None = None,
+    agents=None,
+    contexts=None,
+    strict: bool = False,
+    source: str | None = None,
+    sources=None,
+    schema: str | None = None,
+    mappings=(),
+) -> tuple[Comparisons, LoadReport]:
+  """Builds ``(Comparisons, LoadReport)`` from checked rows and candidate comparisons.
+
+  Args:
+    a: object ``(N,)`` stripped name of each row's first agent.
+    b: object ``(N,)`` stripped name of each row's second agent.
+    raw_a: object ``(N,)`` the raw cells behind ``a`` (for the normalization report).
+    raw_b: object ``(N,)`` the raw cells behind ``b``.
+    rej: the rows' :class:`~ste_jax.data._rows.Rejections` (earlier flags win).
+    lines: int ``(N,)`` line number of each row.
+    row: int ``(M,)`` the row of each candidate comparison.
+    outcome: float ``(M,)`` outcome for the row's ``a`` (NaN only on rejected rows).
+    weight: optional float ``(M,)`` weights (default 1).
+    drop: optional object ``(M,)``: ``None`` to keep the candidate, or the policy that drops it.
+    position: optional ``(rows, first_outcome)`` int/float arrays, one entry per individual
+      judgment whose presentation order is known: its row and its outcome for the agent shown
+      first. The report's position bias counts the judgments of rows not rejected as bad
+      (policy-dropped rows count: their judgments are valid).
+    context: optional object ``(N,)`` context names (``(none)`` already substituted).
+    agents: optional fixed agent names.
+    contexts: optional fixed context names.
+    strict: raise on the first bad row (policy drops are not errors).
+    source: input description for messages.
+    sources: optional object ``(N,)`` file of each row.
+    schema: schema name for the report.
+    mappings: mapping lines for the report (this function appends its own).
+
+  Returns:
+    ``(comparisons, report)``.
+
+  Raises:
+    ValueError: ``"no comparisons"`` (first line: the top rejection reasons with counts and
+      first line numbers), or with ``strict`` the first bad row.
+  """
+  mappings = list(mappings)
+  where = f" in {source}" if source else ""
+  num_rows = len(lines)
+  row = np.asarray(row, dtype=np.int64)
+  m = len(row)
+  weight = np.ones(m) if weight is None else np.asarray(weight, dtype=np.float64)
+  drop = np.full(m, None, dtype=object) if drop is None else drop
+  dropped = np.array([d is not None for d in drop], dtype=bool) if m else np.zeros(0, bool)
+
+  rej.flag(a == b, R.SELF_COMPARISON, lambda i: f"{a[i]!r} vs itself")
+
+  # Rows whose every candidate a policy dropped.
+  has_keep = np.bincount(row[~dropped], minlength=num_rows) > 0
+  has_any = np.bincount(row, minlength=num_rows) > 0
+  first_drop = np.full(num_rows, None, dtype=object)
+  for k in np.flatnonzero(dropped)[::-1]:  # the first dropped candidate of each row wins
+    first_drop[row[k]] = drop[k]
+  rej.flag(has_any & ~has_keep, R.POLICY_DROP, lambda i: str(first_drop[i]))
+  rej.flag(~has_any, R.INCONSISTENT, lambda i: "no comparison could be formed")
+
+  ok = rej.ok
+  if agents is None:
+    from ._rows import sorted_names  # pylint: disable=g-import-not-at-top
+
+    agents = sorted_names(a[ok], b[ok])
+  agents = _as_names(agents, "agents")
+  from ._rows import encode  # pylint: disable=g-import-not-at-top
+
+  a_idx, b_idx = encode(a, agents), encode(b, agents)
+  rej.flag(
+      (a_idx < 0) | (b_idx < 0),
+      R.UNKNOWN_AGENT,
+      lambda i: f"{a[i] if a_idx[i] < 0 else b[i]!r} is not in `agents`",
+  )
+  if context is not None:
+    if contexts is None:
+      from ._rows import sorted_names  # pylint: disable=g-import-not-at-top
+
+      contexts = sorted_names(context[rej.ok])
+    contexts = _as_names(contexts, "contexts")
+    c_idx = encode(context, contexts)
+    rej.flag(c_idx < 0, R.UNKNOWN_CONTEXT, lambda i: f"{context[i]!r} is not in `contexts`")
+  else:
+    if contexts is not None:
+      raise ValueError("`contexts` was given but the data has no context column.")
+    contexts = (DEFAULT_CONTEXT,)
+    c_idx = np.zeros(num_rows, dtype=np.int64)
+
+  rejected = rej.rows(lines, sources)
+  bad = [r for r in rejected if r.reason != R.POLICY_DROP]
+  if strict and bad:
+    raise ValueError(f"bad row{where}: {bad[0].describe()}")
+  ok = rej.ok
+  if not ok.any():
+    report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
+    raise ValueError(
+        f"no comparisons{where}: all {num_rows} rows were rejected ({report.reason_summary()})."
+        f"\n{report.summary()}"
+    )
+  keep = ok[row] & ~dropped
+  kr = row[keep]
+  comps = Comparisons.from_arrays(
+      a_idx[kr],
+      b_idx[kr],
+      outcome[keep],
+      agents=agents,
+      context=c_idx[kr],
+      contexts=contexts,
+      weight=None if np.all(weight[keep] == 1) else weight[keep],
+  )
+  renamed, merged, case_note = name_normalization(
+      np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
+      np.concatenate([a[ok], b[ok]]),
+  )
+  if renamed:
+    shown = ", ".join(f"{r!r} -> {n!r} ({k} cells)" for r, n, k in renamed[:5])
+    more = f" and {len(renamed) - 5} more" if len(renamed) > 5 else ""
+    mappings.append(f"agent names: surrounding whitespace removed: {shown}{more}")
+  if merged:
+    mappings.append(f"agent names: {len(merged)} names merged by normalization (listed below)")
+  if case_note:
+    mappings.append(case_note)
+  bias = None
+  if position is not None:
+    valid = ok | np.isin(rej.code, rej.code_of(R.POLICY_DROP))
+    p_rows, p_out = (np.asarray(x) for x in position)
+    o = np.asarray(p_out, dtype=np.float64)[valid[p_rows]]
+    bias = PositionBias(int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)))
+  report = LoadReport(
+      rows_read=num_rows,
+      rows_used=int(ok.sum()),
+      ties=int(np.sum(outcome[keep] == 0.5)),
+      rejected=rejected,
+      num_comparisons=int(keep.sum()),
+      source=source,
+      schema=schema,
+      mappings=tuple(mappings),
+      renamed=renamed,
+      merged=merged,
+      position_bias=bias,
+  )
+  return comps, report

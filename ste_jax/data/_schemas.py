@@ -1,0 +1,154 @@
+"""Input schemas: detection from the column names, and dispatch to the schema's loader.
+
+=============  ==============================================================  ==================
+schema         columns (fields) that identify it                               loader
+=============  ==============================================================  ==================
+arena          ``model_a, model_b, winner`` or the one-hot ``winner_model_a,   ``_rows``,
+               winner_model_b, winner_tie``                                    ``_preferences``
+mtbench        ``model_1, model_2, g1_winner, g2_winner``                      ``_judges``
+arena-hard     ``model, games``                                                ``_judges``
+alpacaeval     ``generator_1, generator_2, preference`` (or ``preferences``)   ``_preferences``
+inspect        ``model, id, epoch`` and a ``score_*`` column                   ``_per_sample``
+lm-eval        ``doc_id`` (a ``samples_*.jsonl`` file or folder)               ``_per_sample``
+tasks          ``agent, task, score``                                          ``_task_results``
+simple         ``a, b, winner``                                                ``_rows``
+=============  ==============================================================  ==================
+
+Auto-detection picks the one schema whose columns are all present; when several match it
+refuses, listing them, and when none does it reports the columns it looked for.
+"""
+
+from ._judges import arena_hard_rows, mtbench_rows
+from ._per_sample import inspect_rows, lm_eval_rows
+from ._preferences import ONE_HOT, alpacaeval_rows, arena_onehot_rows
+from ._task_results import pair_on_tasks
+
+SCHEMAS = ("arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks",
+           "simple")
+REQUIRED = {
+    "arena": "model_a, model_b, winner (or winner_model_a, winner_model_b, winner_tie)",
+    "mtbench": "model_1, model_2, g1_winner, g2_winner",
+    "arena-hard": "model, games",
+    "alpacaeval": "generator_1, generator_2, preference",
+    "inspect": "model, id, epoch, score_<scorer>",
+    "lm-eval": "doc_id and a metric field",
+    "tasks": "agent, task, score",
+    "simple": "a, b, winner",
+}
+
+
+def _matches(schema: str, h: set) -> bool:
+  if schema == "arena":
+    return {"model_a", "model_b"} <= h and ("winner" in h or set(ONE_HOT) <= h)
+  if schema == "mtbench":
+    return {"model_1", "model_2", "g1_winner", "g2_winner"} <= h
+  if schema == "arena-hard":
+    return {"model", "games"} <= h
+  if schema == "alpacaeval":
+    return {"generator_1", "generator_2"} <= h and bool({"preference", "preferences"} & h)
+  if schema == "inspect":
+    return {"model", "id", "epoch"} <= h and any(c.startswith("score_") for c in h)
+  if schema == "lm-eval":
+    return "doc_id" in h
+  if schema == "tasks":
+    return {"agent", "task", "score"} <= h
+  return {"a", "b", "winner"} <= h
+
+
+def detect_schema(header, where: str) -> str | None:
+  """The schema whose identifying columns ``header`` holds; ``None`` when none matches.
+
+  Raises:
+    ValueError: several schemas match (the message lists them and their columns).
+  """
+  h = {str(c) for c in header}
+  found = [s for s in SCHEMAS if _matches(s, h)]
+  if len(found) > 1:
+    listed = "; ".join(f"{s} ({REQUIRED[s]})" for s in found)
+    raise ValueError(f"ambiguous schema in {where}: the columns match {listed}; pass the schema "
+                     f"explicitly (--format {'|'.join(found)}).")
+  return found[0] if found else None
+
+
+def known_schemas_hint() -> str:
+  """One line naming every schema and its columns (for 'not found' messages)."""
+  return "; ".join(f"{s}: {REQUIRED[s]}" for s in SCHEMAS)
+
+
+def load_table(header, column, lines, pre, *, schema: str, source, sources=None, files=None,
+               a=None, b=None, winner="winner", context=None, weight=None, agents=None,
+               contexts=None, strict=False, policy=None, baseline=None, metric=None,
+               agent="agent", task="task", score="score"):
+  """Dispatches a read table to the loader of ``schema`` (already resolved, not ``"auto"``).
+
+  Args:
+    header: available column names.
+    column: ``column(name)`` -> object array.
+    lines: int ``(N,)`` line numbers.
+    pre: pre-rejections or ``None``.
+    schema: one of :data:`SCHEMAS`.
+    source: input description; sources: per-row file names; files: per-row paths (lm-eval).
+    a, b, winner, weight: arena/simple column names (see ``from_dataframe``).
+    context: context column; ``None``: the schema's default (``context`` when present;
+      Inspect: ``task_name``; lm-eval: the task); ``False``: none.
+    agents, contexts, strict, policy: as in :func:`~ste_jax.data.load_comparisons`.
+    baseline: Arena-Hard baseline model. metric: Inspect/lm-eval score field.
+    agent, task, score: ``tasks`` column names.
+
+  Returns:
+    ``(comparisons, report)``.
+  """
+  from ._rows import parse_comparison_rows  # pylint: disable=g-import-not-at-top
+  from ._tabular import resolve_columns  # pylint: disable=g-import-not-at-top
+
+  header = [str(c) for c in header]
+  where = source or "the data frame"
+  for name in (context if isinstance(context, str) else None,):
+    if name is not None and name not in header:
+      raise ValueError(f"column {name!r} (context) not found in {where}; available columns: "
+                       f"{header}.")
+  ctx = context
+  if context is None and schema not in ("inspect", "lm-eval"):
+    ctx = "context" if "context" in header else None
+  if context is False:
+    ctx = None
+  common = dict(agents=agents, strict=strict, source=source, sources=sources, policy=policy)
+  if schema in ("arena", "simple"):
+    if schema == "arena" and "winner" not in header and set(ONE_HOT) <= set(header) and (
+        a is None and b is None):
+      return arena_onehot_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
+    if a is None and b is None:
+      a, b = ("model_a", "model_b") if schema == "arena" else ("a", "b")
+    cols = resolve_columns(header, a=a, b=b, winner=winner, context=ctx if ctx else False,
+                           weight=weight, where=where)
+    if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
+      column.prefetch(list(cols.values()))
+    raw = {role: column(name) for role, name in cols.items()}
+    return parse_comparison_rows(raw, lines, columns=cols, contexts=contexts, pre=pre,
+                                 schema=schema, a_first=schema == "arena", **common)
+  if schema == "mtbench":
+    return mtbench_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
+  if schema == "arena-hard":
+    return arena_hard_rows(column, lines, header, pre=pre, baseline=baseline, context=ctx,
+                           contexts=contexts, **common)
+  if schema == "alpacaeval":
+    return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, contexts=contexts,
+                           **common)
+  if contexts is not None:
+    raise ValueError(f"`contexts` cannot be fixed for the {schema} schema.")
+  if schema == "inspect":
+    return inspect_rows(column, lines, header, pre=pre, metric=metric, context=ctx, **common)
+  if schema == "lm-eval":
+    return lm_eval_rows(column, lines, header, files=files, pre=pre, metric=metric, context=ctx,
+                        **common)
+  if schema == "tasks":
+    cols = {"agent": agent, "task": task, "score": score}
+    if ctx:
+      cols["context"] = ctx
+    for role, name in cols.items():
+      if name not in header:
+        raise ValueError(f"column {name!r} ({role}) not found in {where}; available columns: "
+                         f"{header}.")
+    raw = {role: column(name) for role, name in cols.items()}
+    return pair_on_tasks(raw, lines, columns=cols, pre=pre, schema="tasks", **common)
+  raise ValueError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")
