@@ -5,14 +5,14 @@ Each measurement runs in a fresh child process (``run_child``) so that the peak 
 """
 
 import json
-import os
-import platform
 import resource
 import subprocess
 import sys
 import time
 
 import jax
+
+from ste_jax.benchmarking import machine_description as machine_description  # noqa: F401  (re-export)
 
 
 def peak_rss_mb() -> float:
@@ -69,14 +69,3 @@ def run_child(script: str, args: list, timeout: float = 1800.0) -> dict:
   return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def machine_description() -> str:
-  cpus = os.cpu_count()
-  try:
-    with open("/proc/cpuinfo") as f:
-      model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
-  except OSError:
-    model = platform.processor()
-  desc = f"{model}, {cpus} cores, jax {jax.__version__}, backend {jax.default_backend()}"
-  if jax.default_backend() != "cpu":
-    desc += f" ({jax.devices()[0].device_kind})"
-  return desc

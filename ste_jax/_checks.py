@@ -1,7 +1,12 @@
 """Trace-time shape and dtype checks shared by the operators.
 
 Everything here runs while JAX traces a function: it looks at shapes and dtypes (static
-information), so it costs nothing under ``jit`` and never syncs with the device. The one exception
+information), so it costs nothing under ``jit`` and never syncs with the device. Shape and rank
+assertions use chex (``chex.assert_shape`` / ``chex.assert_rank`` with a ``custom_message`` naming
+the argument and ``exception_type=ValueError``; chex is imported on the first check, so that
+``import ste_jax`` stays light). The one case chex has no assertion for, "rank >= 2", and the
+dtype rule of :func:`as_float_array` (integers and bools promoted, anything else refused) stay
+hand-written. The one exception
 is a temperature that is *concrete* (a Python or NumPy number, or a JAX array that is not a tracer):
 its value is known when the operator is called, so :func:`as_temperature` checks it (a negative
 temperature would silently flip the tournament). Other value checks (NaN, range,
@@ -48,12 +53,14 @@ def check_square(x: jax.Array, name: str) -> int:
     ValueError: at trace time, naming the argument, if ``x`` has rank < 2 or is not square in its
       last two axes.
   """
-  if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
-    raise ValueError(
-        f"{name} must be a square matrix (or a batch of them) of shape (..., n, n); "
-        f"got shape {tuple(x.shape)}."
-    )
-  return x.shape[-1]
+  import chex  # pylint: disable=g-import-not-at-top
+
+  message = f"{name} must be a square matrix (or a batch of them) of shape (..., n, n)"
+  if x.ndim < 2:  # chex.assert_shape would print a made-up expected shape here
+    raise ValueError(f"{message}; got shape {tuple(x.shape)}.")
+  n = x.shape[-1]
+  chex.assert_shape(x, (..., n, n), custom_message=message, exception_type=ValueError)
+  return n
 
 
 def check_temperature(t, name: str, *, allow_zero: bool = False) -> None:
@@ -66,8 +73,11 @@ def check_temperature(t, name: str, *, allow_zero: bool = False) -> None:
     ValueError: naming the argument, if ``t`` is not a scalar, or is concrete and negative,
       non-finite, or ``0`` where zero is not allowed.
   """
-  if jnp.ndim(t) != 0:
-    raise ValueError(f"{name} must be a scalar temperature; got shape {tuple(jnp.shape(t))}.")
+  import chex  # pylint: disable=g-import-not-at-top
+
+  # jnp.shape, not t itself: chex.assert_rank reads a Python list as a scalar.
+  chex.assert_rank(jax.ShapeDtypeStruct(jnp.shape(t), jnp.float32), 0,
+                   custom_message=f"{name} must be a scalar temperature", exception_type=ValueError)
   if not isinstance(t, jax.core.Tracer):
     validate_temperature(t, name, allow_zero=allow_zero)
 

@@ -1,13 +1,26 @@
-"""Eager value checks for tournaments, temperatures and priors (run outside ``jit``).
+"""Eager value checks, in one place: tournaments, temperatures, priors, counts and numbers.
 
-Operators check shapes and dtypes at trace time; *values* can only be checked on concrete arrays.
-:func:`validate_tournament` is a public helper (``ste_jax.validate_tournament``) for checking a
-tournament ``P`` of one's own before scoring it: no library entry point calls it (not the
-operators, the loaders, the CLI, ``fit`` or the bootstrap). Of the scalar checks,
-:func:`validate_temperature` is called by the temperature schedules of ``ste_jax.training`` and
-:func:`validate_symmetric_prior` by ``posterior_edges`` and ``ste_score_fn`` (the bootstrap's
-settings); :func:`validate_path_length` has no caller in the library.
+Operators check shapes and dtypes at trace time (:mod:`ste_jax._checks`); *values* can only be
+checked on concrete arrays and numbers, so these checks run in eager entry points, outside ``jit``,
+and every error names the offending argument.
+
+Who calls what:
+
+* :func:`validate_tournament` is public (``ste_jax.validate_tournament``): a check of a tournament
+  ``P`` of one's own before scoring it. No library entry point calls it: the operators take traced
+  arrays, and the loaders, the CLI, ``fit`` and the bootstrap build their tournaments from counts
+  (valid by construction), never from a user's ``P``.
+* :func:`validate_temperature`: every concrete temperature given to an operator
+  (:func:`ste_jax._checks.check_temperature`), the temperature schedules of ``ste_jax.training`` and
+  ``ste_score_fn`` (the bootstrap's settings).
+* :func:`validate_path_length`: ``ste_score_fn``.
+* :func:`validate_symmetric_prior`: ``posterior_edges`` and ``ste_score_fn``.
+* :func:`validate_int` / :func:`validate_number`: counts, sizes and real-valued settings of the
+  bootstrap, the synthetic league, the metrics, ``fit``, the calibration helpers and the models.
 """
+
+import math
+import operator
 
 import numpy as np
 
@@ -83,6 +96,8 @@ def validate_temperature(value, name: str, *, allow_zero: bool = False) -> float
     ValueError: naming the argument.
   """
   try:
+    if isinstance(value, (bool, np.bool_)):
+      raise TypeError("a bool is not a temperature")
     v = float(np.asarray(value))
   except Exception as e:
     raise ValueError(f"{name} must be a real scalar, got {value!r}.") from e
@@ -118,3 +133,46 @@ def validate_symmetric_prior(prior, name: str = "prior") -> tuple[float, float]:
         "asymmetric prior would make D depend on the order of each pair."
     )
   return alpha, beta
+
+
+def validate_int(value, name: str, *, minimum: int = 1, allow_none: bool = False) -> int | None:
+  """Checks that ``value`` is an integer ``>= minimum`` (bools are not); returns it as a Python int.
+
+  ``None`` passes (and is returned) with ``allow_none``.
+
+  Raises:
+    ValueError: naming the argument.
+  """
+  if value is None and allow_none:
+    return None
+  try:
+    if isinstance(value, (bool, np.bool_)):
+      raise TypeError
+    count = operator.index(value)
+  except TypeError:
+    count = None
+  if count is None or count < minimum:
+    raise ValueError(f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {value!r}.")
+  return count
+
+
+def validate_number(value, name: str, *, low: float = -math.inf, high: float = math.inf,
+                    low_open: bool = False, high_open: bool = False) -> float:
+  """Checks that ``value`` is a finite real number in ``[low, high]``; returns it as a Python float.
+
+  ``low_open`` / ``high_open`` exclude the end points. Bools are not numbers here.
+
+  Raises:
+    ValueError: naming the argument and the interval.
+  """
+  try:
+    if isinstance(value, (bool, np.bool_)):
+      raise TypeError
+    x = float(np.asarray(value))
+  except (TypeError, ValueError):
+    x = math.nan
+  bad = not math.isfinite(x) or x < low or x > high or (low_open and x == low) or (high_open and x == high)
+  if bad:
+    interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
+    raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}.")
+  return x

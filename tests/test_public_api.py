@@ -1,7 +1,10 @@
 """The public API: every documented name imports from ``ste_jax``; importing is light."""
 
+import pathlib
 import subprocess
 import sys
+
+import pytest
 
 import ste_jax
 
@@ -35,7 +38,70 @@ def test_all_names_importable():
       assert hasattr(sub, name), (sub.__name__, name)
 
 
-def test_import_does_not_pull_pandas_or_matplotlib():
-  code = "import sys, ste_jax; print('pandas' in sys.modules, 'matplotlib' in sys.modules)"
-  out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-  assert out.split() == ["False", "False"]
+HEAVY = ("flax", "optax", "tqdm", "pandas", "matplotlib", "scipy")
+LAZY = ("models", "training", "evaluate", "plotting")
+
+
+def _run(code: str) -> str:
+  return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+
+
+def _modules() -> list[str]:
+  """Every module of the package, from its files (importing nothing)."""
+  root = pathlib.Path(ste_jax.__file__).parent
+  names = (".".join(("ste_jax",) + p.relative_to(root).with_suffix("").parts) for p in root.rglob("*.py"))
+  return sorted(name.removesuffix(".__init__") for name in names)
+
+
+def test_import_is_light():
+  """``import ste_jax`` (the operators, exact solutions, data, stats) loads no Flax, Optax, tqdm,
+  pandas, matplotlib or scipy; neither does computing scores."""
+  code = (
+      "import sys, ste_jax, jax.numpy as jnp\n"
+      "ste_jax.ste_scores(jnp.full((3, 3), 0.5), tau=0.1)\n"
+      f"print(*[m for m in {HEAVY!r} if m in sys.modules])\n"
+      f"print(*[m for m in {LAZY!r} if 'ste_jax.' + m in sys.modules])"
+  )
+  assert _run(code).split("\n")[:2] == ["", ""]
+
+
+def test_lazy_names_import_on_first_use():
+  """Every public name is in ``dir(ste_jax)`` before its module is loaded and imports with
+  ``from ste_jax import ...``; loading ``fit`` brings in Flax and Optax only then."""
+  code = (
+      "import sys, ste_jax\n"
+      "missing = [n for n in ste_jax.__all__ + ['evaluate', 'models', 'training', 'plotting'] if n not in dir(ste_jax)]\n"
+      "before = 'flax' in sys.modules\n"
+      "from ste_jax import fit, PairwiseLogit, leaderboard, plotting\n"
+      "assert fit is ste_jax.training.fit and PairwiseLogit is ste_jax.models.PairwiseLogit\n"
+      "assert ste_jax.fit is fit and plotting is ste_jax.plotting\n"
+      "print(missing, before, 'flax' in sys.modules, 'optax' in sys.modules)"
+  )
+  assert _run(code).split() == ["[]", "False", "True", "True"]
+  with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+    ste_jax.not_a_name  # noqa: B018
+
+
+def test_every_module_imports_first_without_a_cycle():
+  """Each module imported first, with ``ste_jax`` purged from ``sys.modules`` before each (a
+  circular import fails only for some entry points). ``test_every_module_imports_in_a_fresh_interpreter``
+  (slow) does the same with one interpreter per module."""
+  code = (
+      "import importlib, sys\n"
+      f"for name in {_modules()!r}:\n"
+      "  for k in [k for k in sys.modules if k == 'ste_jax' or k.startswith('ste_jax.')]:\n"
+      "    del sys.modules[k]\n"
+      "  importlib.import_module(name)\n"
+      "print('ok')"
+  )
+  assert _run(code).split() == ["ok"]
+
+
+@pytest.mark.slow
+def test_every_module_imports_in_a_fresh_interpreter():
+  failures = {}
+  for name in _modules():
+    out = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True)
+    if out.returncode:
+      failures[name] = out.stderr.strip().splitlines()[-1]
+  assert not failures, failures

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from flax import nnx
 
 from ste_jax._checks import default_float_dtype
+from ste_jax._validation import validate_int
 
 
 class IntransitiveParams(NamedTuple):
@@ -124,10 +125,8 @@ class IntransitiveLogit(nnx.Module):
   """
 
   def __init__(self, num_agents: int, *, rank: int = 1, param_dtype=None, rngs: nnx.Rngs):
-    if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
-      raise ValueError(f"num_agents must be an integer >= 1, got {num_agents!r}.")
-    if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
-      raise ValueError(f"rank must be an integer >= 0, got {rank!r}.")
+    num_agents = validate_int(num_agents, "num_agents")
+    rank = validate_int(rank, "rank", minimum=0)
     self.num_agents = num_agents
     self.num_context_features = 0
     p = init_intransitive_params(rngs.params(), num_agents, rank, dtype=param_dtype)

@@ -22,14 +22,7 @@ import numpy as np
 from flax import nnx
 
 from ste_jax._checks import default_float_dtype
-
-
-def _check_positive_int(value, name: str, *, allow_zero: bool = False) -> int:
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-    raise ValueError(f"{name} must be an integer, got {value!r}.")
-  if value < 0 or (value == 0 and not allow_zero):
-    raise ValueError(f"{name} must be {'>= 0' if allow_zero else '>= 1'}, got {value}.")
-  return int(value)
+from ste_jax._validation import validate_int
 
 
 def _param_dtype(param_dtype) -> np.dtype:
@@ -42,9 +35,9 @@ def _param_dtype(param_dtype) -> np.dtype:
 def _init_agent_embedding(module, num_agents, num_context_features, embedding_dim, param_dtype, rngs) -> int:
   """Validates the shared constructor arguments, sets ``num_agents``, ``num_context_features``,
   ``param_dtype`` and the agent ``embedding`` on ``module``; returns the embedding size."""
-  module.num_agents = _check_positive_int(num_agents, "num_agents")
-  module.num_context_features = _check_positive_int(num_context_features, "num_context_features", allow_zero=True)
-  embedding_dim = _check_positive_int(embedding_dim, "embedding_dim")
+  module.num_agents = validate_int(num_agents, "num_agents")
+  module.num_context_features = validate_int(num_context_features, "num_context_features", minimum=0)
+  embedding_dim = validate_int(embedding_dim, "embedding_dim")
   module.param_dtype = _param_dtype(param_dtype)
   module.embedding = nnx.Embed(module.num_agents, embedding_dim, param_dtype=module.param_dtype, rngs=rngs)
   return embedding_dim
@@ -55,7 +48,7 @@ def _mlp(in_features: int, hidden_features: Sequence[int], activation, dtype, rn
   layers = []
   width = in_features
   for i, h in enumerate(hidden_features):
-    h = _check_positive_int(h, f"hidden_features[{i}]")
+    h = validate_int(h, f"hidden_features[{i}]")
     layers += [nnx.Linear(width, h, param_dtype=dtype, rngs=rngs), activation]
     width = h
   layers.append(nnx.Linear(width, 1, param_dtype=dtype, rngs=rngs))

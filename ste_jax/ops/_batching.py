@@ -12,20 +12,98 @@ run in two ways, and the better one depends on the backend:
 
 Both figures: ``benchmarks/operators.py --batch B N``, recorded in ``benchmarks/RESULTS.md``.
 
-:func:`vmap_by_platform` gives a kernel a ``custom_vmap`` rule that lowers to one or the other with
-``lax.platform_dependent``: the choice is made when the computation is compiled for a backend, and
-the same traced program is correct on all of them.
+:func:`vmap_by_platform` gives a kernel a ``custom_vmap`` rule. In the default mode (``"auto"``)
+the rule lowers to one or the other with ``lax.platform_dependent``: the choice is made when the
+computation is compiled for a backend, and the same traced program is correct on all of them.
+:func:`batching_mode` overrides the choice for the computations traced inside a ``with`` block
+(``"loop"`` or ``"vectorize"`` on every backend), e.g. to run the accelerator path on the CPU in
+tests, or to compare both in a benchmark. There is no module-level switch to assign.
 """
 
-from typing import Callable
+import contextlib
+import contextvars
+from typing import Callable, Iterator, Literal
 
 import jax
 from jax import lax
 from jax.custom_batching import custom_vmap
 
-# Backends on which a batch of kernel calls runs as a loop over items. Tests set it to () (and clear
-# JAX's caches) to run the accelerator path on the CPU.
-_LOOP_PLATFORMS: tuple[str, ...] = ("cpu",)
+BatchingMode = Literal["auto", "loop", "vectorize"]
+_MODES = ("auto", "loop", "vectorize")
+
+# The backends on which ``"auto"`` runs a batch of kernel calls as a loop over items.
+_LOOP_PLATFORMS_AUTO = ("cpu",)
+
+# The current mode, read by the batching rule while a computation is traced. Where JAX has
+# ``jax.make_user_context`` the value is part of JAX's tracing and compilation cache keys, so a
+# function jitted in one mode is traced again in another; older JAX falls back to a context
+# variable, and a jitted function keeps the mode of its first trace for the same shapes.
+if hasattr(jax, "make_user_context"):
+  _MODE = jax.make_user_context("auto")
+
+  def _current_mode() -> str:
+    return _MODE.value
+
+  def _set_mode(mode: str):
+    return _MODE(mode)
+
+else:  # pragma: no cover - a JAX without jax.make_user_context
+  _MODE_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("ste_jax_batching_mode", default="auto")
+
+  def _current_mode() -> str:
+    return _MODE_VAR.get()
+
+  @contextlib.contextmanager
+  def _set_mode(mode: str):
+    token = _MODE_VAR.set(mode)
+    try:
+      yield
+    finally:
+      _MODE_VAR.reset(token)
+
+
+@contextlib.contextmanager
+def batching_mode(mode: BatchingMode) -> Iterator[None]:
+  """Context manager: how ``jax.vmap`` runs the closure and cover kernels of a batch.
+
+  The STE kernels (Floyd--Warshall closure, chunked cover, the exact relations of
+  :mod:`ste_jax.exact`) are written for one tournament; a batch (``jax.vmap``, or leading batch axes
+  of ``P``) runs them either as a compiled loop over the items or with a leading batch axis.
+
+  Args:
+    mode: ``"auto"`` (the default outside any block): a loop on XLA:CPU and a batch axis on every
+      other backend, chosen when the program is compiled (``lax.platform_dependent``).
+      ``"loop"``: a loop over the items (``lax.map``) on every backend. ``"vectorize"``: a batch
+      axis (plain ``jax.vmap``) on every backend.
+
+  The mode is read while a computation is *traced*: it applies to the functions traced inside the
+  block. Where JAX has ``jax.make_user_context`` the mode is part of JAX's cache keys, so a
+  ``jax.jit`` function called in another mode is traced and compiled again; on a JAX without it a
+  cached trace is reused whatever the mode (call ``jax.clear_caches()`` between modes). An
+  exported or AOT-compiled program (``jax.jit(f).lower(...).compile()``) keeps the mode it was
+  lowered in. The setting is local to the thread that enters the block, and blocks nest.
+
+  Raises:
+    ValueError: if ``mode`` is not one of ``"auto"``, ``"loop"``, ``"vectorize"``.
+
+  Examples:
+    >>> import jax, jax.numpy as jnp
+    >>> import ste_jax
+    >>> P = jnp.full((3, 4, 4), 0.5)
+    >>> with ste_jax.ops.batching_mode("vectorize"):  # the accelerator path, on any backend
+    ...   s = jax.vmap(lambda p: ste_jax.ste_scores(p, tau=0.1))(P)
+    >>> s.top_cycle.shape
+    (3, 4)
+  """
+  if mode not in _MODES:
+    raise ValueError(f"mode must be one of {_MODES}, got {mode!r}.")
+  with _set_mode(mode):
+    yield
+
+
+def current_batching_mode() -> BatchingMode:
+  """The mode set by the innermost enclosing :func:`batching_mode` block (``"auto"`` outside)."""
+  return _current_mode()  # type: ignore[return-value]
 
 
 def vmap_by_platform(fun: Callable) -> Callable:
@@ -36,11 +114,11 @@ def vmap_by_platform(fun: Callable) -> Callable:
       written for one unbatched item.
 
   Returns:
-    A function equal to ``fun``. Under ``jax.vmap`` its batch runs as ``lax.map`` over the items on
-    the backends in ``_LOOP_PLATFORMS`` (CPU) and as ``jax.vmap(fun)`` on every other backend; an
-    argument that is not batched is shared by all items. Nested ``vmap``\\ s apply the same rule
-    at every level. Differentiate it inside a ``jax.custom_vjp`` (``custom_vmap`` functions have
-    no automatic derivative).
+    A function equal to ``fun``. Under ``jax.vmap`` its batch runs as ``lax.map`` over the items or
+    as ``jax.vmap(fun)``, as :func:`batching_mode` says when the vmap is traced: by default a loop
+    on CPU and a batch axis on every other backend. An argument that is not batched is shared by
+    all items. Nested ``vmap``\\ s apply the same rule at every level. Differentiate it inside a
+    ``jax.custom_vjp`` (``custom_vmap`` functions have no automatic derivative).
   """
   wrapped = custom_vmap(fun)
 
@@ -65,9 +143,15 @@ def vmap_by_platform(fun: Callable) -> Callable:
       mapped, shared = split(leaves)
       return jax.vmap(lambda item: fun(*merge(item, shared)), axis_size=axis_size)(mapped)
 
-    out = lax.platform_dependent(
-        *leaves, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS}
-    )
+    mode = _current_mode()
+    if mode == "loop":
+      out = looped(*leaves)
+    elif mode == "vectorize":
+      out = vectorized(*leaves)
+    else:
+      out = lax.platform_dependent(
+          *leaves, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS_AUTO}
+      )
     return out, jax.tree.map(lambda _: True, out)
 
   return wrapped

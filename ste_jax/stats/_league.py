@@ -44,15 +44,13 @@ cumulative activity (``O(m log n)``), and the ``(n, n)`` matrix ``P`` is the onl
 """
 
 import functools
-import math
-import operator
 from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 
 from ste_jax._checks import default_float_dtype
+from ste_jax._validation import validate_int, validate_number
 from ste_jax.data import Comparisons
 
 _LOCAL_SCALE = 0.02  # Laplace scale of local pairing, as a share of the remaining activity mass
@@ -71,34 +69,6 @@ class League(NamedTuple):
   comparisons: Comparisons
   strength: jax.Array
   P: jax.Array
-
-
-def _as_count(value, name: str, minimum: int) -> int:
-  """``value`` as a Python int ``>= minimum``, or ValueError naming it."""
-  try:
-    if isinstance(value, (bool, np.bool_)):
-      raise TypeError
-    count = operator.index(value)
-  except TypeError:
-    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.") from None
-  if count < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}.")
-  return count
-
-
-def _as_real(value, name: str, *, low: float, high: float = math.inf, open_low: bool = False):
-  """``value`` as a finite Python float in ``[low, high]`` (``(low, high]``), or ValueError."""
-  try:
-    x = float(value)
-  except (TypeError, ValueError):
-    x = math.nan
-  bad_low = x <= low if open_low else x < low
-  if not math.isfinite(x) or bad_low or x > high:
-    bracket = "(" if open_low else "["
-    raise ValueError(
-        f"{name} must be a finite number in {bracket}{low:g}, {high:g}], got {value!r}."
-    )
-  return x
 
 
 def sparse_league(
@@ -152,12 +122,12 @@ def sparse_league(
     >>> int(top_cycle(cyclic.P).sum())  # t1 > t2 > t3 > t1
     3
   """
-  n = _as_count(num_agents, "num_agents", 2)
-  m = _as_count(num_comparisons, "num_comparisons", 0)
-  alpha = _as_real(activity_shape, "activity_shape", low=0.0, open_low=True)
-  scale = _as_real(strength_scale, "strength_scale", low=0.0)
-  local = _as_real(locality, "locality", low=0.0, high=1.0)
-  cycle = _as_real(cycle_strength, "cycle_strength", low=0.0)
+  n = validate_int(num_agents, "num_agents", minimum=2)
+  m = validate_int(num_comparisons, "num_comparisons", minimum=0)
+  alpha = validate_number(activity_shape, "activity_shape", low=0.0, low_open=True)
+  scale = validate_number(strength_scale, "strength_scale", low=0.0)
+  local = validate_number(locality, "locality", low=0.0, high=1.0)
+  cycle = validate_number(cycle_strength, "cycle_strength", low=0.0)
   if cycle > 0 and n < 3:
     raise ValueError(f"num_agents must be >= 3 when cycle_strength > 0, got {num_agents!r}.")
   dtype = default_float_dtype() if dtype is None else jnp.dtype(dtype)

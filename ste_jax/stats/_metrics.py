@@ -25,6 +25,7 @@ import jax.numpy as jnp
 from jax import lax
 
 from ste_jax._checks import as_float_array, default_float_dtype
+from ste_jax._validation import validate_int
 
 
 def _scores_labels(scores, labels):
@@ -340,18 +341,48 @@ def expected_calibration_error(
     Scalar in ``[0, 1]``.
   """
   probs, labels = _scores_labels(probs, labels)
-  if int(num_bins) < 1:
-    raise ValueError(f"num_bins must be >= 1, got {num_bins!r}.")
-  return _expected_calibration_error_kernel(probs, labels, num_bins=int(num_bins))
+  num_bins = validate_int(num_bins, "num_bins")
+  return _expected_calibration_error_kernel(probs, labels, num_bins=num_bins)
 
 
 @functools.partial(jax.jit, static_argnames=("num_bins",))
 def _expected_calibration_error_kernel(probs, labels, *, num_bins):
-  dtype = probs.dtype
-  n = probs.shape[0]
-  bins = jnp.clip(jnp.floor(probs * num_bins), 0, num_bins - 1).astype(jnp.int32)
-  gap = jax.ops.segment_sum(labels.astype(dtype) - probs, bins, num_segments=num_bins)
-  return jnp.sum(jnp.abs(gap)) / max(n, 1)
+  return binned_calibration_error(probs, labels.astype(probs.dtype), jnp.ones_like(probs), num_bins=num_bins)
+
+
+def calibration_bins(probs: jax.Array, num_bins: int) -> jax.Array:
+  """The bin (int32) of each probability among ``num_bins`` equal-width bins of ``[0, 1]``.
+
+  Bins are ``[0, 1/B), ..., [(B-1)/B, 1]``; values outside ``[0, 1]`` go to the end bins. The
+  assignment is piecewise constant, so it carries no gradient (``stop_gradient``).
+  """
+  return jnp.clip(jnp.floor(lax.stop_gradient(probs) * num_bins), 0, num_bins - 1).astype(jnp.int32)
+
+
+def binned_calibration_error(probs: jax.Array, targets: jax.Array, weight: jax.Array, *, num_bins: int) -> jax.Array:
+  r"""The one binned ECE kernel of the package (weighted, differentiable in ``probs``).
+
+  .. math::
+    \frac{1}{\sum_i w_i} \sum_{b=1}^{B} \Big|\sum_{i \in b} w_i (y_i - p_i)\Big|
+
+  over the bins of :func:`calibration_bins`; ``0`` when all weights are zero. Used by
+  :func:`expected_calibration_error` (unit weights, 0/1 labels),
+  :func:`ste_jax.training.calibration_regularizer` (paper §4.1, a loss term) and
+  :func:`ste_jax.training.reliability_diagram`.
+
+  Args:
+    probs: ``(m,)`` predicted probabilities ``p`` (floating).
+    targets: ``(m,)`` outcomes ``y`` in ``[0, 1]``, ``probs``' dtype.
+    weight: ``(m,)`` weights ``w >= 0``, ``probs``' dtype.
+    num_bins: ``B`` (static).
+
+  Returns:
+    Scalar in ``[0, 1]``.
+  """
+  gap = jax.ops.segment_sum(weight * (targets - probs), calibration_bins(probs, num_bins), num_segments=num_bins)
+  total = jnp.sum(weight)
+  positive = total > 0
+  return jnp.where(positive, jnp.sum(jnp.abs(gap)) / jnp.where(positive, total, jnp.ones_like(total)), 0.0)
 
 
 def jaccard(mask_a: jax.typing.ArrayLike, mask_b: jax.typing.ArrayLike) -> jax.Array:

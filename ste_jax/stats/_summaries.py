@@ -17,7 +17,8 @@ from jax import lax
 from jax.scipy.special import xlogy
 
 from ste_jax._checks import as_float_array, default_float_dtype
-from ste_jax.stats._bootstrap import _as_float, _as_typed_key
+from ste_jax._validation import validate_number
+from ste_jax.stats._bootstrap import _as_typed_key
 
 DEFAULT_TIE_TOL = 1e-12
 
@@ -227,7 +228,7 @@ def top1_entropy(
   p = jnp.mean(share, axis=0)
   h = -jnp.sum(xlogy(p, p), axis=-1)
   if base is not None:
-    h = h / jnp.log(jnp.asarray(_as_float(base, "base", positive=True), dtype=h.dtype))
+    h = h / jnp.log(jnp.asarray(validate_number(base, "base", low=0.0, low_open=True), dtype=h.dtype))
   return h
 
 

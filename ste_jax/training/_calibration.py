@@ -14,7 +14,9 @@ from flax import nnx
 from jax import lax
 
 from ste_jax._checks import as_float_array
+from ste_jax._validation import validate_int
 from ste_jax.models._tournament import pairwise_logits
+from ste_jax.stats._metrics import binned_calibration_error, calibration_bins
 from ste_jax.training._losses import pairwise_cross_entropy
 
 
@@ -34,12 +36,6 @@ class ReliabilityDiagram(NamedTuple):
   accuracy: jax.Array
   weight: jax.Array
   ece: jax.Array
-
-
-def _check_bins(num_bins) -> int:
-  if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
-    raise ValueError(f"num_bins must be an integer >= 1, got {num_bins!r}.")
-  return num_bins
 
 
 def _vectors(values, outcome, weight, name: str):
@@ -67,18 +63,15 @@ def reliability_diagram(probs, outcome, weight=None, *, num_bins: int = 10) -> R
   Returns:
     :class:`ReliabilityDiagram`.
   """
-  num_bins = _check_bins(num_bins)
+  num_bins = validate_int(num_bins, "num_bins")
   p, y, w = _vectors(probs, outcome, weight, "probs")
-  bins = jnp.clip(jnp.floor(p * num_bins), 0, num_bins - 1).astype(jnp.int32)
-  onehot = jax.nn.one_hot(bins, num_bins, dtype=p.dtype)  # (m, B)
-  count = w @ onehot
-  conf_sum, acc_sum = (w * p) @ onehot, (w * y) @ onehot
+  bins = calibration_bins(p, num_bins)
+  count, conf_sum, acc_sum = (jax.ops.segment_sum(v, bins, num_segments=num_bins) for v in (w, w * p, w * y))
   nonempty = count > 0
   safe = jnp.where(nonempty, count, 1.0)
   confidence = jnp.where(nonempty, conf_sum / safe, jnp.nan)
   accuracy = jnp.where(nonempty, acc_sum / safe, jnp.nan)
-  total = jnp.sum(count)
-  ece = jnp.where(total > 0, jnp.sum(jnp.abs(acc_sum - conf_sum)) / jnp.where(total > 0, total, 1.0), 0.0)
+  ece = binned_calibration_error(p, y, w, num_bins=num_bins)
   edges = jnp.linspace(0.0, 1.0, num_bins + 1, dtype=p.dtype)
   return ReliabilityDiagram(bin_edges=edges, confidence=confidence, accuracy=accuracy, weight=count, ece=ece)
 
@@ -99,8 +92,7 @@ def fit_temperature(logits, outcome, weight=None, *, num_iters: int = 50) -> jax
   Returns:
     Scalar ``T``; ``T > 1`` softens over-confident probabilities, ``T < 1`` sharpens them.
   """
-  if isinstance(num_iters, bool) or not isinstance(num_iters, int) or num_iters < 1:
-    raise ValueError(f"num_iters must be an integer >= 1, got {num_iters!r}.")
+  num_iters = validate_int(num_iters, "num_iters")
   h, y, w = _vectors(logits, outcome, weight, "logits")
   return _fit_temperature_kernel(h, y, w, num_iters=num_iters)
 
@@ -154,7 +146,7 @@ def calibrate_temperature(model, heldout, *, context_features=None, num_bins: in
   """
   if heldout.num_comparisons < 1:
     raise ValueError("heldout is empty: temperature scaling needs held-out comparisons.")
-  num_bins = _check_bins(num_bins)
+  num_bins = validate_int(num_bins, "num_bins")
   table = None if context_features is None else as_float_array(context_features, "context_features")
   graphdef, state = nnx.split(model)
   return _calibrate_kernel(graphdef, state, heldout, table, num_bins=num_bins)

@@ -11,6 +11,8 @@ import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
+from ste_jax._validation import validate_int
+from ste_jax.stats._metrics import binned_calibration_error
 
 
 def _safe_weighted_mean(values, weight):
@@ -103,16 +105,11 @@ def calibration_regularizer(scores, labels, weight=None, *, num_bins: int = 10) 
     Scalar in ``[0, 1]``; ``0`` when all weights are zero.
   """
   s = as_float_array(scores, "scores")
-  if isinstance(num_bins, bool) or not isinstance(num_bins, int) or num_bins < 1:
-    raise ValueError(f"num_bins must be an integer >= 1, got {num_bins!r}.")
+  num_bins = validate_int(num_bins, "num_bins")
   y = _like(labels, s, "labels").reshape(-1)
   w = jnp.ones_like(y) if weight is None else _like(weight, s, "weight").reshape(-1)
   s = s.reshape(-1)
-  bins = jnp.clip(jnp.floor(jax.lax.stop_gradient(s) * num_bins), 0, num_bins - 1).astype(jnp.int32)
-  gap = jax.nn.one_hot(bins, num_bins, dtype=s.dtype).T @ (w * (y - s))  # (num_bins,)
-  total = jnp.sum(w)
-  positive = total > 0
-  return jnp.where(positive, jnp.sum(jnp.abs(gap)) / jnp.where(positive, total, 1.0), 0.0)
+  return binned_calibration_error(s, y, w, num_bins=num_bins)
 
 
 class ObjectiveTerms(NamedTuple):

@@ -14,7 +14,7 @@ import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import default_float_dtype
-from ste_jax._validation import validate_temperature
+from ste_jax._validation import validate_int, validate_temperature
 
 Schedule = Callable[[jax.typing.ArrayLike], jax.Array]
 
@@ -82,8 +82,7 @@ def exponential_anneal(z_max, z_min, total_steps: int) -> Schedule:
   """
   hi = validate_temperature(z_max, "z_max")
   lo = validate_temperature(z_min, "z_min")
-  if isinstance(total_steps, bool) or not isinstance(total_steps, int) or total_steps < 1:
-    raise ValueError(f"total_steps must be an integer >= 1, got {total_steps!r}.")
+  total_steps = validate_int(total_steps, "total_steps")
   log_hi, log_ratio = math.log(hi), math.log(lo) - math.log(hi)
 
   def schedule(step) -> jax.Array:

@@ -1,4 +1,4 @@
-"""vmap_by_platform: the CPU loop and the accelerator batch axis give the per-item results."""
+"""vmap_by_platform and batching_mode: the CPU loop and the accelerator batch axis give the per-item results."""
 
 import jax
 import jax.numpy as jnp
@@ -6,18 +6,15 @@ import numpy as np
 import pytest
 
 from ste_jax import ste_scores
-from ste_jax.ops import _batching
-from ste_jax.ops._batching import vmap_by_platform
+from ste_jax.ops import batching_mode
+from ste_jax.ops._batching import current_batching_mode, vmap_by_platform
 
 
-@pytest.fixture(params=["loop", "batch_axis"])
-def batching(request, monkeypatch):
-  """Runs the test with the CPU's loop, then with the accelerators' batch axis (on the CPU)."""
-  if request.param == "batch_axis":
-    monkeypatch.setattr(_batching, "_LOOP_PLATFORMS", ())
-  jax.clear_caches()  # compiled programs baked in the other choice
-  yield request.param
-  jax.clear_caches()
+@pytest.fixture(params=["auto", "vectorize"])
+def batching(request):
+  """Runs the test in the default mode (a loop on the CPU), then with the accelerators' batch axis."""
+  with batching_mode(request.param):
+    yield request.param
 
 
 def _kernel(x, pair, scale):
@@ -75,8 +72,42 @@ def test_ste_scores_and_gradients_batched_equal_per_item(batching, max_path_leng
   np.testing.assert_allclose(s.uncovered, jnp.stack([scores(p).uncovered for p in P]), rtol=1e-5, atol=1e-6)
 
 
-def test_cpu_loop_is_a_loop_and_batch_axis_is_not(batching):
-  """A CPU program maps over items (a while loop around the kernel); the batch-axis one does not."""
+@pytest.mark.parametrize("mode", ["auto", "loop", "vectorize"])
+def test_loop_is_a_loop_and_batch_axis_is_not(mode):
+  """A loop maps over items (a while loop around the kernel); the batch-axis program does not."""
   wrapped = vmap_by_platform(lambda x: jnp.sort(x))
-  hlo = jax.jit(jax.vmap(wrapped)).lower(jnp.ones((3, 5), jnp.float32)).as_text()
-  assert ("while" in hlo) == (batching == "loop" and jax.default_backend() == "cpu")
+  with batching_mode(mode):
+    hlo = jax.jit(jax.vmap(wrapped)).lower(jnp.ones((3, 5), jnp.float32)).as_text()
+  expect_loop = mode == "loop" or (mode == "auto" and jax.default_backend() == "cpu")
+  assert ("while" in hlo) == expect_loop
+
+
+def test_mode_is_scoped_nested_and_keys_the_jit_cache():
+  """The mode holds inside its block only; a jitted function is traced again in another mode."""
+  assert current_batching_mode() == "auto"
+  traces = []
+
+  def kernel(x):
+    traces.append(None)
+    return jnp.cumsum(x)
+
+  f = jax.jit(jax.vmap(vmap_by_platform(kernel)))
+  xs = jnp.ones((3, 4), jnp.float32)
+  with batching_mode("loop"):
+    with batching_mode("vectorize"):
+      assert current_batching_mode() == "vectorize"
+      np.testing.assert_allclose(f(xs), jnp.cumsum(xs, axis=-1))
+      n_vectorized = len(traces)
+      f(xs)
+      assert len(traces) == n_vectorized  # a second call in the same mode: no retrace
+    assert current_batching_mode() == "loop"
+    np.testing.assert_allclose(f(xs), jnp.cumsum(xs, axis=-1))
+    assert len(traces) > n_vectorized  # another mode: traced again, not the cached program
+  assert current_batching_mode() == "auto"
+
+
+def test_unknown_mode_raises():
+  with pytest.raises(ValueError, match="mode must be one of"):
+    with batching_mode("gpu"):  # type: ignore[arg-type]
+      pass
+  assert current_batching_mode() == "auto"
