@@ -2,24 +2,41 @@
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
 ``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
-It is computed in chunks of index pairs, flash-attention style (``lax.map`` over the chunks):
+Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
 
-* the ``n * n`` index pairs, in row-major order, are split into chunks of
-  ``min(n^2, max(1, 2^18 // n))`` pairs (zero-padded at the end), so that one chunk's
-  ``(pairs, n)`` intermediate has at most ``max(n, 2^18)`` elements (1 MB in float32 for
-  ``n <= 2^18``), near cache size (``_CHUNK_ELEMENTS``);
-* forward: per chunk of pairs ``(c, a)``, the witness terms over ``b`` are formed, reduced to their
-  maximum ``M`` and log-sum-exp ``aux``, and discarded; the custom VJP keeps ``D``, ``v``, ``M``
-  and ``aux`` (four ``n x n`` arrays) as residuals;
-* backward: two passes over the same chunks (pairs ``(c, b)`` and ``(a, b)``) recompute the softmax
-  weights from ``M`` and ``aux`` and contract them with the cotangent.
+* the value (``_forward_single``): chunks of index pairs, flash-attention style (``lax.map`` over
+  the chunks). The ``n * n`` pairs ``(c, a)``, in row-major order, are split into chunks of
+  ``min(n^2, max(1, 2^18 // n))`` pairs (zero-padded at the end), so that one chunk's ``(pairs, b)``
+  intermediate has at most ``max(n, 2^18)`` elements (1 MB in float32 for ``n <= 2^18``), near
+  cache size (``_CHUNK_ELEMENTS``); each chunk's witness terms are reduced to their maximum and
+  log-sum-exp and discarded.
+* the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_violation`: the tangent
+  ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
+  witnesses, is linear in the tangents and written in plain JAX over blocks of rows ``c``
+  (``(rows, n, n)`` intermediates of about ``2^16`` elements, at least one row:
+  ``_TANGENT_ELEMENTS``), each block rebuilding its weights from ``D`` under ``jax.checkpoint``.
 
-Memory, forward and backward: ``O(n^2)`` -- a few ``n x n`` arrays (the residuals, the two
-``int32`` index arrays of the chunked pairs, the backward's transposes and partial gradients) plus
-the intermediates of one chunk, each at most ``max(n, 2^18)`` elements -- instead of the
-``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store. A batch ``(B, n, n)`` runs
-as a loop over its items on CPU (the memory of one item) and with a batch axis on other backends
-(``B`` times as much; :mod:`ste_jax.ops._batching`).
+Two derivative rules, chosen by :func:`~ste_jax.ops.autodiff_mode` when a function is traced:
+``"reverse"`` (the default) is a custom VJP whose backward makes two chunked passes over pairs
+``(c, b)`` and ``(a, b)``, recomputing the softmax weights from the forward's per-pair maximum and
+log-sum-exp and reducing over the minor axis (the fastest ``jax.grad`` on XLA:CPU; no forward mode).
+``"any"`` is the custom JVP rule described next.
+
+In the ``"any"`` mode, which rule gives which derivative: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``)
+evaluates the JVP rule; reverse mode (``jax.grad``, ``jax.vjp``) is the transpose of its linear
+map, derived by JAX: one pass over the same row blocks that recomputes the weights (no residual
+per block) and accumulates ``dD[a, b] += sum_c ...`` and ``dD[c, b] -= sum_a ...``; second order
+(``jax.hessian``, Hessian-vector products in any nesting) differentiates the rule again -- the
+primal inside it is the custom-JVP function itself, and the weights are differentiated in plain
+JAX. A literal ``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero
+curvature); a traced zero runs the soft ones in that limit.
+
+Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
+reverse pass, the ``int32`` index arrays of the chunked pairs) plus the intermediates of one chunk
+or block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
+Under ``jax.vmap`` the value kernel of a batch runs as a loop over its items on CPU and with a
+batch axis on other backends (:mod:`ste_jax.ops._batching`); the derivative blocks, plain JAX,
+always carry the batch axis (``B`` times one block's memory).
 """
 
 import functools
@@ -30,12 +47,18 @@ import jax.numpy as jnp
 from jax import lax
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
+from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
 # Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
 # exponentials before reducing them (``PERF_NOTES``), so a chunk is sized to stay near cache size;
 # ``benchmarks/operators.py`` measures the result.
 _CHUNK_ELEMENTS = 1 << 18
+
+# Elements of one block's ``(rows, n, n)`` intermediates in the tangent map (and in the reverse pass
+# JAX derives from it): whole rows ``c``, at least one (``n^2`` elements). Under ``jax.vmap`` a
+# block carries the batch axis too, so it is kept small.
+_TANGENT_ELEMENTS = 1 << 16
 
 
 def _chunk_size(n: int) -> int:
@@ -69,17 +92,6 @@ def _divisor(g):
   return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
 
 
-def _weights(term, excluded, M, aux, g, hard):
-  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``.
-
-  ``g`` is the divisor from :func:`_divisor` (soft kernels).
-  """
-  zero = jnp.zeros_like(term)
-  if hard:
-    return jnp.where(excluded | (term != M), zero, jnp.exp(-aux))
-  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded | (term >= M), zero, term - M) / g - aux))
-
-
 def _forward_single(D, g, *, hard):
   """One tournament ``(n, n)``: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
 
@@ -110,17 +122,93 @@ def _forward_single(D, g, *, hard):
   return v, M, aux
 
 
+def _tangent_rows(n: int) -> int:
+  """Rows ``c`` per block of the tangent map: ``(rows, n, n)`` intermediates of about ``_TANGENT_ELEMENTS``."""
+  return max(1, min(n, _TANGENT_ELEMENTS // (n * n)))
+
+
+def _tangent_single(D, g, D_dot, g_dot, *, hard):
+  r"""The JVP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))``: linear in ``(D_dot, g_dot)``, plain JAX.
+
+  .. math::
+    \dot v(c, a) = \sum_b w_{cab} \big(\dot D(a, b) (1 - D(c, b)) - D(a, b) \dot D(c, b)\big)
+      + \dot\gamma_c \, \frac{v(c, a) - \sum_b w_{cab} D(a, b) (1 - D(c, b))}{\gamma_c}
+
+  with ``w`` the softmax weights over witnesses ``b`` (the even split among maximizers when
+  ``hard`` or ``g <= 0``, where the ``g`` term is ``0``). A ``lax.map`` over blocks of rows ``c``
+  (rows padded to a multiple of the block); each block rebuilds its weights from ``D`` and is
+  rematerialized (``jax.checkpoint``), so the transpose JAX derives for reverse mode (``dD[a, b] +=
+  sum_c ...`` into an ``n x n`` accumulator, ``dD[c, b] -= sum_a ...`` per block) recomputes them
+  instead of storing ``n^3`` weights: memory stays ``O(n^2)`` plus one block. Differentiating it
+  again (second order) differentiates the weights too.
+  """
+  if hard:
+    return _tangent_blocks(D, g, D_dot, g_dot, soft=False)
+  # A traced g <= 0 is the hard limit: its weights, and no g term. One branch runs (a select of both
+  # under a vmap over temperatures); the soft branch never sees g <= 0.
+  return lax.cond(
+      g > 0,
+      functools.partial(_tangent_blocks, soft=True),
+      functools.partial(_tangent_blocks, soft=False),
+      D, g, D_dot, g_dot,
+  )
+
+
+def _tangent_blocks(D, g, D_dot, g_dot, *, soft):
+  """:func:`_tangent_single` with softmax weights (``soft``, ``g > 0``) or the even argmax split."""
+  n = D.shape[-1]
+  rows = _tangent_rows(n)
+  num_blocks = -(-n // rows)
+  pad = ((0, num_blocks * rows - n), (0, 0))
+  D_rows, D_dot_rows = jnp.pad(D, pad), jnp.pad(D_dot, pad)
+  idx = jnp.arange(n, dtype=jnp.int32)
+  log_m = math.log(n - 2)
+
+  @jax.checkpoint
+  def block(start):
+    c = start + jnp.arange(rows, dtype=jnp.int32)
+    Dc = lax.dynamic_slice_in_dim(D_rows, start, rows)  # (rows, b)
+    Dc_dot = lax.dynamic_slice_in_dim(D_dot_rows, start, rows)
+    term = D[None, :, :] * (1.0 - Dc)[:, None, :]  # (c, a, b)
+    excluded = (idx[None, :, None] == idx[None, None, :]) | (idx[None, None, :] == c[:, None, None])
+    zero = jnp.zeros_like(term)
+    M = lax.stop_gradient(jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1, keepdims=True))
+    term_dot = D_dot[None, :, :] * (1.0 - Dc)[:, None, :] - D[None, :, :] * Dc_dot[:, None, :]
+    if not soft:  # unnormalized weights: 1 at the maximizers (no derivative), normalized per pair
+      ties = jnp.where(excluded | (term != M), zero, jnp.ones_like(term))
+      return jnp.sum(ties * term_dot, axis=-1) / jnp.sum(ties, axis=-1)
+    e = jnp.where(excluded, zero, jnp.exp(jnp.where(excluded, zero, term - M) / g))
+    total = jnp.sum(e, axis=-1)
+    v = jnp.squeeze(M, -1) + g * (jnp.log(total) - log_m)
+    dv_dg = (v - jnp.sum(e * term, axis=-1) / total) / g
+    return jnp.sum(e * term_dot, axis=-1) / total + dv_dg * g_dot
+
+  starts = jnp.arange(num_blocks, dtype=jnp.int32) * rows
+  return lax.map(block, starts).reshape(num_blocks * rows, n)[:n]
+
+
+def _weights(term, excluded, M, aux, g, hard):
+  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``.
+
+  ``g`` is the divisor from :func:`_divisor` (soft kernels).
+  """
+  zero = jnp.zeros_like(term)
+  if hard:
+    return jnp.where(excluded | (term != M), zero, jnp.exp(-aux))
+  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded | (term >= M), zero, term - M) / g - aux))
+
+
 def _backward_single(D, g, v, M, aux, dv, *, hard):
   """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in two chunked passes.
 
-  With ``G[c, a, b] = dv[c, a] w[c, a, b]`` (``w``: the weights over ``b``):
-  ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs ``(c, b)``, reducing over ``a``) and
-  ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs ``(a, b)``, reducing over ``c``). Each pass
-  sums over the minor axis of its ``(pairs, n)`` chunk, recomputing the weights (two exponentials
-  per triple) rather than storing them; ``PERF_NOTES`` records that ``einsum`` contractions of the
-  same backward were 5.5x slower on XLA:CPU, and ``benchmarks/operators.py`` measures the chosen
-  form. Returns ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's
-  and ``dgamma = 0``, the gradient of the hard limit.
+  The ``"reverse"`` rule (:mod:`ste_jax.ops._autodiff_mode`). With ``G[c, a, b] = dv[c, a]
+  w[c, a, b]`` (``w``: the weights over ``b``): ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs
+  ``(c, b)``, reducing over ``a``) and ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs
+  ``(a, b)``, reducing over ``c``). Each pass sums over the minor axis of its ``(pairs, n)`` chunk,
+  recomputing the weights (two exponentials per triple) rather than storing them; ``PERF_NOTES``
+  records that ``einsum`` contractions of the same backward were 5.5x slower on XLA:CPU. Returns
+  ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's and
+  ``dgamma = 0``, the gradient of the hard limit.
   """
   n = D.shape[-1]
   g_div = g if hard else _divisor(g)
@@ -157,33 +245,53 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
 
 
 @functools.lru_cache(maxsize=None)
-def _kernels(hard: bool):
-  """Single-tournament kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
-
-  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled to slower code; on a GPU it is
-  what fills the device (measured figures: :mod:`ste_jax.ops._batching`).
-  """
+def _reverse_kernels(hard: bool):
+  """The ``"reverse"`` rule's single-tournament kernels (value with residuals, backward), batched by platform."""
   fwd = vmap_by_platform(functools.partial(_forward_single, hard=hard))
   bwd = vmap_by_platform(functools.partial(_backward_single, hard=hard))
   return fwd, bwd
 
 
 @functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
-def _cover_violation(D, g, hard):
-  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
-  return _kernels(hard)[0](D, g)[0]
+def _cover_violation_reverse(D, g, hard):
+  """``v`` of one tournament with the fast reverse-only rule (``autodiff_mode("reverse")``)."""
+  return _reverse_kernels(hard)[0](D, g)[0]
 
 
-def _cover_violation_fwd(D, g, hard):
-  v, M, aux = _kernels(hard)[0](D, g)
+def _cover_violation_reverse_fwd(D, g, hard):
+  v, M, aux = _reverse_kernels(hard)[0](D, g)
   return v, (D, g, v, M, aux)
 
 
-def _cover_violation_bwd(hard, residuals, dv):
-  return _kernels(hard)[1](*residuals, dv)
+def _cover_violation_reverse_bwd(hard, residuals, dv):
+  return _reverse_kernels(hard)[1](*residuals, dv)
 
 
-_cover_violation.defvjp(_cover_violation_fwd, _cover_violation_bwd)
+_cover_violation_reverse.defvjp(_cover_violation_reverse_fwd, _cover_violation_reverse_bwd)
+
+
+@functools.lru_cache(maxsize=None)
+def _forward_kernel(hard: bool):
+  """The single-tournament forward kernel; a batch runs as a loop on CPU, with a batch axis elsewhere.
+
+  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled to slower code; on a GPU it is
+  what fills the device (measured figures: :mod:`ste_jax.ops._batching`).
+  """
+  return vmap_by_platform(lambda D, g: _forward_single(D, g, hard=hard)[0])
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
+def _cover_violation(D, g, hard):
+  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
+  return _forward_kernel(hard)(D, g)
+
+
+@_cover_violation.defjvp
+def _cover_violation_jvp(hard, primals, tangents):
+  (D, g), (D_dot, g_dot) = primals, tangents
+  # The primal through the custom-JVP function itself, so that differentiating this rule (second
+  # order) uses the rule again; at first order it is the forward kernel.
+  return _cover_violation(D, g, hard), _tangent_single(D, g, D_dot, g_dot, hard=hard)
 
 
 def soft_cover_violation(D, *, gamma_c) -> jax.Array:
@@ -214,11 +322,12 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
     return jnp.zeros_like(D)
   hard = is_static_zero(gamma_c)
   g = jnp.ones((), D.dtype) if hard else g
+  rule = _cover_violation if current_autodiff_mode() == "any" else _cover_violation_reverse
   if D.ndim == 2:
-    v = _cover_violation(D, g, hard)
+    v = rule(D, g, hard)
   else:
     flat, batch = flatten_batch(D, 2)
-    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
+    violation = jax.vmap(rule, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
     v = unflatten_batch(violation(flat, g, hard), batch)
   return jnp.where(eye, jnp.zeros_like(v), v)
 
@@ -229,9 +338,11 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
   .. math::
     \mathrm{cover}(c, a) = D(c, a)\,\big(1 - v(c, a)\big), \qquad \mathrm{cover}(a, a) = 0,
 
-  with ``v`` from :func:`soft_cover_violation`. Computed over chunks of ``(c, a)`` index pairs
-  with a custom VJP, so forward and backward use ``O(n^2)`` memory: a few ``n x n`` arrays plus the
-  intermediates of one chunk of at most ``max(n, 2^18)`` elements (see the module docstring).
+  with ``v`` from :func:`soft_cover_violation`. Computed over chunks of ``(c, a)`` index pairs;
+  derivatives use ``O(n^2)`` memory, a few ``n x n`` arrays plus one chunk or block (see the module
+  docstring): by default a fast reverse-only custom VJP (``jax.grad``, ``jax.vjp``); inside
+  ``ste_jax.ops.autodiff_mode("any")`` a custom JVP rule that serves every mode and order
+  (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``).
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``, entries in ``[0, 1]``.

@@ -1,4 +1,4 @@
-"""Max-min (bottleneck) products and closures, with an O(n^2)-memory custom VJP.
+"""Max-min (bottleneck) products and closures, differentiable in every mode with O(n^2) memory.
 
 The exact (zero-temperature) reachability of Eqs. ``maxmin_boolean_product`` and
 ``soft_reachability`` is a *bottleneck* (widest-path) closure: ``R[a, b]`` is the largest value
@@ -8,10 +8,13 @@ Each output therefore equals one input entry, the walk's bottleneck edge. This m
 * the closure for ``K >= n - 1`` by Floyd--Warshall in the max-min semiring (``O(n^3)`` work,
   ``O(n^2)`` memory, one ``fori_loop`` step per pivot), and for smaller ``K`` by repeated squaring
   (``O(n^3 log K)``), and
-* its gradient with ``O(n^2)`` memory: the forward pass of the VJP runs the same closure on the
-  *ranks* of the entries (a stable sort makes them distinct, so the bottleneck edge is unique and
-  can be read back from its rank), and the backward pass scatter-adds each output cotangent onto
-  its bottleneck edge.
+* its derivatives with ``O(n^2)`` memory, by one custom JVP rule (:func:`bottleneck_closure`):
+  the tangent of each output is the tangent of its bottleneck edge, a gather, found by running the
+  same closure on the *ranks* of the entries (a stable sort makes them distinct, so the bottleneck
+  edge is unique and can be read back from its rank). Forward mode (``jax.jvp``, ``jax.jacfwd``,
+  ``jax.linearize``) uses the rule directly; reverse mode is its transpose, derived by JAX (a
+  scatter-add of each output cotangent onto its bottleneck edge); higher orders differentiate the
+  rule (the closure is piecewise linear: second derivatives are zero).
 
 Plain autodiff through either loop would store every intermediate matrix (``O(n^3)``).
 """
@@ -96,11 +99,12 @@ def _rank_dtype(n: int):
   return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
 
 
-def _closure_with_edges_single(W: jax.Array, *, K: int):
-  """Closure values and, for each output, the flat index of its bottleneck edge (``-1``: none).
+def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
+  """For each output of the closure of one ``(n, n)`` matrix, the flat index of its bottleneck edge.
 
-  The closure runs on the entries' ranks (a stable sort makes them distinct, so each output's
-  bottleneck edge is unique) and the values are gathered back from the ranks.
+  The closure runs on the entries' ranks: a stable sort makes them distinct, so each output's
+  bottleneck edge is unique and is read back from its rank. Returns ``(n*n,)`` ``int32`` indices,
+  ``-1`` where there is no walk (the diagonal for ``n = 1`` or ``K = 1``).
   """
   n = W.shape[-1]
   flat = W.reshape(n * n)
@@ -108,17 +112,8 @@ def _closure_with_edges_single(W: jax.Array, *, K: int):
   rank_dtype = _rank_dtype(n)
   ranks = jnp.zeros((n * n,), rank_dtype).at[order].set(jnp.arange(n * n).astype(rank_dtype))
   rank_closure = _closure_single(ranks.reshape(n, n), K=K).reshape(n * n)
-  valid = rank_closure >= 0  # -inf / int-min marks "no walk" (diagonal for n = 1 or K = 1)
-  edge = order[jnp.where(valid, rank_closure, 0).astype(jnp.int32)]
-  values = jnp.where(valid, flat[edge], _low(W.dtype)).reshape(n, n)
-  return values, jnp.where(valid, edge, -1)
-
-
-def _scatter_to_edges_single(edge: jax.Array, g: jax.Array) -> jax.Array:
-  """Adds each output cotangent onto its bottleneck edge: ``(n*n,)`` edges, ``(n, n)`` cotangents."""
-  n = g.shape[-1]
-  g = jnp.where(edge >= 0, g.reshape(n * n), jnp.zeros((n * n,), g.dtype))
-  return jnp.zeros((n * n,), g.dtype).at[jnp.where(edge >= 0, edge, 0)].add(g).reshape(n, n)
+  valid = rank_closure >= 0  # -inf / int-min marks "no walk"
+  return jnp.where(valid, order[jnp.where(valid, rank_closure, 0).astype(jnp.int32)], -1)
 
 
 @functools.lru_cache(maxsize=None)
@@ -130,14 +125,30 @@ def _kernels(K: int):
   :mod:`ste_jax.ops._batching`).
   """
   closure = vmap_by_platform(functools.partial(_closure_single, K=K))
-  with_edges = vmap_by_platform(functools.partial(_closure_with_edges_single, K=K))
-  scatter = vmap_by_platform(_scatter_to_edges_single)
-  return closure, with_edges, scatter
+  edges = vmap_by_platform(functools.partial(_bottleneck_edges_single, K=K))
+  return closure, edges
 
 
-@functools.partial(jax.custom_vjp, nondiff_argnums=(1,))
+def _gather_edges(W: jax.Array, edge: jax.Array, fill) -> jax.Array:
+  """``W`` read at each output's bottleneck edge (flat indices ``(n*n,)``, ``-1``: ``fill``).
+
+  Linear in ``W``: its transpose is a scatter-add of the cotangents onto the edges.
+  """
+  n = W.shape[-1]
+  valid = edge >= 0
+  picked = W.reshape(n * n)[jnp.where(valid, edge, 0)]
+  return jnp.where(valid, picked, jnp.full_like(picked, fill)).reshape(n, n)
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def bottleneck_closure(W: jax.Array, K: int) -> jax.Array:
-  """Max-min closure of one ``(n, n)`` matrix over walks of ``1..K`` edges, with an ``O(n^2)`` VJP.
+  """Max-min closure of one ``(n, n)`` matrix over walks of ``1..K`` edges, differentiable in every mode.
+
+  Derivatives come from a custom JVP rule: each output equals ``W`` at its bottleneck edge, so its
+  tangent is the tangent of that edge, a gather (linear in the tangent). Reverse mode is the
+  transpose JAX derives from it, a scatter-add of each cotangent onto its edge; both use ``O(n^2)``
+  memory. The edges are found by a closure over the entries' ranks, run only when differentiating
+  (it needs a sort); second derivatives are zero (the closure is piecewise linear).
 
   Args:
     W: edge weights ``(n, n)``; the diagonal is ignored (no self-loops). Batches: ``jax.vmap``.
@@ -150,13 +161,10 @@ def bottleneck_closure(W: jax.Array, K: int) -> jax.Array:
   return _kernels(K)[0](W)
 
 
-def _bottleneck_closure_fwd(W, K):
-  values, edge = _kernels(K)[1](W)
-  return values, edge
-
-
-def _bottleneck_closure_bwd(K, edge, g):
-  return (_kernels(K)[2](edge, g),)
-
-
-bottleneck_closure.defvjp(_bottleneck_closure_fwd, _bottleneck_closure_bwd)
+@bottleneck_closure.defjvp
+def _bottleneck_closure_jvp(K, primals, tangents):
+  (W,), (W_dot,) = primals, tangents
+  edge = _kernels(K)[1](lax.stop_gradient(W))  # integer indices: no derivative of their own
+  # Reading the values back from W (not from the rank closure) keeps them differentiable for
+  # higher orders, where this rule is itself differentiated.
+  return _gather_edges(W, edge, _low(W.dtype)), _gather_edges(W_dot, edge, 0)

@@ -1,4 +1,12 @@
-"""Soft reachability (paper §3.3, Eqs. ``soft_boolean_product``, ``soft_path_length_k``, ``soft_reachability``)."""
+"""Soft reachability (paper §3.3, Eqs. ``soft_boolean_product``, ``soft_path_length_k``, ``soft_reachability``).
+
+Derivatives, all modes (``jax.grad``, ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``,
+``jax.hessian``): the exact closure (``gamma = 0``) through the custom JVP rule of
+:func:`ste_jax.ops._maxmin.bottleneck_closure` (the tangent of each output is the tangent of its
+bottleneck edge, a gather; reverse mode is its transpose, a scatter-add; ``O(n^2)`` memory); the
+smooth products (``gamma > 0``) by plain autodiff of the ``lax.scan`` below, whose steps are
+rematerialized (``jax.checkpoint``) in reverse mode.
+"""
 
 import jax
 import jax.numpy as jnp
@@ -105,14 +113,16 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   ``R[a, b]`` is the best bottleneck over walks ``a -> b`` of at most ``K`` edges. It is *not*
   computed as ``K`` dense products: ``K >= n - 1`` runs Floyd--Warshall in the max-min semiring
   (``O(n^3)`` time, ``O(n^2)`` memory), smaller ``K`` uses repeated squaring (``O(n^3 log K)``), and
-  the gradient is a custom VJP with ``O(n^2)`` memory (each ``R[a, b]`` equals ``D`` at one
-  bottleneck edge, found from a closure over the entries' ranks).
+  derivatives of every mode and order come from a custom JVP rule with ``O(n^2)`` memory (each
+  ``R[a, b]`` equals ``D`` at one bottleneck edge, found from a closure over the entries' ranks;
+  its tangent is that edge's tangent, and reverse mode is the transposed gather, a scatter-add).
 
   ``gamma > 0`` follows the equations literally: one smooth product per path length inside a
   ``lax.scan`` with a streaming log-sum-exp over ``k`` (one joint normalized soft maximum over all
   ``K`` lengths, as Eq. ``soft_reachability`` writes it; the paper's appendix code instead folds
   pairwise soft maxima, which is a different quantity). Each step materializes an ``(n, n, n)``
-  tensor and is rematerialized in the backward pass (``jax.checkpoint``), so memory is ``O(n^3)``.
+  tensor and is rematerialized in the backward pass (``jax.checkpoint``), so memory is ``O(n^3)``;
+  forward mode and second order are plain autodiff of the same scan.
 
   Conventions: the diagonal of ``D`` is treated as zero (no self-loops, Eq. ``soft_majority_edge``),
   and the diagonal of the returned ``R`` is set to ``0``: it is unused by Eq. ``soft_top_cycle_score``

@@ -119,6 +119,15 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   applied afterwards (see :func:`soft_reachability`): same values, but float32 gradients stay
   close to float64 when many edges saturate.
 
+  Differentiable in ``P`` and in each temperature: reverse mode (``jax.grad``, ``jax.vjp``) by
+  default, and inside ``ste_jax.ops.autodiff_mode("any")`` also forward mode (``jax.jvp``,
+  ``jax.jacfwd``, ``jax.linearize``) and second order (``jax.hessian``, Hessian-vector products in
+  either nesting), also with ``reach_gamma > 0``. The closure carries a custom JVP rule (reverse
+  mode is its transpose); the cover a fast reverse-only custom VJP by default and a custom JVP rule
+  in the ``"any"`` mode (:mod:`ste_jax.ops._autodiff_mode`); both keep ``O(n^2)`` memory; the smooth
+  products (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are subgradients: the closure
+  follows one bottleneck edge among equal ones, a hard maximum splits evenly among tied maximizers.
+
   Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for each:
   it is the exact hard limit of that operator, whether the zero is a literal (which compiles the
   exact kernels) or traced (e.g. ``jax.jit(lambda t: ste_scores(P, tau=t))(0.0)``, which runs the

@@ -28,12 +28,12 @@ from typing import Any, Callable
 
 import jax
 import jax.numpy as jnp
-import numpy as np
 from jax import lax
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ste_jax._validation import validate_symmetric_prior
+from ste_jax._validation import (validate_int, validate_path_length, validate_symmetric_prior,
+                                 validate_temperature)
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.ops import STEScores, ste_scores, ste_scores_from_edges
 
@@ -135,13 +135,6 @@ def _reweight(key, comparisons: Comparisons, method: str) -> Comparisons:
   return dataclasses.replace(comparisons, weight=w * mult)
 
 
-def _check_positive_int(value, name: str, *, allow_none: bool = False) -> None:
-  if value is None and allow_none:
-    return
-  if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)) or value < 1:
-    raise ValueError(f"{name} must be an integer >= 1, got {value!r}.")
-
-
 def _mesh_axes(mesh, mesh_axis) -> tuple[tuple[str, ...], int]:
   """The mesh axes the replicas are sharded over and the number of devices along them."""
   if not isinstance(mesh, Mesh):
@@ -199,7 +192,9 @@ def bootstrap_scores(
     comparisons: the data, a :class:`~ste_jax.data.Comparisons` with ``m`` rows.
     score_fn: ``score_fn(comparisons) -> pytree of arrays``, pure and jit-able, e.g.
       :func:`ste_score_fn` (win counts -> tournament -> STE scores). It is a static argument of
-      the compiled computation: reuse the same function object to reuse the compilation.
+      the compiled computation: reuse the same function object to reuse the compilation. For an
+      :class:`STEScoreFn` only its settings other than the temperatures ``tau``, ``gamma``,
+      ``gamma_c`` are static: a new temperature does not recompile.
     num_replicas: number of bootstrap replicas ``R >= 1`` (static).
     method: ``"multinomial"`` (default; multiplicities sum to ``m``) or ``"poisson"``.
     batch_size: ``None`` (all replicas of a device in one ``vmap``) or an integer ``>= 1``.
@@ -222,19 +217,23 @@ def bootstrap_scores(
     >>> s.top_cycle.shape  # a 3-cycle: every agent is in the top cycle in every replica
     (8, 3)
   """
-  _check_positive_int(num_replicas, "num_replicas")
+  validate_int(num_replicas, "num_replicas")
   _check_method(method)
-  _check_positive_int(batch_size, "batch_size", allow_none=True)
+  validate_int(batch_size, "batch_size", allow_none=True)
   if not isinstance(comparisons, Comparisons):
     raise TypeError(f"comparisons must be a Comparisons, got {type(comparisons).__name__}.")
   if not callable(score_fn):
     raise TypeError(f"score_fn must be callable, got {type(score_fn).__name__}.")
   key = _as_typed_key(key)
   num_replicas = int(num_replicas)
+  # An STEScoreFn's temperatures are traced arguments of the compiled driver, its other settings
+  # static; any other score_fn is static as a whole.
+  score_leaves, score_def = jax.tree.flatten(score_fn) if isinstance(score_fn, STEScoreFn) else ([], score_fn)
   keys = jax.random.split(key, num_replicas)
   if mesh is None:
     return _bootstrap(
-        keys, comparisons, score_fn=score_fn, method=method, batch_size=batch_size, mesh=None, axes=()
+        keys, comparisons, score_leaves, score_fn=score_def, method=method, batch_size=batch_size, mesh=None,
+        axes=(),
     )
   axes, num_devices = _mesh_axes(mesh, mesh_axis)
   # The partitioner places the replicas (Auto axes), so that score_fn needs no sharding
@@ -252,14 +251,21 @@ def bootstrap_scores(
   keys = jax.device_put(keys, NamedSharding(mesh, P(axes)))
   comparisons = jax.device_put(comparisons, NamedSharding(mesh, P()))
   out = _bootstrap(
-      keys, comparisons, score_fn=score_fn, method=method, batch_size=batch_size, mesh=mesh, axes=axes
+      keys, comparisons, score_leaves, score_fn=score_def, method=method, batch_size=batch_size, mesh=mesh,
+      axes=axes,
   )
   return jax.tree.map(lambda x: x[:num_replicas], out) if pad else out
 
 
 @functools.partial(jax.jit, static_argnames=("score_fn", "method", "batch_size", "mesh", "axes"))
-def _bootstrap(keys, comparisons, *, score_fn, method, batch_size, mesh, axes):
-  """The compiled driver: ``keys`` ``(R,)`` -> pytree of ``(R, ...)`` outputs."""
+def _bootstrap(keys, comparisons, score_leaves, *, score_fn, method, batch_size, mesh, axes):
+  """The compiled driver: ``keys`` ``(R,)`` -> pytree of ``(R, ...)`` outputs.
+
+  ``score_fn`` is the user's function, or the tree structure of an :class:`STEScoreFn` whose
+  temperatures are ``score_leaves`` (traced: a new temperature reuses the compilation).
+  """
+  if isinstance(score_fn, jax.tree_util.PyTreeDef):
+    score_fn = jax.tree.unflatten(score_fn, score_leaves)
 
   # The maps run over raw key data, re-wrapped inside: each replica key is still used exactly once,
   # and JAX's key-reuse checker does not misfire on a vmap of lax.map (scan) over typed keys.
@@ -307,8 +313,11 @@ def _bootstrap(keys, comparisons, *, score_fn, method, batch_size, mesh, axes):
 class STEScoreFn:
   """``comparisons -> STEScores``: counts, a tournament estimator and the STE operators.
 
-  Build it with :func:`ste_score_fn`. Instances are hashable and compare by value, so two equal
-  configurations share one compilation in :func:`bootstrap_scores`.
+  Build it with :func:`ste_score_fn`. Instances are hashable and compare by value. It is also a
+  pytree whose leaves are the temperatures ``tau``, ``gamma``, ``gamma_c`` (the other fields are
+  static; ``reach_gamma`` too, since ``0`` selects the exact closure, another algorithm), so
+  :func:`bootstrap_scores` traces them: configurations that differ only in these temperatures
+  share one compilation.
   """
 
   estimator: str
@@ -345,17 +354,11 @@ class STEScoreFn:
     )
 
 
-def _as_float(x, name: str, *, positive: bool = False, allow_zero: bool = False) -> float:
-  if isinstance(x, (bool, np.bool_)):
-    raise ValueError(f"{name} must be a number, got {x!r}.")
-  try:
-    v = float(x)
-  except (TypeError, ValueError) as e:
-    raise ValueError(f"{name} must be a concrete number, got {x!r}.") from e
-  if positive and not (v > 0 or (allow_zero and v == 0)) or not math.isfinite(v):
-    bound = ">= 0" if allow_zero else "> 0"
-    raise ValueError(f"{name} must be finite and {bound}, got {x!r}.")
-  return v
+jax.tree_util.register_dataclass(
+    STEScoreFn,
+    data_fields=["tau", "gamma", "gamma_c"],
+    meta_fields=["estimator", "max_path_length", "reach_gamma", "tie_policy", "prior", "missing", "by_context"],
+)
 
 
 def ste_score_fn(
@@ -418,13 +421,12 @@ def ste_score_fn(
     raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
   if tie_policy not in ("half", "drop"):
     raise ValueError(f"tie_policy must be 'half' or 'drop', got {tie_policy!r}.")
-  tau = _as_float(tau, "tau", positive=True)
-  gamma = None if gamma is None else _as_float(gamma, "gamma", positive=True, allow_zero=True)
-  gamma_c = None if gamma_c is None else _as_float(gamma_c, "gamma_c", positive=True, allow_zero=True)
-  reach_gamma = _as_float(reach_gamma, "reach_gamma", positive=True, allow_zero=True)
-  if max_path_length is not None:
-    _check_positive_int(max_path_length, "max_path_length")
-    max_path_length = int(max_path_length)
+  tau = validate_temperature(tau, "tau")
+  gamma = None if gamma is None else validate_temperature(gamma, "gamma", allow_zero=True)
+  gamma_c = None if gamma_c is None else validate_temperature(gamma_c, "gamma_c", allow_zero=True)
+  reach_gamma = validate_temperature(reach_gamma, "reach_gamma", allow_zero=True)
+  validate_path_length(max_path_length)
+  max_path_length = None if max_path_length is None else int(max_path_length)
   prior = validate_symmetric_prior(prior)
   missing = float(missing)
   if not (missing != missing or 0 <= missing <= 1):

@@ -12,6 +12,7 @@ from flax import nnx
 from jax import lax
 from tqdm import tqdm
 
+from ste_jax._validation import validate_int, validate_number
 from ste_jax.data import Comparisons
 from ste_jax.training._schedules import exponential_anneal, temperature_schedule
 from ste_jax.training._step import make_log_loss_fn, make_ste_loss, make_train_step
@@ -69,26 +70,6 @@ def _take_batch(data: Comparisons, perm: jax.Array, start: jax.Array, *, size: i
 def _subset(data: Comparisons, idx: np.ndarray) -> Comparisons:
   idx = jnp.asarray(idx, dtype=jnp.int32)
   return jax.tree.map(lambda x: jnp.take(x, idx, axis=0), data)
-
-
-def _int(value, name: str, *, minimum: int = 1, allow_none: bool = False):
-  if value is None and allow_none:
-    return None
-  if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {value!r}.")
-  return int(value)
-
-
-def _float(value, name: str, *, lo: float, hi: float = math.inf, lo_open: bool = False, hi_open: bool = False):
-  try:
-    v = float(np.asarray(value))
-  except Exception as e:
-    raise ValueError(f"{name} must be a real number, got {value!r}.") from e
-  bad = not math.isfinite(v) or v < lo or v > hi or (lo_open and v == lo) or (hi_open and v == hi)
-  if bad:
-    interval = f"{'(' if lo_open else '['}{lo}, {hi}{')' if hi_open else ']'}"
-    raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}.")
-  return v
 
 
 def _check_key(key) -> None:
@@ -162,7 +143,7 @@ def fit(
     calibration_weight: float = 0.0,
     membership=None,
     max_path_length: int | None = None,
-    reach_gamma: float = 0.0,
+    reach_gamma: float | None = None,
     loss_fn=None,
     eval_every: int | None = None,
     patience: int | None = 10,
@@ -200,7 +181,10 @@ def fit(
     calibration_weight: ``lambda_c >= 0``; needs ``membership``.
     membership: ``(n,)`` membership labels for the calibration term.
     max_path_length: reachability path length ``K`` (static); ``None`` means ``n - 1``.
-    reach_gamma: smooth max-min temperature (``0``: exact closure).
+    reach_gamma: smooth max-min temperature of the reachability; ``None`` (default) follows
+      ``gamma`` (the smoothed operators of the paper's end-to-end training, ``O(n^3)`` memory per
+      path-length step); ``0.0`` is the exact max-min closure (``O(n^2)`` memory, for large ``n``).
+      See :func:`make_ste_loss`.
     loss_fn: custom ``loss_fn(model, batch, temperatures) -> (loss, metrics)``; overrides the
       regularizer arguments (see :func:`make_train_step`).
     eval_every: steps between held-out evaluations; default one epoch.
@@ -225,15 +209,15 @@ def fit(
   model_n = getattr(model, "num_agents", None)
   if model_n is not None and model_n != n:
     raise ValueError(f"the model has num_agents={model_n} but the comparisons have {n} agents.")
-  num_steps = _int(num_steps, "num_steps")
-  batch_size = _int(batch_size, "batch_size")
-  eval_every = _int(eval_every, "eval_every", allow_none=True)
-  patience = _int(patience, "patience", allow_none=True)
-  heldout_fraction = _float(heldout_fraction, "heldout_fraction", lo=0.0, hi=1.0, hi_open=True)
+  num_steps = validate_int(num_steps, "num_steps")
+  batch_size = validate_int(batch_size, "batch_size")
+  eval_every = validate_int(eval_every, "eval_every", allow_none=True)
+  patience = validate_int(patience, "patience", allow_none=True)
+  heldout_fraction = validate_number(heldout_fraction, "heldout_fraction", low=0.0, high=1.0, high_open=True)
   if optimizer is None:
-    optimizer = optax.adam(_float(learning_rate, "learning_rate", lo=0.0, lo_open=True))
-  sharpness_weight = _float(sharpness_weight, "sharpness_weight", lo=0.0)
-  calibration_weight = _float(calibration_weight, "calibration_weight", lo=0.0)
+    optimizer = optax.adam(validate_number(learning_rate, "learning_rate", low=0.0, low_open=True))
+  sharpness_weight = validate_number(sharpness_weight, "sharpness_weight", low=0.0)
+  calibration_weight = validate_number(calibration_weight, "calibration_weight", low=0.0)
   table = _check_context_features(model, comparisons, context_features)
   q_weights = _check_context_weights(context_weights, comparisons.num_contexts)
   if membership is not None:

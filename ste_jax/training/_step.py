@@ -46,7 +46,7 @@ def make_ste_loss(
     membership=None,
     num_bins: int = 10,
     max_path_length=None,
-    reach_gamma=0.0,
+    reach_gamma=None,
     num_agents=None,
 ) -> LossFn:
   """The default loss of the train step: Eq. ``full_objective`` on a minibatch.
@@ -68,7 +68,12 @@ def make_ste_loss(
       inclusion frequencies).
     num_bins: bins of the calibration term.
     max_path_length: ``K`` of the reachability (static); ``None`` means ``n - 1``.
-    reach_gamma: smooth max-min temperature (``0``: exact max-min closure).
+    reach_gamma: smooth max-min temperature of the reachability. ``None`` (default) follows the
+      softmin temperature ``gamma`` of the schedule: the smoothed operators of the paper's §3, which
+      its end-to-end training uses (§6.1: "End-to-end differentiable training uses the smoothed
+      operators"); their memory is ``O(n^3)`` per path-length step. ``0.0``: the exact max-min
+      closure (``O(n^2)`` memory, subgradients through the bottleneck edges; the paper's
+      planted-core evaluation), the choice for large ``n``.
     num_agents: ``n``; default ``model.num_agents``.
 
   Returns:
@@ -89,8 +94,9 @@ def make_ste_loss(
     scores = None
     if use_scores:
       P = marginal_tournament(model, contexts=context_features, weights=context_weights, num_agents=num_agents)
+      rg = temperatures.gamma if reach_gamma is None else reach_gamma
       s = ste_scores(P, tau=temperatures.tau, gamma=temperatures.gamma, gamma_c=temperatures.gamma_c,
-                     max_path_length=max_path_length, reach_gamma=reach_gamma)
+                     max_path_length=max_path_length, reach_gamma=rg)
       scores = getattr(s, sharpness_score)
     terms = ste_objective(
         logits, batch.outcome, batch.weight, scores=scores,

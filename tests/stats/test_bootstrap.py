@@ -134,7 +134,7 @@ def test_batch_size_bounds_memory():
 
   def temp_bytes(batch_size):
     compiled = bs._bootstrap.lower(
-        keys, c, score_fn=_wins, method="multinomial", batch_size=batch_size, mesh=None, axes=()
+        keys, c, [], score_fn=_wins, method="multinomial", batch_size=batch_size, mesh=None, axes=()
     ).compile()
     return compiled.memory_analysis().temp_size_in_bytes
 
@@ -411,3 +411,17 @@ def test_float64_weights_stay_float64(x64):
   w = bs.bootstrap_scores(jax.random.key(0), c, _weights, num_replicas=3, batch_size=2)
   assert w.dtype == jnp.float64
   np.testing.assert_array_equal(np.asarray(w).sum(axis=1), 40.0)
+
+
+def test_a_new_temperature_does_not_recompile_the_bootstrap():
+  """STEScoreFn's temperatures are traced: same settings, other temperatures -> no new compilation."""
+  c = _comparisons(m=12)
+  first = bs.bootstrap_scores(jax.random.key(4), c, bs.ste_score_fn(tau=0.02, gamma_c=0.05), num_replicas=3)
+  compiled = bs._bootstrap._cache_size()
+  again = bs.bootstrap_scores(jax.random.key(4), c, bs.ste_score_fn(tau=0.3, gamma_c=0.2), num_replicas=3)
+  assert bs._bootstrap._cache_size() == compiled
+  expect = jax.vmap(lambda k: bs.ste_score_fn(tau=0.3, gamma_c=0.2)(bs.resample_comparisons(k, c)))(
+      jax.random.split(jax.random.key(4), 3)
+  )
+  np.testing.assert_allclose(again.uncovered, expect.uncovered, atol=1e-6)
+  assert not np.allclose(first.uncovered, again.uncovered)
