@@ -1,7 +1,13 @@
 """Pure array kernels of the STE operators (paper §3.2-3.4). Depend on jax only."""
 
+from ste_jax.ops._autodiff_mode import autodiff_mode as autodiff_mode
+from ste_jax.ops._batching import batching_mode as batching_mode
 from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores
 from ste_jax.ops._covering import soft_cover_violation as soft_cover_violation
+from ste_jax.ops._lottery import NashAverage as NashAverage
+from ste_jax.ops._lottery import alpha_rank as alpha_rank
+from ste_jax.ops._lottery import nash_average as nash_average
+from ste_jax.ops._lottery import soft_maximal_lottery as soft_maximal_lottery
 from ste_jax.ops._edges import soft_majority_edges as soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax as normalized_smax
 from ste_jax.ops._extrema import normalized_softmin as normalized_softmin
@@ -14,13 +20,19 @@ from ste_jax.ops._scores import ste_scores as ste_scores
 from ste_jax.ops._scores import ste_scores_from_edges as ste_scores_from_edges
 
 __all__ = [
+    "NashAverage",
     "STEScores",
+    "alpha_rank",
+    "autodiff_mode",
+    "batching_mode",
     "max_min_product",
+    "nash_average",
     "normalized_smax",
     "normalized_softmin",
     "soft_cover_scores",
     "soft_cover_violation",
     "soft_majority_edges",
+    "soft_maximal_lottery",
     "soft_reachability",
     "soft_top_cycle_score",
     "soft_uncovered_score",

@@ -1,0 +1,130 @@
+"""Tournament-solution family: ste_jax (JAX, CPU) next to pref_voting (and OpenSpiel if installed).
+
+For each n in --sizes, one random tournament (float32, the library default; continuous
+probabilities, no ties) is solved by each method. JAX times are the median of `--reps` runs (one
+run above n = 300) of the AOT-compiled function (compile time reported separately); pref_voting is timed once per call (it is
+skipped above --pv-max-n, where a single call takes too long). The ratio is pref_voting / ste_jax.
+Both run in this process, on the same machine, one after the other.
+
+Usage: .venv/bin/python benchmarks/solutions.py [--sizes 30 100 1000] [--reps 3]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import jax.numpy as jnp  # noqa: E402
+import numpy as np  # noqa: E402
+
+import ste_jax  # noqa: E402
+from benchmarks._timing import compile_and_time  # noqa: E402
+
+
+def random_tournament(rng, n):
+  U = rng.uniform(0.05, 0.95, size=(n, n))
+  P = np.triu(U, 1)
+  P = P + np.tril(1.0 - U.T, -1)
+  np.fill_diagonal(P, 0.5)
+  return P.astype(np.float32)
+
+
+def _margin_graph(P):
+  from pref_voting.weighted_majority_graphs import MarginGraph
+
+  n = P.shape[0]
+  edges = [(a, b, float(P[a, b] - 0.5)) for a in range(n) for b in range(n) if a != b and P[a, b] > 0.5]
+  return MarginGraph(list(range(n)), edges)
+
+
+def pref_voting_methods():
+  try:
+    from pref_voting import c1_methods, margin_based_methods, probabilistic_methods
+  except ImportError:
+    return {}
+  return {
+      "schwartz_set": c1_methods.gocha,
+      # pref_voting's own `bipartisan` averages nashpy's vertex enumeration (exponential: it did not
+      # finish at n = 30); its LP variant of the C1 maximal lottery is timed instead.
+      "bipartisan_set": lambda mg: probabilistic_methods.c1_maximal_lottery(mg, algorithm="lp"),
+      "essential_set": margin_based_methods.essential,
+      "maximal_lottery": lambda mg: probabilistic_methods.maximal_lottery(mg),
+      "banks_set": c1_methods.banks,
+  }
+
+
+def soft_ml_fwd_bwd(M):
+  w = jnp.arange(M.shape[-1], dtype=M.dtype)
+  return jax.value_and_grad(lambda M: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=0.1)))(M)
+
+
+def jax_methods():
+  return {
+      "top_cycle": ste_jax.top_cycle,
+      "uncovered_set": ste_jax.uncovered_set,
+      "schwartz_set": ste_jax.schwartz_set,
+      "bipartisan_set": ste_jax.bipartisan_set,
+      "essential_set": ste_jax.essential_set,
+      "minimal_covering_set": ste_jax.minimal_covering_set,
+      "maximal_lottery": lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P)),
+      "banks_set": ste_jax.banks_set,
+      "soft_ml fwd+bwd (tau=0.1)": lambda P: soft_ml_fwd_bwd(ste_jax.margin_matrix(P)),
+      "nash_average": lambda P: ste_jax.nash_average(ste_jax.margin_matrix(P)),
+      "alpha_rank (alpha=10)": lambda P: ste_jax.alpha_rank(P, alpha=10.0),
+  }
+
+
+def main():
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--sizes", type=int, nargs="+", default=[30, 100, 1000])
+  parser.add_argument("--reps", type=int, default=3)
+  parser.add_argument("--pv-max-n", type=int, default=100, help="skip pref_voting above this n")
+  parser.add_argument("--mcs-max-n", type=int, default=300,
+                      help="skip the minimal covering set above this n (its iteration solves one maximal "
+                      "lottery per round; at n = 1000 it did not finish in 15 minutes on 2 shared cores)")
+  args = parser.parse_args()
+  try:
+    import open_spiel  # noqa: F401
+
+    spiel = "installed (not yet compared)"
+  except ImportError:
+    spiel = "not installed (no OpenSpiel column)"
+  print(f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: {spiel}")
+  pv = pref_voting_methods()
+  rows = []
+  for n in args.sizes:
+    P = random_tournament(np.random.default_rng(n), n)
+    Pj = jnp.asarray(P)
+    mg = _margin_graph(P) if pv else None
+    for name, fn in jax_methods().items():
+      if name == "banks_set" and n > ste_jax.exact.BANKS_MAX_N:
+        rows.append((n, name, "refused", "", "", "", ""))
+        continue
+      if name == "minimal_covering_set" and n > args.mcs_max_n:
+        rows.append((n, name, f"not run (n > {args.mcs_max_n})", "", "", "", ""))
+        continue
+      # One timed run above n = 300: the interior-point solves take seconds there.
+      compile_s, run_s = compile_and_time(fn, Pj, reps=args.reps if n <= 300 else 1)
+      pv_s, ratio = "", ""
+      if name in pv and n <= args.pv_max_n:
+        t0 = time.perf_counter()
+        pv[name](mg)
+        pv_s = time.perf_counter() - t0
+        ratio = f"{pv_s / run_s:.1f}x"
+        pv_s = f"{pv_s:.4f}"
+      elif name in pv:
+        pv_s = f"skipped (n > {args.pv_max_n})"
+      rows.append((n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, ""))
+      print(f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}", flush=True)
+  print()
+  print("| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax |")
+  print("|---:|---|---:|---:|---:|---:|")
+  for n, name, run_s, compile_s, pv_s, ratio, _ in rows:
+    print(f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} |")
+
+
+if __name__ == "__main__":
+  main()
