@@ -258,7 +258,71 @@ published numbers and a sensitivity sweep showing where the baselines' deficit d
 generator."""),
 ]
 
-NOTEBOOKS = {"01_quickstart.ipynb": QUICKSTART, "02_training.ipynb": TRAINING, "03_gradients.ipynb": GRADIENTS, "04_planted_core.ipynb": PLANTED}
+ACTIVE = [
+    ("md", """# 05 — Active comparisons: certify the core with fewer comparisons
+
+Which pairs to compare next (issue 13)? `ste.suggest_pairs` scores every pair whose orientation is
+still open by how much its outcome can change the certified `in` / `out` verdicts and draws `k`
+pairs with known inclusion probabilities. Here it is replayed against known truths, next to uniform
+random pairs and the Chatbot Arena rule (its paper's Eq. 9 on Bradley–Terry), all from the same
+warm-up (one game per pair), `k = 4` pairs a round, until the Top-Cycle verdicts certify at
+confidence 0.95 for the whole core (the default Bonferroni level `1 - 0.05 / #pairs` per edge).
+The budget curves show the share of runs certified after each number of comparisons. Small on
+purpose (n = 8, 16 seeds); the full grid is `python benchmarks/active.py`
+(`benchmarks/RESULTS.md`)."""),
+    ("code", """%matplotlib inline
+import importlib.resources
+import jax, jax.numpy as jnp, numpy as np
+import matplotlib.pyplot as plt
+import ste_jax as ste
+from ste_jax.evaluate._active import simulate_certification   # the simulator behind benchmarks/active.py
+
+SEEDS, K, ROUNDS = 16, 4, 1000
+POLICIES = ("active", "uniform", "arena")
+run = {p: jax.jit(jax.vmap(lambda key, P, p=p: simulate_certification(key, P, policy=p, k=K, max_rounds=ROUNDS)))
+       for p in POLICIES}                              # one compiled computation per policy, all seeds at once
+
+planted = jax.vmap(lambda k: ste.planted_core_tournament(k, n=8, core_size=3).P)(
+    jax.random.split(jax.random.key(1), SEEDS))
+path = importlib.resources.files("ste_jax") / "_bundled" / "vicuna80_qlora_human" / "comparisons.csv"
+comparisons, _ = ste.load_comparisons(path)
+vicuna = ste.win_rate_tournament(comparisons)        # the complete round robin's win rates (ties half)
+truths = {"planted core (n = 8, |C| = 3)": planted,
+          "Vicuna-80 human votes (real, n = 8)": jnp.broadcast_to(vicuna, (SEEDS,) + vicuna.shape)}
+print("Vicuna-80 agents:", comparisons.agents)"""),
+    ("md", "## Budget curves: share of runs certified vs comparisons spent"),
+    ("code", """keys = jax.random.split(jax.random.key(0), SEEDS)
+results = {(t, p): jax.device_get(run[p](keys, P)) for t, P in truths.items() for p in POLICIES}
+fig, axes = plt.subplots(1, len(truths), figsize=(9, 3.2), sharey=True)
+for ax, t in zip(axes, truths):
+    budget = np.arange(0, 28 + K * ROUNDS + 1, K)
+    for p in POLICIES:
+        r = results[t, p]
+        share = [(r.certified & (r.comparisons <= b)).mean() for b in budget]
+        ax.plot(budget, share, label=p)
+        wrong = (r.certified & ~r.correct).sum()
+        print(f"{t:38s} {p:8s} median {np.median(r.comparisons):6.0f} comparisons, "
+              f"certified {r.certified.mean():.2f}, wrong certified cores {wrong}/{r.certified.sum()}")
+    ax.set_xlabel("comparisons (warm-up included)"); ax.set_title(t, fontsize=9)
+axes[0].set_ylabel("share of runs certified"); axes[0].legend(); fig.tight_layout()"""),
+    ("md", """The active policy spends its comparisons on the pairs a certificate needs (every core member
+against every outsider, and the pairs inside the core). In the Vicuna-80 replay the truth has a
+Condorcet winner (gpt-4), so certifying the core only needs gpt-4's seven pairs, and the policy
+finds them while uniform sampling spreads the budget over all 28.
+
+## The recorded data itself
+
+`suggest_pairs` on the complete Vicuna-80 round robin (240 votes per pair): are the verdicts
+already certified, and what would be compared next?"""),
+    ("code", """s = ste.suggest_pairs(jax.random.key(0), comparisons, k=3)
+print(f"edge level {float(s.edge_level):.5f} (= 1 - 0.05/28), certified: {bool(s.certified)}")
+print(dict(zip(comparisons.agents, s.verdicts().tolist())))
+for (a, b), p, score in zip(np.asarray(s.pairs), np.asarray(s.probability), np.asarray(s.score)):
+    print(f"{comparisons.agents[a]} vs {comparisons.agents[b]}: probability {p:.2f}, score {score:.2f}")"""),
+]
+
+NOTEBOOKS = {"01_quickstart.ipynb": QUICKSTART, "02_training.ipynb": TRAINING, "03_gradients.ipynb": GRADIENTS, "04_planted_core.ipynb": PLANTED,
+             "05_active.ipynb": ACTIVE}
 
 
 def build(name: str, cells) -> None:
