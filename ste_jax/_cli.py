@@ -1,4 +1,4 @@
-"""The ``ste-jax`` command line: ``score``, ``explain``, ``demo`` and ``planted``.
+"""The ``ste-jax`` command line: ``score``, ``explain``, ``suggest``, ``demo`` and ``planted``.
 
 All file and terminal I/O of the package lives here; the computations are in
 :mod:`ste_jax.evaluate` (rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`. User mistakes (a missing
@@ -13,14 +13,14 @@ import importlib.resources
 import json
 import math
 import os
-import pathlib
 import sys
 import time
 
 PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
-SCHEMAS = ("auto", "arena", "simple", "tasks")
+PLANTED_OUT = "planted_core"  # ste-jax planted --out default, relative to the working directory
+SCHEMAS = ("auto", "arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks", "simple")
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
@@ -59,6 +59,18 @@ def _nonnegative_int(text: str) -> int:
   return v
 
 
+def _solution_list(text: str) -> tuple[str, ...]:
+  from ste_jax._solution_memberships import canonical_solution_name
+
+  names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+  try:
+    for name in names:
+      canonical_solution_name(name)
+  except ValueError as e:
+    raise argparse.ArgumentTypeError(str(e)) from None
+  return names
+
+
 def _confidence(text: str) -> float:
   try:
     v = float(text)
@@ -87,17 +99,38 @@ def build_parser() -> argparse.ArgumentParser:
 
   def data_options(p):
     p.add_argument("file", metavar="FILE", help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet; "
-                   ".gz/.bz2/.xz ok)")
+                   ".gz/.bz2/.xz ok), or an lm-evaluation-harness output folder")
     p.add_argument("--format", choices=SCHEMAS, default="auto",
-                   help="column schema: arena (model_a, model_b, winner), simple (a, b, winner[, context]), "
-                   "tasks (one row per agent and task with a score; pairs formed per task) or auto (arena or "
-                   "simple, detected from the columns; default)")
+                   help="input schema (README 'Input formats'): arena (model_a, model_b, winner, or the 55k "
+                   "one-hot winner_model_a/_b/winner_tie), mtbench (model_1, model_2, g1_winner, g2_winner), "
+                   "arena-hard (model, games), alpacaeval (generator_1, generator_2, preference), inspect (model, "
+                   "id, epoch, score_*), lm-eval (samples_*.jsonl: doc_id + metric), tasks (one row per agent and "
+                   "task with a score; pairs formed per task), simple (a, b, winner[, context]) or auto (detected "
+                   "from the columns; ambiguous files are refused; default)")
     p.add_argument("--agent-column", default="agent", help="tasks format: agent column (default agent)")
     p.add_argument("--task-column", default="task", help="tasks format: task column (default task)")
     p.add_argument("--score-column", default="score",
                    help="tasks format: score or success column, higher is better (default score)")
     p.add_argument("--context-column", default=None,
-                   help="context (category) column (default: 'context' when present)")
+                   help="context (category) column (default: 'context' when present; inspect: task_name; "
+                   "lm-eval: the task); empty cells go to the context '(none)'")
+    p.add_argument("--ties", choices=("half", "drop"), default="half",
+                   help="a tie counts 1/2 to each side (half, default) or is dropped (drop)")
+    p.add_argument("--both-bad", choices=("half", "drop"), default="half",
+                   help="a both-bad tie ('tie (bothbad)', both_bad): half (default) or drop")
+    p.add_argument("--fractional", choices=("soft", "weights", "round"), default="soft",
+                   help="soft outcomes (AlpacaEval weighted preferences): soft (fractional outcome, default), "
+                   "weights (a win for each side weighted by its share) or round (nearest win/loss)")
+    p.add_argument("--strong-weight", type=_positive_float, default=3.0,
+                   help="weight of a strong Arena-Hard verdict A>>B / B>>A (default 3, as Arena-Hard)")
+    p.add_argument("--order-swap", choices=("auto", "tie", "consistent", "separate"), default="auto",
+                   help="judges with two presentation orders: tie (disagreeing orders = tie), consistent (keep "
+                   "only agreeing orders), separate (one comparison per order) or auto (default: tie for "
+                   "mtbench, as FastChat; separate for arena-hard, as Arena-Hard)")
+    p.add_argument("--baseline", default=None,
+                   help="arena-hard: baseline model when the records name none (default gpt-4-0314)")
+    p.add_argument("--metric", default=None,
+                   help="inspect: score column (score_<scorer>); lm-eval: metric field (default: detected)")
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="drop rows that cannot be read (listed on stderr) instead of stopping at the first")
 
@@ -115,7 +148,12 @@ def build_parser() -> argparse.ArgumentParser:
                    metavar="N", help=f"bootstrap replicas for verdicts and intervals, 0 for none (default "
                    f"{replicas_default})")
     p.add_argument("--confidence", type=_confidence, default=0.95,
-                   help="verdict level: in if P(member) >= it, out if <= 1 - it (default 0.95)")
+                   help="verdict level: in = reaches every agent through comparisons whose winner is the same in "
+                   "at least this share of bootstrap replicas, out = cannot even through the ones not surely "
+                   "reversed (default 0.95)")
+    p.add_argument("--certify-imputed", action="store_true",
+                   help="let the model's predictions for pairs never compared count as evidence for the verdicts "
+                   "(default: such pairs are decided neither way)")
     p.add_argument("--soft-intervals", dest="soft_intervals", action="store_true", default=None,
                    help="bootstrap the soft scores too (default: only with at most 300 agents)")
     p.add_argument("--no-soft-intervals", dest="soft_intervals", action="store_false",
@@ -131,6 +169,10 @@ def build_parser() -> argparse.ArgumentParser:
   data_options(score)
   score_options(score)
   score.add_argument("--by-context", action="store_true", help="one table per context (category)")
+  score.add_argument("--solutions", type=_solution_list, default=(), metavar="NAMES",
+                     help="comma-separated further tournament solutions as columns, e.g. bipartisan,mcs,ml,alpharank "
+                     "(sets: top_cycle, uncovered, copeland, schwartz, bipartisan, essential, mcs, banks; lotteries: "
+                     "ml, c1_ml, nash, alpharank), computed on the estimator's tournament")
   score.add_argument("--output", choices=OUTPUTS, default="table", help="output format (default table)")
   score.add_argument("--top", type=_nonnegative_int, default=None, metavar="N",
                      help="table/markdown: print only the first N rows of each table")
@@ -157,11 +199,36 @@ def build_parser() -> argparse.ArgumentParser:
   demo.add_argument("--plot", metavar="PNG", default=DEMO_PLOT, help=f"figure path (default ./{DEMO_PLOT})")
   demo.add_argument("--no-plot", action="store_true", help="do not write the figure")
 
-  planted = sub.add_parser("planted", help="the planted-core benchmark (paper Tables 2-5; needs a source checkout)")
+  planted = sub.add_parser("planted", help="the planted-core benchmark (paper Tables 2-5): CSVs, report.md and "
+                           "figures in --out")
   planted.add_argument("--quick", action="store_true", help="a small slice of every table (under a minute)")
-  planted.add_argument("--out", default=None, help="output folder (default benchmarks/out/planted_core/)")
+  planted.add_argument("--out", default=PLANTED_OUT, help=f"output folder (default ./{PLANTED_OUT})")
+  planted.add_argument("--float32", action="store_true", help="run in float32 instead of float64")
   planted.add_argument("--no-progress", action="store_true", help="no progress bar")
+  _suggest_parser(sub, data_options)
   return parser
+
+
+def _suggest_parser(sub, data_options) -> None:
+  """The ``suggest`` subcommand (active comparisons, issue 13)."""
+  p = sub.add_parser("suggest", help="the pairs to compare next so that the core's verdicts certify soonest",
+                     description="The K pairs whose comparison can most change the certified in/out verdicts "
+                     "(Top Cycle or Uncovered Set), with the reason in words, each pair's selection probability, "
+                     "the current verdicts and whether they are already certified.")
+  data_options(p)
+  p.add_argument("--k", type=_nonnegative_int, default=20, help="number of pairs to suggest (default 20)")
+  p.add_argument("--target", choices=("top_cycle", "uncovered"), default="top_cycle",
+                 help="core whose verdicts to certify: top_cycle (default) or uncovered")
+  p.add_argument("--confidence", type=_confidence, default=0.95,
+                 help="probability that the whole certified core is right (default 0.95); with the default "
+                 "--correction bonferroni an edge is sure when its posterior orientation probability is >= "
+                 "1 - (1 - confidence) / #pairs")
+  p.add_argument("--correction", choices=("bonferroni", "none"), default="bonferroni",
+                 help="bonferroni (default): split 1 - confidence over the n(n-1)/2 pairs (union bound), as "
+                 "adaptive sampling that stops at the first certification needs; none: confidence per pair, "
+                 "the level of `score` verdicts")
+  p.add_argument("--output", choices=("table", "csv", "json"), default="table", help="output format (default table)")
+  p.add_argument("--seed", type=_seed, default=0, help="seed of the randomized draw of pairs (default 0)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -173,51 +240,21 @@ def _first_line(e: BaseException) -> str:
   return text.splitlines()[0] if text else type(e).__name__
 
 
-def _read_frame(path: str):
-  """A DataFrame from a table file, by suffix (tasks format)."""
-  import pandas as pd
-
-  lower = path.lower()
-  for ext in (".gz", ".bz2", ".xz"):
-    if lower.endswith(ext):
-      lower = lower[: -len(ext)]
-  if lower.endswith(".csv"):
-    return pd.read_csv(path), 1
-  if lower.endswith(".tsv"):
-    return pd.read_csv(path, sep="\t"), 1
-  if lower.endswith((".jsonl", ".ndjson")):
-    return pd.read_json(path, lines=True), 0
-  if lower.endswith(".json"):
-    return pd.read_json(path), 0
-  if lower.endswith((".parquet", ".pq")):
-    return pd.read_parquet(path), 0
-  raise UserError(f"unknown format of {path!r}: expected a .csv, .tsv, .jsonl, .json or .parquet file")
-
-
 def load(args):
   """``(comparisons, report)`` from the ``data_options`` of ``args``; raises :class:`UserError`."""
-  from ste_jax.data import RejectedRow, from_task_results, load_comparisons
+  from ste_jax.data import OutcomePolicy, load_comparisons
 
   path = args.file
   if not os.path.exists(path):
     raise UserError(f"file not found: {path}")
-  if os.path.isdir(path):
-    raise UserError(f"{path} is a directory, not a comparisons file")
-  offset = 0
+  if os.path.isdir(path) and args.format not in ("auto", "lm-eval"):
+    raise UserError(f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)")
   try:
-    if args.format == "tasks":
-      df, offset = _read_frame(path)
-      context = args.context_column
-      if context is None and "context" in df.columns:
-        context = "context"
-      comparisons, report = from_task_results(
-          df, agent=args.agent_column, task=args.task_column, score=args.score_column, context=context
-      )
-    else:
-      columns = {"arena": ("model_a", "model_b"), "simple": ("a", "b")}.get(args.format, (None, None))
-      comparisons, report = load_comparisons(
-          path, a=columns[0], b=columns[1], context=args.context_column
-      )
+    policy = OutcomePolicy(tie=args.ties, both_bad=args.both_bad, fractional=args.fractional,
+                           strong_weight=args.strong_weight, order_swap=args.order_swap)
+    comparisons, report = load_comparisons(
+        path, schema=args.format, context=args.context_column, policy=policy, baseline=args.baseline,
+        metric=args.metric, agent=args.agent_column, task=args.task_column, score=args.score_column)
   except UserError:
     raise
   except (OSError, UnicodeDecodeError) as e:
@@ -228,17 +265,12 @@ def load(args):
     if type(e).__module__.startswith(("pandas", "pyarrow", "csv", "json")):
       raise UserError(f"cannot parse {path}: {_first_line(e)}") from None
     raise
-  if offset:  # task tables read by pandas: record N is file line N + 1 (header = line 1)
-    rejected = tuple(RejectedRow(r.line + offset, r.reason, r.detail, r.source) for r in report.rejected)
-    report = type(report)(report.rows_read, report.rows_used, report.ties, rejected, report.num_comparisons,
-                          report.source)
-  if report.rejected:
-    first = report.rejected[0]
-    more = len(report.rejected) - 1
+  bad = report.bad_rows
+  if bad:
     if not args.skip_bad_rows:
       raise UserError(
-          f"{path} {first.describe()}" + (f" (and {more} more bad rows)" if more else "")
-          + "; fix the file or pass --skip-bad-rows"
+          f"{path}: {len(bad)} bad row{'s' if len(bad) > 1 else ''} of {report.rows_read}: "
+          f"{report.reason_summary(rows=bad)}; fix the file or pass --skip-bad-rows"
       )
     print(report.summary(), file=sys.stderr)
   return comparisons, report
@@ -252,6 +284,13 @@ def _load_summary(report, path) -> dict:
       "comparisons": report.num_comparisons,
       "ties": report.ties,
       "rejected": len(report.rejected),
+      "rejected_by_reason": report.reasons(),
+      "schema": report.schema,
+      "mappings": list(report.mappings),
+      "merged_names": {name: list(raws) for name, raws in report.merged},
+      "position_bias": None if report.position_bias is None else {
+          "first_wins": report.position_bias.first_wins, "second_wins": report.position_bias.second_wins,
+          "ties": report.position_bias.ties},
   }
 
 
@@ -259,7 +298,8 @@ def _settings(args):
   from ste_jax.evaluate import LeaderboardSettings
 
   return LeaderboardSettings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
-                             seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals)
+                             seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals,
+                             certify_imputed=args.certify_imputed, solutions=getattr(args, "solutions", ()))
 
 
 def _tables(comparisons, settings, *, by_context, no_progress):
@@ -309,7 +349,7 @@ def cmd_score(args) -> int:
   settings = _settings(args)
   tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
   if args.output == "table":
-    print(report.summary(max_lines=0) if not report.rejected else f"{args.file}: {len(report.rejected)} bad rows skipped")
+    print(report.summary(max_lines=0) if not report.bad_rows else f"{args.file}: {len(report.bad_rows)} bad rows skipped")
     print(format_text(tables, top=args.top))
   elif args.output == "markdown":
     print(format_markdown(tables, top=args.top))
@@ -402,29 +442,30 @@ def cmd_demo(args) -> int:
   return 0
 
 
-def planted_module():
-  """The ``benchmarks.planted_core`` module of a source checkout, or ``None`` when not installed."""
-  root = pathlib.Path(__file__).resolve().parents[1]
-  if not (root / "benchmarks" / "planted_core.py").is_file():
-    return None
-  if str(root) not in sys.path:
-    sys.path.insert(0, str(root))
-  return importlib.import_module("benchmarks.planted_core")
-
-
 def cmd_planted(args) -> int:
-  module = planted_module()
-  if module is None:
-    print(f"{PROG} planted: the planted-core benchmark ships with the source repository "
-          "(benchmarks/planted_core.py), not with the installed package", file=sys.stderr)
-    return 2
-  argv = (["--quick"] if args.quick else []) + (["--no-progress"] if args.no_progress else [])
-  if args.out:
-    argv += ["--out", args.out]
-  return int(module.main(argv) or 0)
+  from ste_jax.benchmarking import planted_core_main
+
+  argv = ["--out", args.out] + [flag for flag, on in (("--quick", args.quick), ("--float32", args.float32),
+                                                      ("--no-progress", args.no_progress)) if on]
+  return planted_core_main(argv, command=f"{PROG} planted", default_out=PLANTED_OUT)
 
 
-COMMANDS = {"score": cmd_score, "explain": cmd_explain, "demo": cmd_demo, "planted": cmd_planted}
+def cmd_suggest(args) -> int:
+  from ste_jax._suggest_render import render_suggestions
+
+  comparisons, _ = load(args)
+  n = comparisons.num_agents
+  if n < 2:
+    raise UserError(f"{args.file}: suggest needs at least two agents, found {n}")
+  if not 1 <= args.k <= n * (n - 1) // 2:
+    raise UserError(f"--k must be between 1 and {n * (n - 1) // 2} (the pairs of {n} agents), got {args.k}")
+  print(render_suggestions(comparisons, k=args.k, target=args.target, confidence=args.confidence,
+                           correction=args.correction, seed=args.seed, output=args.output))
+  return 0
+
+
+COMMANDS = {"score": cmd_score, "explain": cmd_explain, "demo": cmd_demo, "planted": cmd_planted,
+            "suggest": cmd_suggest}
 
 
 def main(argv=None) -> int:

@@ -31,8 +31,16 @@ def _display_rows(table, top=None) -> list[list[str]]:
         f"{r['uc_score']:.3f}", _ci(r, "uc_lo", "uc_hi"), _f(r["p_uc"], ".2f"), VERDICT_MARK[r["uc_verdict"]],
         "yes" if r["hard_tc"] else "-", "yes" if r["hard_uc"] else "-",
         f"{r['win_rate']:.3f}", bt, f"{r['elo']:.0f}", f"{r['games']:g}",
-    ])
+    ] + [_solution_cell(name, r[name]) for name in table.settings.solutions])
   return rows
+
+
+def _solution_cell(name: str, value) -> str:
+  from ste_jax._solution_memberships import is_lottery
+
+  if is_lottery(name):
+    return _f(value, ".3f")
+  return "yes" if value else "-"
 
 
 HEADER = ("#", "agent", "tier", "TC", "TC CI", "P(TC)", "TC?", "UC", "UC CI", "P(UC)", "UC?", "hardTC", "hardUC",
@@ -41,13 +49,17 @@ _CI_COLUMNS = {4, 8}
 _BOOT_COLUMNS = {5, 6, 9, 10}
 
 
+def _header(table) -> tuple[str, ...]:
+  return HEADER + table.settings.solutions
+
+
 def _columns_shown(table) -> list[int]:
   drop = set()
   if not table.soft_intervals:
     drop |= _CI_COLUMNS
   if not table.settings.num_replicas:
     drop |= _BOOT_COLUMNS
-  return [j for j in range(len(HEADER)) if j not in drop]
+  return [j for j in range(len(_header(table))) if j not in drop]
 
 
 def _title(table) -> str:
@@ -83,6 +95,9 @@ def _verdict_summary(table) -> list[str]:
     und = sum(1 for x in v if x == "undetermined")
     out.append(f"{label} at {table.settings.confidence:g}: in {_names(ins)}; {und} undetermined, "
                f"{sum(1 for x in v if x == 'out')} out")
+  if any(x == "undetermined" for col in ("tc_verdict", "uc_verdict") for x in table.columns[col]):
+    out.append("undetermined: the comparisons oriented at this confidence neither connect the agent to every "
+               "other agent nor put it below a group that beats everyone else; comparing the open pairs decides it")
   return out
 
 
@@ -112,7 +127,7 @@ def format_text(tables, *, top=None) -> str:
   out = []
   for table in tables:
     keep = _columns_shown(table)
-    header = [HEADER[j] for j in keep]
+    header = [_header(table)[j] for j in keep]
     rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
     widths = [max(len(header[k]), *(len(r[k]) for r in rows)) for k in range(len(header))]
     fmt = lambda cells: "  ".join(c.ljust(w) if k == 1 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
@@ -129,7 +144,7 @@ def format_markdown(tables, *, top=None) -> str:
   out = []
   for table in tables:
     keep = _columns_shown(table)
-    header = [HEADER[j] for j in keep]
+    header = [_header(table)[j] for j in keep]
     rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
     out += [f"### {_title(table)}", "", f"_conventions: {table.conventions()}_", "", f"_{_evidence(table)}_", "",
             "| " + " | ".join(header) + " |", "|" + "|".join("---" if k == 1 else "---:" for k in range(len(header))) + "|"]
@@ -139,6 +154,7 @@ def format_markdown(tables, *, top=None) -> str:
 
 
 CSV_COLUMNS = ("context", "rank", *COLUMNS, "estimator", "bt_identifiable")
+"""CSV columns; tables with further solutions (``--solutions``) append one column per solution."""
 
 
 def _csv_cell(v):
@@ -155,12 +171,13 @@ def format_csv(tables) -> str:
   """One CSV with a ``context`` column (``all`` for pooled data); empty cells for n/a."""
   buf = io.StringIO()
   writer = csv.writer(buf, lineterminator="\n")
-  writer.writerow(CSV_COLUMNS)
+  columns = CSV_COLUMNS + (tables[0].settings.solutions if tables else ())
+  writer.writerow(columns)
   for table in tables:
     for r in table.records():
       r = dict(r, context="all" if table.context is None else table.context, estimator=table.estimator,
                bt_identifiable=table.bt_identifiable)
-      writer.writerow([_csv_cell(r[c]) for c in CSV_COLUMNS])
+      writer.writerow([_csv_cell(r[c]) for c in columns])
   return buf.getvalue().rstrip("\n")
 
 

@@ -1,5 +1,7 @@
 """The practitioner's pipeline: estimators, verdicts, diagnostics and the leaderboard."""
 
+from ._active import SuggestedPairs as SuggestedPairs
+from ._active import suggest_pairs as suggest_pairs
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
 from ._estimators import ESTIMATORS as ESTIMATORS
@@ -12,19 +14,24 @@ from ._leaderboard import subset_context as subset_context
 from ._model_estimator import Candidate as Candidate
 from ._model_estimator import ModelTournament as ModelTournament
 from ._model_estimator import fit_model_tournament as fit_model_tournament
+from ._verdicts import CertifiedMemberships as CertifiedMemberships
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import Verdicts as Verdicts
+from ._verdicts import certified_memberships as certified_memberships
 from ._verdicts import membership_verdicts as membership_verdicts
 
 __all__ = [
     "Candidate",
+    "CertifiedMemberships",
     "CoreTable",
     "ESTIMATORS",
     "EvidenceDiagnostics",
     "LeaderboardSettings",
     "MembershipVerdicts",
     "ModelTournament",
+    "SuggestedPairs",
     "Verdicts",
+    "certified_memberships",
     "core_table",
     "core_tables",
     "evidence_diagnostics",
@@ -32,4 +39,5 @@ __all__ = [
     "leaderboard",
     "membership_verdicts",
     "subset_context",
+    "suggest_pairs",
 ]

@@ -52,7 +52,7 @@ def hard_relations(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
     estimator: ``"posterior"``, ``"winrate"`` or ``"model"``.
   """
   n = edges.shape[-1]
-  off = ~jnp.eye(n, dtype=bool)
+  off = jnp.broadcast_to(~jnp.eye(n, dtype=bool), edges.shape)
   if estimator == "posterior":
     strict = (edges > 0) & off
     return strict, strict
@@ -117,14 +117,40 @@ class EdgeEstimator:
   edges: jax.Array
   model: object = None
 
+  @property
+  def refit_steps(self) -> int:
+    """L-BFGS steps of a model refit (``0`` for the count-based estimators)."""
+    return 0 if self.model is None else int(self.model.refit_steps)
+
+  def replica_state(self):
+    """The arrays :func:`replica_edges` needs: the model's refit state, or ``None``."""
+    return None if self.model is None else self.model.refit_state()
+
   def replica_edges(self, comparisons: Comparisons) -> jax.Array:
     """Edges of reweighted comparisons (same rows, new ``weight``): pure, vmaps over replicas."""
-    if self.name == "model":
-      return self.model.refit(comparisons.outcome, comparisons.weight)
-    counts = pair_counts(comparisons)
-    if self.name == "posterior":
-      return posterior_edges(counts.wins)
-    return win_rate_tournament(counts)
+    return replica_edges(self.name, self.replica_state(), comparisons, refit_steps=self.refit_steps)
+
+
+def replica_edges(name: str, state, comparisons: Comparisons, *, refit_steps: int = 0) -> jax.Array:
+  """An estimator's edges of reweighted comparisons (pure; jit with ``name``, ``refit_steps`` static).
+
+  Args:
+    name: ``"posterior"``, ``"winrate"`` or ``"model"``.
+    state: :meth:`EdgeEstimator.replica_state` (the model's warm start and ridges, else ``None``).
+    comparisons: the fitted rows with a replica's ``weight``.
+    refit_steps: L-BFGS steps of a model refit.
+
+  Returns:
+    ``(n, n)`` posterior edges ``D`` or tournament ``P``.
+  """
+  if name == "model":
+    from ste_jax.evaluate._model_estimator import refit_tournament
+
+    return refit_tournament(state, comparisons.outcome, comparisons.weight, num_steps=refit_steps)
+  counts = pair_counts(comparisons)
+  if name == "posterior":
+    return posterior_edges(counts.wins)
+  return win_rate_tournament(counts)
 
 
 def build_estimator(name: str, comparisons: Comparisons, *, key=None, model_options=None) -> EdgeEstimator:

@@ -15,7 +15,9 @@ recomputed per replica only when soft intervals are asked for (default: at most
 """
 
 import dataclasses
+import functools
 import math
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -25,7 +27,7 @@ from ste_jax import exact
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
-from ste_jax.evaluate._verdicts import verdict_labels
+from ste_jax.evaluate._verdicts import verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
 REPLICA_CHUNK = 25
@@ -51,6 +53,8 @@ class LeaderboardSettings:
   soft_intervals: bool | None = None
   min_games: int = 10
   batch_size: int = 8
+  certify_imputed: bool = False
+  solutions: tuple[str, ...] = ()
 
   def __post_init__(self):
     if self.estimator not in _estimators.ESTIMATORS:
@@ -65,6 +69,15 @@ class LeaderboardSettings:
         raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
     if not 0.5 < float(self.confidence) < 1:
       raise ValueError(f"confidence must be in (0.5, 1), got {self.confidence!r}.")
+    if isinstance(self.solutions, str) or len(set(self.solutions)) != len(tuple(self.solutions)):
+      raise ValueError(f"solutions must be a tuple of distinct names, got {self.solutions!r}.")
+    from ste_jax._solution_memberships import canonical_solution_name
+
+    for name in self.solutions:
+      canonical_solution_name(name)
+      if name in COLUMNS:
+        raise ValueError(f"solution name {name!r} collides with the table column of that name.")
+    object.__setattr__(self, "solutions", tuple(self.solutions))
 
   @property
   def gamma_value(self) -> float:
@@ -116,6 +129,11 @@ class CoreTable:
   soft_intervals: bool
 
   @property
+  def column_names(self) -> tuple[str, ...]:
+    """``COLUMNS`` plus one column per requested tournament solution (``settings.solutions``)."""
+    return COLUMNS + self.settings.solutions
+
+  @property
   def top_cycle(self) -> list[str]:
     """Hard Top Cycle of the point estimate, in display order."""
     return [self.agents[i] for i in self.order if self.columns["hard_tc"][i]]
@@ -138,8 +156,12 @@ class CoreTable:
     if s.num_replicas:
       boot = (f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
               + (" with refits of the model" if self.estimator == "model" else "")
-              + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdict in if P >= "
-              f"{s.confidence:g}, out if P <= {1 - s.confidence:.2g}, else undetermined")
+              + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified at "
+              f"{s.confidence:g} from the replicas' edge orientations (sure edge: a beats b in >= "
+              f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within two), "
+              "out = does not even through every edge not surely reversed, else undetermined; "
+              + ("pairs never compared count with the model's imputed orientation" if s.certify_imputed
+                 else "a pair never compared is sure neither way"))
       if self.soft_intervals:
         boot += f"; {s.confidence:.0%} percentile CIs of the soft scores"
       else:
@@ -147,6 +169,9 @@ class CoreTable:
       parts.append(boot)
     else:
       parts.append("no bootstrap (no verdicts)")
+    if s.solutions:
+      parts.append(f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
+                   "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships)")
     parts.append("baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in file order")
     return "; ".join(parts) + "."
 
@@ -155,7 +180,7 @@ class CoreTable:
     out = []
     for rank, i in enumerate(self.order, start=1):
       row = {"rank": rank}
-      for name in COLUMNS:
+      for name in self.column_names:
         row[name] = _plain(self.columns[name][i])
       out.append(row)
     return out
@@ -164,7 +189,7 @@ class CoreTable:
     """A pandas DataFrame indexed by agent name, rows in display order; ``attrs`` hold the metadata."""
     import pandas as pd
 
-    data = {name: self.columns[name][self.order] for name in COLUMNS if name != "agent"}
+    data = {name: self.columns[name][self.order] for name in self.column_names if name != "agent"}
     frame = pd.DataFrame(data, index=pd.Index([self.agents[i] for i in self.order], name="agent"))
     frame.attrs.update(
         context=self.context, estimator=self.estimator, conventions=self.conventions(),
@@ -212,49 +237,91 @@ def resample_unit_weights(key, weight, num_replicas: int) -> jax.Array:
   return jax.random.poisson(key, rate, rate.shape).astype(weight.dtype)
 
 
+class BootstrapMemberships(NamedTuple):
+  """Hard core memberships and edge orientations of ``R`` bootstrap replicas.
+
+  Attributes:
+    top_cycle: ``(R, n)`` boolean hard Top-Cycle membership per replica.
+    uncovered: ``(R, n)`` boolean hard Uncovered-Set membership per replica.
+    beats: ``(n, n)`` share of replicas whose strict hard relation has ``a -> b`` (the input of
+      :func:`~ste_jax.evaluate.certified_memberships`).
+    soft_top_cycle, soft_uncovered: ``(R, n)`` soft scores per replica, or ``None``.
+  """
+
+  top_cycle: np.ndarray
+  uncovered: np.ndarray
+  beats: np.ndarray
+  soft_top_cycle: np.ndarray | None = None
+  soft_uncovered: np.ndarray | None = None
+
+
+@functools.partial(jax.jit, static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft"))
+def _bootstrap_chunk(key, comparisons, state, num_valid, tau, gamma, *, name, refit_steps, chunk, batch, with_soft):
+  """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
+
+  Module level with the estimator's arrays as arguments, so it compiles once per shape and
+  estimator, not once per table.
+  """
+
+  def replica(w):
+    edges = _estimators.replica_edges(name, state, dataclasses.replace(comparisons, weight=w),
+                                      refit_steps=refit_steps)
+    weak, strict = _estimators.hard_relations(edges, name)
+    out = (exact.reach_all(weak), exact.uncovered_in_relation(strict), strict)
+    if with_soft:
+      s = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
+      out = out + (s.top_cycle, s.uncovered)
+    return out
+
+  outs = jax.lax.map(replica, resample_unit_weights(key, comparisons.weight, chunk), batch_size=batch)
+  valid = jnp.arange(chunk) < num_valid
+  beats = jnp.sum(outs[2] & valid[:, None, None], axis=0, dtype=jnp.int32)
+  return outs[:2] + (beats,) + outs[3:]
+
+
 def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
-                               batch_size: int | None = 8, soft=None, progress=None):
-  """Hard (and optionally soft) core memberships of bootstrap replicas of ``comparisons``.
+                               batch_size: int | None = 8, soft=None, progress=None) -> BootstrapMemberships:
+  """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
   Replicas reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
   comparisons); each replica recomputes the estimator's edges (a warm-started refit for the model
-  estimator) and its hard cores, ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
-  uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``.
+  estimator), its hard cores and its strict hard relation (summed into ``beats``), ``batch_size``
+  replicas per compiled ``lax.map`` step. Replica ``r`` uses
+  ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
+  estimator (the estimator's arrays are arguments).
 
   Args:
     key: PRNG key.
     comparisons: the data.
     estimator: an :class:`~ste_jax.evaluate._estimators.EdgeEstimator`.
-    num_replicas: ``R``.
+    num_replicas: ``R >= 1``.
     batch_size: replicas per compiled batch (memory bound).
     soft: ``None``, or ``(tau, gamma)`` to also return the replicas' soft scores.
     progress: optional ``progress(num_done)`` callable.
 
   Returns:
-    ``(tc, uc)`` boolean ``(R, n)`` arrays, plus ``(tc_soft, uc_soft)`` ``(R, n)`` with ``soft``.
+    :class:`BootstrapMemberships`.
   """
-  name = estimator.name
+  if num_replicas < 1:
+    raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
   chunk = min(num_replicas, REPLICA_CHUNK)
   batch = min(batch_size or chunk, chunk)
-
-  def replica(w):
-    edges = estimator.replica_edges(dataclasses.replace(comparisons, weight=w))
-    out = _estimators.hard_memberships(edges, name)
-    if soft is not None:
-      s = _estimators.soft_scores(edges, name, tau=soft[0], gamma=soft[1])
-      out = out + (s.top_cycle, s.uncovered)
-    return out
-
-  @jax.jit
-  def run(k):
-    return jax.lax.map(replica, resample_unit_weights(k, comparisons.weight, chunk), batch_size=batch)
-
-  parts = []
-  for k in jax.random.split(key, -(-num_replicas // chunk)):
-    parts.append([np.asarray(x) for x in run(k)])
+  dtype = estimator.edges.dtype
+  tau, gamma = (1.0, 1.0) if soft is None else soft
+  static = dict(name=estimator.name, refit_steps=estimator.refit_steps, chunk=chunk, batch=batch,
+                with_soft=soft is not None)
+  parts, beats = [], np.zeros(estimator.edges.shape, dtype=np.int64)
+  for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
+    valid = min(chunk, num_replicas - c * chunk)
+    out = _bootstrap_chunk(k, comparisons, estimator.replica_state(), jnp.asarray(valid, jnp.int32),
+                           jnp.asarray(tau, dtype), jnp.asarray(gamma, dtype), **static)
+    beats += np.asarray(out[2])
+    parts.append([np.asarray(x)[:valid] for i, x in enumerate(out) if i != 2])
     if progress is not None:
-      progress(chunk)
-  return tuple(np.concatenate(xs)[:num_replicas] for xs in zip(*parts))
+      progress(valid)
+  stacked = [np.concatenate(xs) for xs in zip(*parts)]
+  soft_out = stacked[2:] if soft is not None else [None, None]
+  return BootstrapMemberships(stacked[0], stacked[1], beats / num_replicas, *soft_out)
 
 
 def _baselines(comparisons, counts, n):
@@ -316,15 +383,17 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   with_soft = settings.soft_intervals_for(n)
   nan = np.full(n, np.nan)
   if settings.num_replicas:
-    out = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
-                                     batch_size=settings.batch_size, soft=(tau, gamma) if with_soft else None,
-                                     progress=progress)
-    p_tc, p_uc = out[0].mean(axis=0), out[1].mean(axis=0)
-    cols.update(p_tc=p_tc, p_uc=p_uc, tc_verdict=verdict_labels(p_tc, settings.confidence),
-                uc_verdict=verdict_labels(p_uc, settings.confidence))
+    boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
+                                      batch_size=settings.batch_size, soft=(tau, gamma) if with_soft else None,
+                                      progress=progress)
+    observed = None if settings.certify_imputed else np.asarray(counts.totals) > 0
+    v = verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=settings.confidence,
+                               observed=observed)
+    cols.update(p_tc=v.top_cycle.probability, p_uc=v.uncovered.probability, tc_verdict=v.top_cycle.verdict,
+                uc_verdict=v.uncovered.verdict)
     if with_soft:
       alpha = (1 - settings.confidence) / 2
-      for name_, x in (("tc", out[2]), ("uc", out[3])):
+      for name_, x in (("tc", boot.soft_top_cycle), ("uc", boot.soft_uncovered)):
         lo, hi = np.quantile(np.asarray(x, dtype=np.float64), [alpha, 1 - alpha], axis=0)
         cols[f"{name_}_lo"], cols[f"{name_}_hi"] = lo, hi
   else:
@@ -336,13 +405,21 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   # Soft scores are in [0, 1] up to rounding; keep -1e-9 from printing as -0.000.
   for c in ("tc_score", "uc_score", "tc_lo", "tc_hi", "uc_lo", "uc_hi"):
     cols[c] = np.clip(cols[c], 0.0, 1.0) + 0.0
+  display = _estimators.display_tournament(edges, name, counts)
+  if settings.solutions:
+    from ste_jax._solution_memberships import is_lottery, solution_memberships
+
+    sol = solution_memberships(display, settings.solutions)
+    # Lottery probabilities are >= 0 up to solver rounding; keep -1e-9 from printing as -0.000.
+    cols.update({k: np.clip(np.asarray(v, np.float64), 0.0, 1.0) + 0.0 if is_lottery(k) else np.asarray(v)
+                 for k, v in sol.items()})
   order = np.lexsort((-cols["win_rate"], -cols["uc_score"], -cols["tc_score"], cols["tier"]))
   diagnostics = evidence_diagnostics(np.asarray(counts.totals), agents=comparisons.agents,
                                      top_cycle=cols["hard_tc"], tc_scores=cols["tc_score"],
                                      min_games=settings.min_games)
   return CoreTable(
       context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
-      P=np.asarray(_estimators.display_tournament(edges, name, counts), dtype=np.float64),
+      P=np.asarray(display, dtype=np.float64),
       games_matrix=np.asarray(counts.totals, dtype=np.float64), estimator=name, estimator_reason=reason,
       model=est.model, diagnostics=diagnostics, bt_identifiable=identifiable, bt_note=note,
       num_comparisons=comparisons.num_comparisons, settings=settings, soft_intervals=with_soft,
@@ -366,14 +443,15 @@ def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = Leader
 
 def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confidence: float = 0.95, tau: float = 0.01,
                 gamma: float | None = None, seed: int = 0, soft_intervals: bool | None = None, min_games: int = 10,
-                by_context: bool = False, progress=None):
+                by_context: bool = False, certify_imputed: bool = False, solutions=(), progress=None):
   """The STE leaderboard as a pandas DataFrame indexed by agent (what ``ste-jax score`` prints).
 
   Columns: ``tier`` (condensation order of the hard relation: 1 = Top Cycle), ``tc_score`` /
   ``uc_score`` (soft STE scores), ``tc_lo``/``tc_hi``/``uc_lo``/``uc_hi`` (bootstrap percentile
   intervals when soft intervals are computed), ``p_tc`` / ``p_uc`` (share of replicas whose hard
   core holds the agent), ``tc_verdict`` / ``uc_verdict`` (``in`` / ``out`` / ``undetermined`` at
-  ``confidence``), ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
+  ``confidence``, certified from the replicas' edge orientations: :mod:`ste_jax.evaluate._verdicts`),
+  ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
   ``elo``, ``games``. ``frame.attrs`` holds the conventions line, the estimator and model
   selection, the evidence diagnostics (with warnings), and the hard cores.
 
@@ -390,6 +468,11 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
     soft_intervals: bootstrap the soft scores too (default: when ``n <= 300``).
     min_games: threshold of the thin-evidence diagnostic.
     by_context: one table per context; returns a dict ``context -> DataFrame``.
+    certify_imputed: let the model's predictions on pairs never compared count as evidence for
+      the verdicts (default: they are sure neither way; see :mod:`ste_jax.evaluate._verdicts`).
+    solutions: names of further tournament solutions to add as columns (e.g. ``("bipartisan",
+      "mcs", "ml", "alpharank")``; :func:`~ste_jax.solution_memberships` lists them): memberships
+      for sets, probabilities for lotteries, of the displayed tournament.
     progress: optional ``progress(num_replicas_done)``.
 
   Returns:
@@ -408,7 +491,8 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
 
     data, _ = from_dataframe(data)
   settings = LeaderboardSettings(estimator=estimator, tau=tau, gamma=gamma, num_replicas=bootstrap, seed=seed,
-                                 confidence=confidence, soft_intervals=soft_intervals, min_games=min_games)
+                                 confidence=confidence, soft_intervals=soft_intervals, min_games=min_games,
+                                 certify_imputed=certify_imputed, solutions=tuple(solutions))
   tables = core_tables(data, settings, by_context=by_context, progress=progress)
   if by_context:
     return {t.context: t.to_frame() for t in tables}

@@ -204,6 +204,11 @@ class ModelTournament:
     return (settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
             f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry")
 
+  def refit_state(self) -> tuple:
+    """``(params, pairs, ridges)``: the arrays :func:`refit_tournament` needs (a pytree of arrays)."""
+    c = self.chosen
+    return self.params, self.pairs, jnp.asarray([c.l2_strength, c.l2_skew], dtype=self.P.dtype)
+
   def refit(self, outcome, weight) -> jax.Array:
     """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
 
@@ -214,12 +219,27 @@ class ModelTournament:
     Returns:
       ``(n, n)`` refitted tournament.
     """
-    w_ij, w_ji = pair_wins(self.pairs, outcome, weight)
-    c = self.chosen
-    dtype = self.P.dtype
-    params = fit_intransitive(self.params, self.pairs, w_ij, w_ji, jnp.asarray(c.l2_strength, dtype),
-                              jnp.asarray(c.l2_skew, dtype), num_steps=self.refit_steps)
-    return _tournament(params)
+    return refit_tournament(self.refit_state(), outcome, weight, num_steps=self.refit_steps)
+
+
+def refit_tournament(state, outcome, weight, *, num_steps: int) -> jax.Array:
+  """A model tournament refitted on reweighted rows, warm-started at a fit (pure; vmaps over ``weight``).
+
+  Args:
+    state: ``(params, pairs, ridges)`` of :meth:`ModelTournament.refit_state`: the fitted
+      parameters (the warm start), the :class:`PairIndex` and the ``(2,)`` strength and
+      intransitive ridges.
+    outcome: ``(m,)`` row outcomes (those of the fitted comparisons).
+    weight: ``(m,)`` row weights, e.g. a bootstrap replica's.
+    num_steps: L-BFGS steps (static).
+
+  Returns:
+    ``(n, n)`` refitted tournament (diagonal 1/2).
+  """
+  params, pairs, ridges = state
+  w_ij, w_ji = pair_wins(pairs, outcome, weight)
+  params = fit_intransitive(params, pairs, w_ij, w_ji, ridges[0], ridges[1], num_steps=num_steps)
+  return _tournament(params)
 
 
 def _tournament(params: IntransitiveParams) -> jax.Array:

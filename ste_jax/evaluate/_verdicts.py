@@ -1,24 +1,49 @@
-"""Membership verdicts at a stated confidence, from the resampling distribution of hard membership.
+"""Membership verdicts at a stated confidence: certified from the edges' resampling distribution.
 
-For each agent, ``p = `` the share of resampled tournaments (bootstrap replicas) whose hard Top
-Cycle (or Uncovered Set) contains it. The verdict at confidence ``c`` is
+A verdict says whether an agent is in the Top Cycle (or Uncovered Set) of the *true* tournament,
+the one the comparisons were drawn from. It is derived from ``beats[a, b]``, the share of resampled
+tournaments (bootstrap replicas, or draws from a posterior) whose strict hard relation has
+``a -> b``, in two relations at confidence ``c``:
 
-* ``"in"`` when ``p >= c``, ``"out"`` when ``p <= 1 - c``, ``"undetermined"`` otherwise.
+* *sure* edges ``a -> b`` with ``beats[a, b] >= c``;
+* *possible* edges ``a -> b`` unless ``b -> a`` is sure (every pair is possible at least one way).
 
-This is a percentile-bootstrap decision rule, and it is **not calibrated for every set and
-estimator**: ``benchmarks/verdicts.py`` measures how often verdicts at 0.95 are wrong on simulated
-data with a known core (planted cores, n = 20, |C| = 5, m = 5-50 games per pair, 0 or 30 % of pairs
-missing; sparse 60-agent leagues with a 3-cycle on top; table in ``benchmarks/RESULTS.md``). In
-that run, ``out`` verdicts were wrong in 0.1-5.9 % of cases pooled over all settings (Top Cycle
-and Uncovered Set, model and posterior estimators; up to 13 % in single settings),
-Uncovered-Set ``in`` verdicts of the model estimator never (0 of 62), but **Top-Cycle ``in`` verdicts were wrong in about half of the cases**
-(every upset between a core agent and an outsider pulls the outsider into the sample's Top Cycle,
-and the bootstrap resamples around the sample), and Uncovered-Set ``in`` verdicts of the posterior
-estimator in about half of them when pairs are missing. Read ``in`` as "in the core of the
-estimated tournament in nearly every replica", not as a calibrated probability of true membership.
+If every sure edge is a true edge, the true (strict) tournament lies between the two relations, and
+since "reaches everyone" (Top Cycle) and "reaches everyone in two steps" (a king: the Uncovered
+Set of a tournament) only grow with edges (:func:`~ste_jax.exact.reach_all`,
+:func:`~ste_jax.exact.kings_in_relation`):
+
+* ``"in"``: the agent reaches every agent through *sure* edges (in two steps for the Uncovered Set),
+  so it does in the true tournament;
+* ``"out"``: it does not reach every agent even through *possible* edges, so it does not in the
+  true tournament;
+* ``"undetermined"`` otherwise.
+
+An ``in`` verdict is thus backed by a path of confidently oriented edges to every other agent, an
+``out`` verdict by a group of agents that confidently beats everybody outside it (the agent
+included). A pair never compared is sure neither way, for every estimator: it blocks ``in``
+verdicts through it and keeps ``out`` verdicts open. The model estimator predicts such pairs, and
+its bootstrap refits agree on the prediction, but the agreement measures sampling noise, not
+whether the model's structure (Bradley-Terry plus a low-rank cyclic term) is right for pairs it has
+never seen: on planted cores with 30% of pairs missing and 50 games per observed pair, every wrong
+sure edge of the model was an imputed one, and certifying with them made 36% of the model's
+Top-Cycle ``in`` verdicts wrong (``benchmarks/verdicts.py``, rule ``certified+imputed``). So
+imputed orientations certify nothing unless asked for (``observed=None`` here,
+``certify_imputed=True`` in the leaderboard, ``--certify-imputed`` on the command line), while the
+model still sharpens the observed pairs (a pair with one game, between agents whose other results
+are far apart, can be sure).
+
+Why not threshold the share of replicas whose hard core holds the agent (the ``p_tc`` / ``p_uc``
+columns, kept as descriptive figures)? Because it is not calibrated: an upset between a core
+agent and an outsider in the sample pulls the outsider into the sample's Top Cycle, and the
+bootstrap resamples around the sample, so at confidence 0.95 about half of such Top-Cycle ``in``
+verdicts were wrong in ``benchmarks/verdicts.py`` (commit 89328cb). How often the certified
+verdicts are wrong on simulated data with a known core is measured by the same script; the table
+is in ``benchmarks/RESULTS.md``.
 """
 
 import dataclasses
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -37,15 +62,67 @@ def _check_confidence(confidence) -> float:
   return c
 
 
-def verdict_labels(probability, confidence: float) -> np.ndarray:
-  """``"in"`` / ``"out"`` / ``"undetermined"`` per entry of ``probability`` (NumPy object array)."""
-  c = _check_confidence(confidence)
-  p = np.asarray(probability, dtype=np.float64)
-  # A small slack keeps p = 0.95 exactly (e.g. 190 of 200 replicas) an "in" at confidence 0.95.
-  eps = 1e-9
-  out = np.full(p.shape, "undetermined", dtype=object)
-  out[p >= c - eps] = "in"
-  out[p <= 1 - c + eps] = "out"
+class CertifiedMemberships(NamedTuple):
+  """Certified memberships of :func:`certified_memberships` (each Boolean ``(..., n)``).
+
+  Attributes:
+    top_cycle_in: reaches every agent through sure edges (verdict ``in``).
+    top_cycle_possible: reaches every agent through possible edges (``False``: verdict ``out``).
+    uncovered_in: reaches every agent in at most two sure edges (verdict ``in``).
+    uncovered_possible: the same through possible edges (``False``: verdict ``out``).
+  """
+
+  top_cycle_in: jax.Array
+  top_cycle_possible: jax.Array
+  uncovered_in: jax.Array
+  uncovered_possible: jax.Array
+
+
+def certified_memberships(beats, confidence) -> CertifiedMemberships:
+  """Top-Cycle and Uncovered-Set memberships certified at ``confidence`` from edge-orientation probabilities.
+
+  Sure edges are ``beats[a, b] >= confidence``; possible edges are all pairs whose reverse is not
+  sure. ``in`` = reaching everyone through sure edges (within two steps for the Uncovered Set),
+  ``out`` = not reaching everyone through possible edges (see the module docstring for why this is
+  sound whenever the sure edges are true edges). Pure: jit, vmap (e.g. over simulated runs) and
+  traced ``confidence`` work.
+
+  Args:
+    beats: ``(..., n, n)`` floating, the probability (or share of resampled tournaments) that ``a``
+      beats ``b`` in the strict majority relation; ``beats + beats^T <= 1`` (the rest is ties).
+      The diagonal is ignored.
+    confidence: level ``c`` in ``(0.5, 1)`` (scalar, may be traced).
+
+  Returns:
+    :class:`CertifiedMemberships`; ``top_cycle_in`` implies ``top_cycle_possible`` (same for the
+    Uncovered Set).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> beats = jnp.array([[0.0, 0.99, 0.99], [0.01, 0.0, 0.6], [0.01, 0.4, 0.0]])
+    >>> m = certified_memberships(beats, 0.95)  # 0 surely beats 1 and 2; 1 vs 2 is open
+    >>> m.top_cycle_in.tolist(), m.top_cycle_possible.tolist()
+    ([True, False, False], [True, False, False])
+  """
+  from ste_jax import exact
+  from ste_jax._checks import check_square
+
+  beats = jnp.asarray(beats)
+  if not jnp.issubdtype(beats.dtype, jnp.floating):
+    raise TypeError(f"beats must be a floating array of orientation probabilities, got dtype {beats.dtype}.")
+  check_square(beats, "beats")
+  sure = beats >= jnp.asarray(confidence, beats.dtype)
+  possible = ~jnp.swapaxes(sure, -1, -2)
+  return CertifiedMemberships(exact.reach_all(sure), exact.reach_all(possible),
+                              exact.kings_in_relation(sure), exact.kings_in_relation(possible))
+
+
+def certificate_labels(is_in, possible) -> np.ndarray:
+  """``"in"`` where ``is_in``, ``"out"`` where not ``possible``, else ``"undetermined"`` (object array)."""
+  is_in, possible = np.asarray(is_in, dtype=bool), np.asarray(possible, dtype=bool)
+  out = np.full(is_in.shape, "undetermined", dtype=object)
+  out[is_in] = "in"
+  out[~possible] = "out"
   return out
 
 
@@ -54,10 +131,11 @@ class Verdicts:
   """Verdicts for one solution concept.
 
   Attributes:
-    probability: ``(n,)`` share of replicas in which the agent is a member.
-    verdict: ``(n,)`` object array of ``"in"``, ``"out"`` or ``"undetermined"``.
+    probability: ``(n,)`` share of replicas whose hard core holds the agent (descriptive; the
+      verdict does not threshold it, see the module docstring).
+    verdict: ``(n,)`` object array of ``"in"``, ``"out"`` or ``"undetermined"`` (certified).
     confidence: the confidence level used.
-    num_replicas: number of replicas behind ``probability``.
+    num_replicas: number of replicas behind ``probability`` and the edge orientations.
   """
 
   probability: np.ndarray
@@ -68,62 +146,90 @@ class Verdicts:
 
 @dataclasses.dataclass(frozen=True)
 class MembershipVerdicts:
-  """Top-Cycle and Uncovered-Set :class:`Verdicts` of the same replicas."""
+  """Top-Cycle and Uncovered-Set :class:`Verdicts` of the same replicas, and the edge orientations.
+
+  Attributes:
+    top_cycle, uncovered: :class:`Verdicts`.
+    beats: ``(n, n)`` share of replicas with the strict edge ``a -> b``.
+  """
 
   top_cycle: Verdicts
   uncovered: Verdicts
+  beats: np.ndarray
 
 
-def verdicts_from_memberships(top_cycle, uncovered, *, confidence: float = 0.95) -> MembershipVerdicts:
-  """Verdicts from stacked hard memberships.
+def verdicts_from_replicas(top_cycle, uncovered, beats, *, confidence: float = 0.95,
+                           observed=None) -> MembershipVerdicts:
+  """Verdicts from replicas' hard memberships and their edge orientations.
 
   Args:
     top_cycle: ``(R, n)`` boolean hard Top-Cycle membership of ``R`` replicas.
     uncovered: ``(R, n)`` boolean hard Uncovered-Set membership.
+    beats: ``(n, n)`` share of the replicas with the strict edge ``a -> b``.
     confidence: level ``c`` in ``(0.5, 1)``.
+    observed: optional ``(n, n)`` boolean, the pairs compared at least once; the others are sure
+      neither way (their orientation is the model's imputation, not evidence). ``None``: use
+      ``beats`` as given.
 
   Returns:
-    :class:`MembershipVerdicts`.
+    :class:`MembershipVerdicts` (``beats`` as used, i.e. zero on unobserved pairs when masked).
   """
   c = _check_confidence(confidence)
-  out = []
+  ms = []
   for name, m in (("top_cycle", top_cycle), ("uncovered", uncovered)):
     m = np.asarray(m)
     if m.ndim != 2 or m.dtype != bool:
       raise ValueError(f"{name} must be a boolean array of shape (num_replicas, n); got {m.dtype} {m.shape}.")
-    p = m.mean(axis=0)
-    out.append(Verdicts(p, verdict_labels(p, c), c, int(m.shape[0])))
-  return MembershipVerdicts(*out)
+    ms.append(m)
+  beats = np.asarray(beats, dtype=np.float64)
+  n = ms[0].shape[1]
+  if beats.shape != (n, n) or ms[1].shape != ms[0].shape:
+    raise ValueError(f"beats must be ({n}, {n}) and the memberships of equal shapes; got {beats.shape}, "
+                     f"{ms[0].shape}, {ms[1].shape}.")
+  if observed is not None:
+    observed = np.asarray(observed, dtype=bool)
+    if observed.shape != (n, n):
+      raise ValueError(f"observed must be a ({n}, {n}) boolean mask, got shape {observed.shape}.")
+    beats = np.where(observed, beats, 0.0)
+  cert = certified_memberships(jnp.asarray(beats), c)
+  out = [Verdicts(m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]))
+         for m, is_in, possible in ((ms[0], cert.top_cycle_in, cert.top_cycle_possible),
+                                    (ms[1], cert.uncovered_in, cert.uncovered_possible))]
+  return MembershipVerdicts(*out, beats)
 
 
 @jax.jit
 def _stack_memberships(P):
-  """Hard Top Cycle and Uncovered Set of a ``(R, n, n)`` stack (ties both ways), compiled once per shape."""
-  from ste_jax.evaluate._estimators import hard_memberships
+  """Hard cores (ties both ways) and orientation shares of a ``(R, n, n)`` stack, compiled once per shape."""
+  from ste_jax.evaluate._estimators import hard_memberships, hard_relations
 
-  return jax.vmap(lambda p: hard_memberships(p, "winrate"))(P)
+  tc, uc = jax.vmap(lambda p: hard_memberships(p, "winrate"))(P)
+  _, strict = hard_relations(P, "winrate")
+  return tc, uc, jnp.mean(strict, axis=0, dtype=P.dtype)
 
 
 def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
-                        key=None, batch_size: int | None = 8) -> MembershipVerdicts:
+                        key=None, batch_size: int | None = 8, certify_imputed: bool = False) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
 
   Args:
     data: one of
 
       * a :class:`~ste_jax.data.Comparisons`: the estimator's edges are bootstrapped
-        (``num_replicas`` multinomial replicas, refits for the model estimator) and each replica's
-        hard core computed;
-      * a ``(R, n, n)`` stack of resampled tournaments ``P`` (e.g. from your own posterior
-        sampler): hard relation ``P > 1/2`` with ties counted both ways;
+        (``num_replicas`` Poisson replicas over unit comparisons, refits for the model estimator);
+      * a ``(R, n, n)`` stack of resampled tournaments ``P`` (e.g. draws from your own posterior):
+        strict edges ``P > 1/2``; hard cores with ties counted both ways;
     confidence: level ``c`` in ``(0.5, 1)``.
     estimator: ``"auto"``, ``"posterior"``, ``"winrate"`` or ``"model"`` (comparisons only).
     num_replicas: bootstrap replicas (comparisons only).
     key: PRNG key (default ``jax.random.key(0)``).
     batch_size: replicas per compiled batch (memory bound; comparisons only).
+    certify_imputed: let the model's predictions on pairs never compared count as evidence
+      (comparisons only; see the module docstring for what this costs).
 
   Returns:
-    :class:`MembershipVerdicts` (probabilities and verdicts for both solutions).
+    :class:`MembershipVerdicts`: verdicts certified from the replicas' edge orientations
+    (:func:`certified_memberships`), with the share of replicas whose hard core holds each agent.
 
   Examples:
     >>> import jax.numpy as jnp
@@ -132,7 +238,7 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     >>> v.top_cycle.verdict.tolist()
     ['in', 'out', 'out']
   """
-  from ste_jax.data import Comparisons
+  from ste_jax.data import Comparisons, pair_counts
   from ste_jax.evaluate import _estimators
 
   if isinstance(data, Comparisons):
@@ -142,10 +248,14 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     key = jax.random.key(0) if key is None else key
     k_fit, k_boot = jax.random.split(key)
     est = _estimators.build_estimator(name, data, key=k_fit)
-    tc, uc = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size)
-    return verdicts_from_memberships(tc, uc, confidence=confidence)
+    boot = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size)
+    observed = None if certify_imputed else np.asarray(pair_counts(data).totals) > 0
+    return verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=confidence,
+                                  observed=observed)
   P = jnp.asarray(data)
   if P.ndim != 3 or P.shape[-1] != P.shape[-2]:
     raise ValueError(f"data must be Comparisons or a (R, n, n) stack of tournaments; got shape {tuple(P.shape)}.")
-  tc, uc = _stack_memberships(P)
-  return verdicts_from_memberships(np.asarray(tc), np.asarray(uc), confidence=confidence)
+  if not jnp.issubdtype(P.dtype, jnp.floating):
+    raise TypeError(f"data must be a floating (R, n, n) stack of tournaments, got dtype {P.dtype}.")
+  tc, uc, beats = _stack_memberships(P)
+  return verdicts_from_replicas(np.asarray(tc), np.asarray(uc), np.asarray(beats), confidence=confidence)

@@ -12,6 +12,8 @@ a posterior-edge relation has no edge either way for a pair without evidence. Th
   partial relation it can be empty.
 * :func:`uncovered_in_relation`: the agents that no agent covers. For the strict majority relation
   (``P > 1/2``) this is :func:`~ste_jax.exact.uncovered_set`.
+* :func:`kings_in_relation`: the agents that reach every other agent in at most two steps. For a
+  tournament these are the uncovered agents; unlike covering, the property is monotone in the edges.
 * :func:`condensation_tiers`: each agent's tier in the condensation (the DAG of strongly connected
   components). For a complete relation tier 1 is the Smith set, tier 2 the Smith set of the rest...
 
@@ -59,12 +61,12 @@ def _as_relation(x, name: str) -> jax.Array:
   return x & ~eye_mask(x)
 
 
-def _over_leading_axes(kernel: Callable[[jax.Array], jax.Array], E: jax.Array) -> jax.Array:
-  """Applies ``kernel``, ``(n, n) -> (n,)``, to each relation of ``E`` ``(..., n, n)``."""
+def _over_leading_axes(kernel: Callable[[jax.Array], jax.Array], E: jax.Array):
+  """Applies ``kernel``, ``(n, n) ->`` a pytree of arrays, to each relation of ``E`` ``(..., n, n)``."""
   if E.ndim == 2:
     return kernel(E)
   flat, batch = flatten_batch(E, 2)
-  return unflatten_batch(jax.vmap(kernel)(flat), batch)
+  return jax.tree.map(lambda y: unflatten_batch(y, batch), jax.vmap(kernel)(flat))
 
 
 def _bfs(step: Callable[[jax.Array], jax.Array], seed: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -231,6 +233,55 @@ def uncovered_in_relation(S) -> jax.Array:
   """
   S = _as_relation(S, "S")
   return _uncovered(S)
+
+
+def _kings_single(E: jax.Array) -> jax.Array:
+  """:func:`kings_in_relation` of one ``(n, n)`` relation with a cleared diagonal."""
+  n = E.shape[-1]
+  Ef = E.astype(_COUNT)
+  within_two = E | (jnp.matmul(Ef, Ef) > 0) | jnp.eye(n, dtype=bool)
+  return jnp.all(within_two, axis=-1)
+
+
+_KINGS_KERNEL = vmap_by_platform(_kings_single)
+
+
+@jax.jit  # compiled once per shape, also for eager calls (inlined under an outer jit)
+def _kings(E: jax.Array) -> jax.Array:
+  return _over_leading_axes(_KINGS_KERNEL, E)
+
+
+def kings_in_relation(E) -> jax.Array:
+  """Agents that reach every other agent in at most two steps of the relation ``E`` ("kings").
+
+  For a tournament (exactly one edge per pair) an agent is a king iff nobody covers it, so this is
+  the Uncovered Set of ``E`` (Landau's theorem). Unlike the cover definition, being a king is
+  *monotone*: adding edges never removes a king. That is what certifying membership from
+  uncertain edges needs (:func:`~ste_jax.evaluate.certified_memberships`): a king of a
+  sub-relation of the true tournament is a king of it, and a non-king of a super-relation is not.
+  One ``O(n^3)`` Boolean matrix product (exact in float32).
+
+  Args:
+    E: Boolean ``(..., n, n)`` relation, ``E[a, b]`` = "``a`` beats ``b``"; the diagonal is
+      ignored.
+
+  Returns:
+    Boolean mask of shape ``(..., n)``.
+
+  Raises:
+    TypeError: if ``E`` is not Boolean.
+    ValueError: if ``E`` is not square in its last two axes.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> E = jnp.array([[0, 1, 0, 0], [0, 0, 1, 1], [1, 0, 0, 0], [0, 0, 0, 0]], bool)
+    >>> kings_in_relation(E).tolist()  # 0 > 1 > 2 > 0 and 1 > 3: 2 needs three steps to reach 3
+    [True, True, False, False]
+  """
+  E = _as_relation(E, "E")
+  if E.shape[-1] == 0:
+    return jnp.zeros(E.shape[:-1], bool)
+  return _kings(E)
 
 
 def _closure(E: jax.Array) -> jax.Array:

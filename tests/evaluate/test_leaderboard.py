@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ste_jax import ste_scores_from_edges
+from ste_jax import exact, ste_scores_from_edges
 from ste_jax._cli import bundled_dataset_path
 from ste_jax.data import Comparisons, load_comparisons
 from ste_jax.evaluate import LeaderboardSettings, core_table, leaderboard
@@ -117,3 +117,26 @@ def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
 def test_bad_settings(kwargs, match):
   with pytest.raises(ValueError, match=match):
     LeaderboardSettings(**kwargs)
+
+
+def test_solution_columns_in_table_and_outputs():
+  """``solutions=`` adds one column per solution (sets: membership, lotteries: probabilities) of the
+  displayed tournament, in the frame, the CSV and the text table; unknown names are refused."""
+  from ste_jax import _render
+  from ste_jax.evaluate import LeaderboardSettings, core_tables
+
+  c, _ = rps_above_transitive(0)
+  names = ("bipartisan", "ml", "top_cycle")
+  tables = core_tables(c, LeaderboardSettings(estimator="winrate", num_replicas=0, solutions=names))
+  t = tables[0]
+  assert t.column_names[-3:] == names
+  assert np.asarray(t.columns["top_cycle"]).tolist() == np.asarray(exact.top_cycle(t.P)).tolist()
+  assert abs(float(np.sum(t.columns["ml"])) - 1.0) < 1e-4 and np.all(t.columns["ml"] >= 0)
+  assert set(np.flatnonzero(t.columns["bipartisan"])) == set(np.flatnonzero(t.columns["ml"] > 1e-6))
+  header = _render.format_csv(tables).splitlines()[0].split(",")
+  assert header[-3:] == list(names)
+  assert "bipartisan" in _render.format_text(tables).splitlines()[4]
+  frame = leaderboard(c, estimator="winrate", bootstrap=0, solutions=names)
+  assert list(frame.columns[-3:]) == list(names)
+  with pytest.raises(ValueError, match="unknown solution"):
+    LeaderboardSettings(solutions=("nope",))

@@ -8,9 +8,9 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ste_jax.exact import condensation_tiers, reach_all, top_cycle, uncovered_in_relation
+from ste_jax.exact import condensation_tiers, kings_in_relation, reach_all, top_cycle, uncovered_in_relation
 from ste_jax.exact import uncovered_set
-from ste_jax.ops import _batching
+from ste_jax.ops import batching_mode
 from tests import oracles
 
 FUNCTIONS = [reach_all, uncovered_in_relation, condensation_tiers]
@@ -142,18 +142,14 @@ def test_jit_equals_eager_and_vmap_equals_loop():
     np.testing.assert_array_equal(fn(Es.reshape(2, 3, 9, 9)), single.reshape(2, 3, 9))
 
 
-def test_accelerator_batch_axis_equals_loop(monkeypatch):
+def test_accelerator_batch_axis_equals_loop():
   """The batch-axis path that vmap_by_platform takes off the CPU, run on the CPU."""
   rng = np.random.default_rng(8)
   Es = np.stack([random_relation(rng, 9, kind) for kind in ["tournament", "ties", "partial"] * 2])
   expected = {fn: np.stack([np.asarray(JITTED[fn](E)) for E in Es]) for fn in FUNCTIONS}
-  monkeypatch.setattr(_batching, "_LOOP_PLATFORMS", ())
-  jax.clear_caches()  # compiled programs baked in the loop
-  try:
+  with batching_mode("vectorize"):
     for fn in FUNCTIONS:
       np.testing.assert_array_equal(jax.vmap(fn)(Es), expected[fn])
-  finally:
-    jax.clear_caches()
 
 
 def test_under_x64(x64):
@@ -202,3 +198,23 @@ def test_bad_input_raises_naming_argument(fn, name):
     fn(np.zeros(3, bool))
   with pytest.raises(TypeError, match=f"{name} must be a Boolean relation"):
     fn(np.full((3, 3), 0.7))
+
+
+@pytest.mark.parametrize("kind", ["tournament", "ties", "partial"])
+def test_kings_against_networkx_and_landau(kind):
+  """Kings = agents at distance <= 2 from everyone (networkx shortest paths); on tournaments the
+  uncovered set (Landau's theorem, brute-force covering); monotone: adding edges keeps every king."""
+  rng = np.random.default_rng(7)
+  for n in (1, 2, 3, 5, 8, 13):
+    E = random_relation(rng, n, kind)
+    G = oracles.nx_digraph(E)
+    expected = np.array([len(nx.single_source_shortest_path_length(G, a, cutoff=2)) == n for a in range(n)])
+    got = np.asarray(kings_in_relation(E))
+    np.testing.assert_array_equal(got, expected)
+    if kind == "tournament":
+      P = np.where(E, 1.0, np.where(E.T, 0.0, 0.5))
+      np.testing.assert_array_equal(got, oracles.brute_uncovered_set(P))
+    more = E | (rng.uniform(size=(n, n)) < 0.2)
+    assert np.all(np.asarray(kings_in_relation(more)) >= got)
+  with pytest.raises(ValueError, match="E must be a square"):
+    kings_in_relation(np.zeros((3, 4), bool))
