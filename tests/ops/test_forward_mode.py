@@ -119,7 +119,8 @@ def _oracle_pairs():
   }
 
 
-@pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard", "ste_scores", "ste_scores_smooth"])
+@pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard", "ste_scores",
+                                  pytest.param("ste_scores_smooth", marks=pytest.mark.slow)])
 def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   ours, naive = _oracle_pairs()[name]
   x = _tournament(2) if name.startswith("ste") else _edges(2)
@@ -130,6 +131,7 @@ def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   chex.assert_trees_all_close(jax.hessian(scalar(ours))(x), jax.hessian(scalar(naive))(x), **tol)
 
 
+@pytest.mark.slow  # about 30 s on 2 cores
 def test_temperature_derivatives_equal_the_dense_equations(x64):
   P = _tournament(3)
   temps = jnp.asarray([0.1, 0.2, 0.3, 0.15])
@@ -220,6 +222,7 @@ class TransformationsTest(chex.TestCase):
         chex.assert_trees_all_close(rev_over_fwd, dense, atol=1e-11, rtol=1e-9)
 
 
+@pytest.mark.slow  # about 30 s on 2 cores
 def test_forward_mode_under_vmap_matches_a_loop():
   P = jnp.stack([_tournament(s, n=6) for s in range(3)]).astype(jnp.float32)
   f = lambda P: jnp.stack(ste_scores(P, tau=0.05))
