@@ -275,7 +275,7 @@ import importlib.resources
 import jax, jax.numpy as jnp, numpy as np
 import matplotlib.pyplot as plt
 import ste_jax as ste
-from ste_jax.evaluate._active import simulate_certification   # the simulator behind benchmarks/active.py
+from ste_jax.evaluate import simulate_certification   # the simulator behind benchmarks/active.py
 
 SEEDS, K, ROUNDS = 16, 4, 1000
 POLICIES = ("active", "uniform", "arena")

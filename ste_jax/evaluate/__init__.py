@@ -1,6 +1,7 @@
 """The practitioner's pipeline: estimators, verdicts, diagnostics and the leaderboard."""
 
 from ._active import SuggestedPairs as SuggestedPairs
+from ._active import simulate_certification as simulate_certification
 from ._active import suggest_pairs as suggest_pairs
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
@@ -39,5 +40,6 @@ __all__ = [
     "leaderboard",
     "membership_verdicts",
     "subset_context",
+    "simulate_certification",
     "suggest_pairs",
 ]
