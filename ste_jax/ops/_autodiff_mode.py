@@ -10,45 +10,23 @@ function have only one:
   "can't apply forward-mode autodiff (jvp) to a custom_vjp function".
 * ``"any"``: a custom JVP rule, linear in the tangents, from which JAX derives reverse mode by
   transposition: every mode and order works, with ``O(n^2)`` memory; ``jax.grad`` at ``n = 1000``
-  was 1.6-1.9x slower than ``"reverse"`` in paired runs (tables in ``benchmarks/RESULTS.md``).
+  was 1.6-1.9x slower than ``"reverse"`` in paired ``benchmarks/operators.py`` runs (table in ``benchmarks/RESULTS.md``).
 
 The max-min closure has a single custom JVP rule that serves every mode at full speed, so the mode
 only concerns the cover (``soft_cover_scores``, ``soft_uncovered_score``, ``ste_scores``).
 """
 
 import contextlib
-import contextvars
 from typing import Iterator, Literal
 
-import jax
+from ste_jax.ops._trace_option import trace_option
 
 AutodiffMode = Literal["reverse", "any"]
 _MODES = ("reverse", "any")
 
-# Read while a computation is traced. With ``jax.make_user_context`` the value is part of JAX's
-# tracing and compilation cache keys (a function jitted in one mode is traced again in the other).
-if hasattr(jax, "make_user_context"):
-  _MODE = jax.make_user_context("reverse")
-
-  def _current() -> str:
-    return _MODE.value
-
-  def _set(mode: str):
-    return _MODE(mode)
-
-else:  # pragma: no cover - a JAX without jax.make_user_context
-  _MODE_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("ste_jax_autodiff_mode", default="reverse")
-
-  def _current() -> str:
-    return _MODE_VAR.get()
-
-  @contextlib.contextmanager
-  def _set(mode: str):
-    token = _MODE_VAR.set(mode)
-    try:
-      yield
-    finally:
-      _MODE_VAR.reset(token)
+# Read while a computation is traced (part of JAX's cache keys where JAX supports it:
+# :mod:`ste_jax.ops._trace_option`).
+_current, _set = trace_option("ste_jax_autodiff_mode", "reverse")
 
 
 @contextlib.contextmanager

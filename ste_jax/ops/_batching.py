@@ -21,12 +21,13 @@ tests, or to compare both in a benchmark. There is no module-level switch to ass
 """
 
 import contextlib
-import contextvars
 from typing import Callable, Iterator, Literal
 
 import jax
 from jax import lax
 from jax.custom_batching import custom_vmap
+
+from ste_jax.ops._trace_option import trace_option
 
 BatchingMode = Literal["auto", "loop", "vectorize"]
 _MODES = ("auto", "loop", "vectorize")
@@ -34,32 +35,9 @@ _MODES = ("auto", "loop", "vectorize")
 # The backends on which ``"auto"`` runs a batch of kernel calls as a loop over items.
 _LOOP_PLATFORMS_AUTO = ("cpu",)
 
-# The current mode, read by the batching rule while a computation is traced. Where JAX has
-# ``jax.make_user_context`` the value is part of JAX's tracing and compilation cache keys, so a
-# function jitted in one mode is traced again in another; older JAX falls back to a context
-# variable, and a jitted function keeps the mode of its first trace for the same shapes.
-if hasattr(jax, "make_user_context"):
-  _MODE = jax.make_user_context("auto")
-
-  def _current_mode() -> str:
-    return _MODE.value
-
-  def _set_mode(mode: str):
-    return _MODE(mode)
-
-else:  # pragma: no cover - a JAX without jax.make_user_context
-  _MODE_VAR: contextvars.ContextVar[str] = contextvars.ContextVar("ste_jax_batching_mode", default="auto")
-
-  def _current_mode() -> str:
-    return _MODE_VAR.get()
-
-  @contextlib.contextmanager
-  def _set_mode(mode: str):
-    token = _MODE_VAR.set(mode)
-    try:
-      yield
-    finally:
-      _MODE_VAR.reset(token)
+# The current mode, read by the batching rule while a computation is traced (part of JAX's cache
+# keys where JAX supports it: :mod:`ste_jax.ops._trace_option`).
+_current_mode, _set_mode = trace_option("ste_jax_batching_mode", "auto")
 
 
 @contextlib.contextmanager
