@@ -81,6 +81,7 @@ _LAZY_NAMES = {
     "CoreTable": "ste_jax.evaluate",
     "evidence_diagnostics": "ste_jax.evaluate",
     "fit_model_tournament": "ste_jax.evaluate",
+    "head_to_head_contradictions": "ste_jax.evaluate",
     "leaderboard": "ste_jax.evaluate",
     "membership_verdicts": "ste_jax.evaluate",
     "SuggestedPairs": "ste_jax.evaluate",
@@ -106,6 +107,7 @@ if typing.TYPE_CHECKING:  # static analysers see the lazy names as ordinary impo
   from ste_jax.evaluate import CoreTable as CoreTable
   from ste_jax.evaluate import evidence_diagnostics as evidence_diagnostics
   from ste_jax.evaluate import fit_model_tournament as fit_model_tournament
+  from ste_jax.evaluate import head_to_head_contradictions as head_to_head_contradictions
   from ste_jax.evaluate import leaderboard as leaderboard
   from ste_jax.evaluate import membership_verdicts as membership_verdicts
   from ste_jax.evaluate import SuggestedPairs as SuggestedPairs
@@ -178,6 +180,7 @@ __all__ = [
     "fit_model_tournament",
     "from_dataframe",
     "from_task_results",
+    "head_to_head_contradictions",
     "hodge_rank",
     "inclusion_frequency",
     "kings_in_relation",

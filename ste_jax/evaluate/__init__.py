@@ -3,6 +3,8 @@
 from ._active import SuggestedPairs as SuggestedPairs
 from ._active import simulate_certification as simulate_certification
 from ._active import suggest_pairs as suggest_pairs
+from ._contradictions import Contradiction as Contradiction
+from ._contradictions import head_to_head_contradictions as head_to_head_contradictions
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
 from ._estimators import ESTIMATORS as ESTIMATORS
@@ -24,6 +26,7 @@ from ._verdicts import membership_verdicts as membership_verdicts
 __all__ = [
     "Candidate",
     "CertifiedMemberships",
+    "Contradiction",
     "CoreTable",
     "ESTIMATORS",
     "EvidenceDiagnostics",
@@ -37,6 +40,7 @@ __all__ = [
     "core_tables",
     "evidence_diagnostics",
     "fit_model_tournament",
+    "head_to_head_contradictions",
     "leaderboard",
     "membership_verdicts",
     "subset_context",

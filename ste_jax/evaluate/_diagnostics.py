@@ -59,6 +59,9 @@ class EvidenceDiagnostics:
     connected: ``num_components == 1``.
     warnings: one-line warnings, each naming its cause with numbers and a remedy; empty when the
       data raise no concern.
+    contradictions: observed pairs whose head-to-head record significantly contradicts the
+      table's tournament (:func:`~ste_jax.evaluate.head_to_head_contradictions`; filled by the
+      leaderboard, empty here).
   """
 
   num_agents: int
@@ -73,6 +76,7 @@ class EvidenceDiagnostics:
   component_sizes: tuple[int, ...]
   connected: bool
   warnings: tuple[str, ...]
+  contradictions: tuple = ()
 
   def to_dict(self) -> dict[str, Any]:
     """A JSON-ready dict of plain Python types (``json.dumps`` accepts it as is).
@@ -102,6 +106,7 @@ class EvidenceDiagnostics:
         "component_sizes": list(self.component_sizes),
         "connected": self.connected,
         "warnings": list(self.warnings),
+        "contradictions": [c._asdict() for c in self.contradictions],
     }
 
 

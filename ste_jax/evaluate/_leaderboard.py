@@ -6,7 +6,9 @@ scores of the chosen estimator's edges, the share of bootstrap replicas whose *h
 agent with an ``in`` / ``out`` / ``undetermined`` verdict at a stated confidence, the hard
 membership and condensation tier of the point estimate (same edges as the soft scores, see
 :mod:`ste_jax.evaluate._estimators`), and the win-rate, Bradley-Terry and Elo baselines. Evidence
-diagnostics and warnings come with every table.
+diagnostics and warnings come with every table, including the observed pairs whose head-to-head
+record significantly contradicts the table's tournament
+(:mod:`ste_jax.evaluate._contradictions`, at false-discovery rate ``1 - confidence``).
 
 Cost: each bootstrap replica recomputes the estimator's edges (a warm-started refit for the model
 estimator) and the *hard* cores (breadth-first reachability and one matrix product); soft scores are
@@ -26,10 +28,13 @@ import numpy as np
 from ste_jax import exact
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
+from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._verdicts import verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
+_CONTRADICTION_REMEDY = ("read these records before trusting the order of these agents; --estimator posterior "
+                         "uses each pair's own record")
 REPLICA_CHUNK = 25
 
 COLUMNS = (
@@ -417,6 +422,12 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   diagnostics = evidence_diagnostics(np.asarray(counts.totals), agents=comparisons.agents,
                                      top_cycle=cols["hard_tc"], tc_scores=cols["tc_score"],
                                      min_games=settings.min_games)
+  contradictions = head_to_head_contradictions(np.asarray(counts.wins), np.asarray(display), agents=comparisons.agents,
+                                              fdr=1 - settings.confidence)
+  line = contradiction_warning(contradictions, fdr=1 - settings.confidence, remedy=_CONTRADICTION_REMEDY)
+  if line:
+    diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (line,),
+                                      contradictions=contradictions)
   return CoreTable(
       context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
       P=np.asarray(display, dtype=np.float64),
