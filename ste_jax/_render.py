@@ -255,4 +255,17 @@ def format_witnesses(w: dict) -> str:
     for r in w["refutations"]:
       out.append(f"  {r['agent']} beats {name} ({r['p']:.2f}) but not {r['misses']} "
                  f"({name} > {r['misses']} {r['p_agent']:.2f}; {r['agent']} vs {r['misses']} {r['p_other']:.2f})")
+  for lot in w.get("lotteries", ()):
+    margins = "majority margins sign(P - P^T)" if lot["set"] == "bipartisan" else "probability margins P - P^T"
+    mix = ", ".join(f"{e['agent']} {e['p']:.3f}" for e in lot["lottery"])
+    out.append("")
+    if lot["in"]:
+      out.append(f"{lot['set'].capitalize()} set ({margins}): {name} is in the support of the maximal lottery: {mix}")
+    elif lot["witness"]:
+      out.append(f"{lot['set'].capitalize()} set ({margins}): {name} is out: the maximal lottery ({mix}) beats it "
+                 f"by an expected margin of {lot['margin']:.3f} > 0, and an agent a maximal lottery beats in "
+                 "expectation is in the support of none")
+    else:
+      out.append(f"{lot['set'].capitalize()} set ({margins}): {name} is out (solver support; no margin witness "
+                 f"within rounding, margin {lot['margin']:.2e}): maximal lottery {mix}")
   return "\n".join(out)

@@ -1,8 +1,13 @@
-"""Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations."""
+"""Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations,
+and the maximal lottery that excludes it from the bipartisan and essential sets."""
 
+import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import exact
+
+LOTTERY_WITNESS_MAX_AGENTS = 1000  # the interior-point solve costs O(n^3) per step: seconds at n = 1000
+_LOTTERY_SHOWN = 6  # support entries spelled out
 
 
 def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -> dict:
@@ -23,7 +28,8 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
     the first step being the agent itself), ``unreached`` (agents no chain reaches, Top-Cycle
     members first); ``coverers`` (each with the agents it beats that the explained agent beats)
     and ``refutations`` (for each agent that beats it without covering it, an agent it beats that
-    the other does not beat).
+    the other does not beat); ``lotteries`` (:func:`lottery_witnesses`, empty above
+    ``LOTTERY_WITNESS_MAX_AGENTS`` agents).
   """
   P = np.asarray(P, dtype=np.float64)
   games = np.asarray(games, dtype=np.float64)
@@ -71,4 +77,48 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
            "p_agent": float(P[index, refute[c]]), "p_other": float(P[c, refute[c]])}
           for c in np.flatnonzero(refute >= 0)
       ],
+      "lotteries": lottery_witnesses(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else [],
   }
+
+
+def lottery_witnesses(P, agents, index: int) -> list[dict]:
+  """Bipartisan- and essential-set membership of one agent, with the maximal lottery as witness.
+
+  For the majority margins ``sign(P - P^T)`` (bipartisan set) and the probability margins
+  ``P - P^T`` (essential set), the maximum-entropy maximal lottery ``p`` is computed
+  (:func:`~ste_jax.exact.maximal_lottery_with_support`). An agent ``a`` with expected margin
+  ``m_a = sum_b p_b M[b, a] > 0`` against it is outside the support of *every* maximal lottery:
+  for any maximal lottery ``q``, ``0 = p^T M q = sum_b q_b m_b >= q_a m_a`` (the game is
+  symmetric with value 0 and ``m >= 0``), so ``q_a = 0``. That margin is the witness. Margins are
+  recomputed in float64 from ``P``; ``optimal`` says whether ``min_b m_b >= -1e-6`` (``p`` is a
+  maximal lottery up to rounding), without which the witness is not claimed.
+
+  Args:
+    P: ``(n, n)`` concrete tournament (float64).
+    agents: the agent names.
+    index: the agent to explain.
+
+  Returns:
+    One dict per set: ``set``, ``in`` (membership as the solver reports it), ``margin``
+    (``m_index``), ``optimal``, ``witness`` (``True`` when ``optimal`` and the margin is ``> 1e-6``:
+    the lottery beats the agent in expectation) and ``lottery`` (the largest probabilities,
+    ``{"agent", "p"}``).
+  """
+  out = []
+  for name, majority in (("bipartisan", True), ("essential", False)):
+    M = np.asarray(exact.margin_matrix(jnp.asarray(P), majority=majority), dtype=np.float64)
+    p, support, _ = exact.maximal_lottery_with_support(jnp.asarray(M))
+    p = np.asarray(p, dtype=np.float64)
+    margins = p @ M  # m_b = sum_a p_a M[a, b]
+    scale = max(float(np.abs(M).max()), 1e-300)
+    optimal = bool(margins.min() >= -1e-6 * scale)
+    top = np.argsort(-p, kind="stable")[:_LOTTERY_SHOWN]
+    out.append({
+        "set": name,
+        "in": bool(np.asarray(support)[index]),
+        "margin": float(margins[index]),
+        "optimal": optimal,
+        "witness": optimal and bool(margins[index] > 1e-6 * scale),
+        "lottery": [{"agent": agents[b], "p": float(p[b])} for b in top if p[b] > 0],
+    })
+  return out
