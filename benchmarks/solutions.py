@@ -6,6 +6,11 @@ run above n = 300) of the AOT-compiled function (compile time reported separatel
 skipped above --pv-max-n, where a single call takes too long). The ratio is pref_voting / ste_jax.
 Both run in this process, on the same machine, one after the other.
 
+A second table checks the maximal-lottery supports (the bipartisan and essential sets) of the same
+tournaments against SciPy's HiGHS LP solver (one feasibility LP per margin matrix; for these
+tournaments the maximal lottery is unique, so its support is the set), computed by ste_jax in
+float32 and in float64 (``jax.enable_x64``), with the solver's own ``verified`` flag.
+
 Usage: .venv/bin/python benchmarks/solutions.py [--sizes 30 100 1000] [--reps 3]
 """
 
@@ -85,7 +90,10 @@ def main():
   parser.add_argument("--mcs-max-n", type=int, default=300,
                       help="skip the minimal covering set above this n (its iteration solves one maximal "
                       "lottery per round; at n = 1000 it did not finish in 15 minutes on 2 shared cores)")
+  parser.add_argument("--supports-only", action="store_true", help="print only the support-accuracy table")
   args = parser.parse_args()
+  if args.supports_only:
+    return support_accuracy(args.sizes)
   try:
     import open_spiel  # noqa: F401
 
@@ -124,6 +132,40 @@ def main():
   print("|---:|---|---:|---:|---:|---:|")
   for n, name, run_s, compile_s, pv_s, ratio, _ in rows:
     print(f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} |")
+  print()
+  support_accuracy(args.sizes)
+
+
+def support_accuracy(sizes):
+  """The second table: ste_jax's maximal-lottery supports in float32 and float64 against HiGHS."""
+  print("| n | margins | HiGHS support size | float32: agents differing from HiGHS (verified) "
+        "| float64: agents differing from HiGHS (verified) | float64 run (s) |")
+  print("|---:|---|---:|---|---|---:|")
+  for n in sizes:
+    P = random_tournament(np.random.default_rng(n), n).astype(np.float64)
+    for majority in (True, False):
+      lp = _highs_support(np.sign(P - P.T) if majority else P - P.T)
+      cells = []
+      for x64 in (False, True):
+        with jax.enable_x64(x64):
+          M = ste_jax.margin_matrix(jnp.asarray(P, jnp.float64 if x64 else jnp.float32), majority=majority)
+          _, support, verified = jax.block_until_ready(ste_jax.exact.maximal_lottery_with_support(M))
+          t0 = time.perf_counter()
+          jax.block_until_ready(ste_jax.exact.maximal_lottery_with_support(M))
+          run_s = time.perf_counter() - t0
+          cells.append(f"{int(np.sum(np.asarray(support) != lp))} ({'yes' if bool(verified) else 'no'})")
+      kind = "majority sign(P - P^T) (bipartisan)" if majority else "probability P - P^T (essential)"
+      print(f"| {n} | {kind} | {int(lp.sum())} | {cells[0]} | {cells[1]} | {run_s:.3f} |", flush=True)
+
+
+def _highs_support(M, tol=1e-9):
+  """Support of a maximal lottery of ``M`` by SciPy's HiGHS LP (unique for these tournaments)."""
+  from scipy.optimize import linprog
+
+  n = M.shape[0]
+  res = linprog(np.zeros(n), A_ub=-M.T, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0],
+                bounds=[(0, None)] * n, method="highs")
+  return res.x > tol
 
 
 if __name__ == "__main__":

@@ -33,6 +33,9 @@ DATASETS = ("vicuna80_qlora_human", "llmfao_crowd")
 # winrate -> Smith set with unobserved pairs as ties. The model estimator is tested in tests/evaluate.
 ESTIMATOR = {"vicuna80_qlora_human": "posterior", "llmfao_crowd": "winrate"}
 BOOT = "20"
+# LLMFAO (59 agents, 10-17 s per command on 2 cores) runs in `make test-slow`; the bundled
+# Vicuna-80 runs the same checks by default.
+SCORED_DATASETS = ("vicuna80_qlora_human", pytest.param("llmfao_crowd", marks=pytest.mark.slow))
 
 
 def run(*argv):
@@ -138,7 +141,7 @@ def csv_rows(text):
 # score
 
 
-@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("name", SCORED_DATASETS)
 def test_score_json(name):
   out, _ = scored(name, "json")
   doc = json.loads(out)
@@ -154,7 +157,7 @@ def test_score_json(name):
     assert all(isinstance(r["bradley_terry"], float) for r in table["rows"])
 
 
-@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("name", SCORED_DATASETS)
 def test_score_csv(name):
   out, err = scored(name, "csv")
   assert err.startswith("conventions: estimator: " + ESTIMATOR[name])
@@ -169,7 +172,7 @@ def test_score_csv(name):
     assert r["p_uc"] == pytest.approx(j["p_uc"], rel=1e-5, abs=1e-6)
 
 
-@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("name", SCORED_DATASETS)
 def test_score_table_and_markdown(name):
   agents, *_ , tc, _ = oracle(name)
   text, _ = scored(name, "table")
@@ -193,6 +196,7 @@ def test_score_table_and_markdown(name):
   assert len(table_lines) == 2 + len(agents)
 
 
+@pytest.mark.slow  # about 18 s on 2 cores (one plot per context)
 def test_score_by_context_csv(tmp_path):
   name = "vicuna80_qlora_human"
   plot = tmp_path / "ctx.png"
@@ -236,6 +240,7 @@ def _separable_csv(path):
   return path
 
 
+@pytest.mark.slow  # about 17 s on 2 cores (three runs, one a model fit)
 def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   path = _separable_csv(tmp_path / "sep.csv")
   code, out, err = run("score", path, "--bootstrap", "10", "--output", "json", "--estimator", "winrate")
@@ -312,7 +317,7 @@ def _check_witnesses(name, agent, w):
     assert strict[j, i] and strict[i, b] and not strict[j, b]
 
 
-@pytest.mark.parametrize("name", DATASETS)
+@pytest.mark.parametrize("name", SCORED_DATASETS)  # LLMFAO (about 10 s on 2 cores) in `make test-slow`
 def test_explain_json_witnesses(name):
   agents, P, _, tc, uc = oracle(name)
   pick = [a for a in agents if tc[a]][:2] + [a for a in agents if not tc[a] and uc[a]][:1]
@@ -323,6 +328,7 @@ def test_explain_json_witnesses(name):
     _check_witnesses(name, agent, json.loads(out))
 
 
+@pytest.mark.slow  # about 14 s on 2 cores (LLMFAO, skipped without ../shared)
 def test_explain_text_chains_are_majority_wins():
   name = "llmfao_crowd"
   agents, P, _, tc, uc = oracle(name)
@@ -351,6 +357,7 @@ def test_explain_text_chains_are_majority_wins():
 # demo, planted, errors, entry point
 
 
+@pytest.mark.slow  # about 17 s on 2 cores (`make demo` runs it too)
 def test_demo_writes_plot(tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
   code, out, err = run("demo", "--bootstrap", BOOT)
@@ -481,6 +488,7 @@ def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():
   _one_line_error(["score", FIXTURES / "arena_battles.csv", "--ties", "never"], "--ties", code=2)
 
 
+@pytest.mark.slow  # about 10 s on 2 cores; the same columns are checked through core_table by default
 def test_score_solutions_columns():
   """``--solutions`` adds the named solutions of the estimator's tournament as columns (bundled data)."""
   code, out, _ = run("score", dataset(_cli.DEMO_DATASET), "--bootstrap", "0", "--output", "csv",

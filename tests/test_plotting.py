@@ -83,6 +83,7 @@ def test_score_bars(tmp_path):
   _png(fig, tmp_path / "b.png")
 
 
+@pytest.mark.slow  # a bootstrapped table and a multi-panel figure, about 14 s on 2 cores
 def test_save_report_figure(tmp_path):
   from ste_jax.data import Comparisons
   from ste_jax.evaluate import LeaderboardSettings, core_table

@@ -18,7 +18,8 @@ is the chance that ``y`` wins at least ``w_y`` of the ``t`` games at that rate:
 
 the regularized incomplete beta function, which extends the binomial tail continuously to the
 half wins of ties and to weighted rows. The p-values of all observed pairs (pairs exactly at
-``1/2`` are skipped: the table takes no side) are thresholded by the Benjamini-Hochberg step-up
+``1/2`` are skipped: the table takes no side; optionally only pairs among a given set of agents,
+e.g. the top of the table) are thresholded by the Benjamini-Hochberg step-up
 rule at false-discovery rate ``q_{FDR}``, and the rejected pairs whose record also has the
 majority against the table (``w_y > t / 2``) are reported: among them, at most a share
 ``q_{FDR}`` are expected to be pairs the table gets right. Testing at the table's own probability
@@ -58,7 +59,8 @@ class Contradiction(NamedTuple):
   p_value: float
 
 
-def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0.05) -> tuple[Contradiction, ...]:
+def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0.05,
+                                among=None) -> tuple[Contradiction, ...]:
   """Observed pairs whose direct record significantly contradicts the tournament's orientation.
 
   Args:
@@ -67,6 +69,9 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
     tournament: ``(n, n)`` the table's win probabilities (e.g. the model's ``P̂``).
     agents: optional ``n`` names (default the indices as strings).
     fdr: Benjamini-Hochberg false-discovery rate in ``(0, 1)``.
+    among: optional ``(n,)`` bool mask: only pairs of two agents in the mask are tested (they form
+      the Benjamini-Hochberg family). The leaderboard passes the top of its table, where a
+      contradiction bears on the core and the family is small enough for a 10-0 record to count.
 
   Returns:
     The contradictions, most significant first (empty when none passes the threshold).
@@ -100,9 +105,15 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
   if len(names) != n:
     raise ValueError(f"agents must hold {n} names, got {len(names)}.")
 
+  if among is None:
+    member = np.ones(n, dtype=bool)
+  else:
+    member = np.asarray(among)
+    if member.shape != (n,) or member.dtype != bool:
+      raise ValueError(f"among must be a boolean mask of shape ({n},), got {member.dtype} {member.shape}.")
   i, j = np.triu_indices(n, k=1)
   games = w[i, j] + w[j, i]
-  decided = (games > 0) & (P[i, j] != 0.5)
+  decided = (games > 0) & (P[i, j] != 0.5) & member[i] & member[j]
   i, j, games = i[decided], j[decided], games[decided]
   # Orient every pair as the table does: x = the table's winner, y = the other.
   x = np.where(P[i, j] > 0.5, i, j)
@@ -122,7 +133,7 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
       for t in order[:k] if 2 * w_y[t] > games[t])
 
 
-def contradiction_warning(contradictions, *, fdr: float, remedy: str) -> str | None:
+def contradiction_warning(contradictions, *, fdr: float, remedy: str, family: str = "") -> str | None:
   """One warning line listing the first contradictions, or ``None`` when there are none."""
   if not contradictions:
     return None
@@ -131,6 +142,7 @@ def contradiction_warning(contradictions, *, fdr: float, remedy: str) -> str | N
       f"{c.winner}) = {c.table_probability:.2f}" for c in contradictions[:_MAX_LISTED])
   more = f" (and {len(contradictions) - _MAX_LISTED} more)" if len(contradictions) > _MAX_LISTED else ""
   k = len(contradictions)
-  return (f"{k} observed pair{'s' if k > 1 else ''} contradict{'' if k > 1 else 's'} the table's tournament "
+  where = f" {family}" if family else ""
+  return (f"{k} observed pair{'s' if k > 1 else ''}{where} contradict{'' if k > 1 else 's'} the table's tournament "
           f"(one-sided binomial test at the table's probability, Benjamini-Hochberg FDR {fdr:g}): {shown}{more}; the fitted model smooths "
           f"over these head-to-head records; {remedy}")

@@ -8,7 +8,8 @@ membership and condensation tier of the point estimate (same edges as the soft s
 :mod:`ste_jax.evaluate._estimators`), and the win-rate, Bradley-Terry and Elo baselines. Evidence
 diagnostics and warnings come with every table, including the observed pairs whose head-to-head
 record significantly contradicts the table's tournament
-(:mod:`ste_jax.evaluate._contradictions`, at false-discovery rate ``1 - confidence``).
+(:mod:`ste_jax.evaluate._contradictions`, among the table's top ``CONTRADICTION_FAMILY`` agents,
+at false-discovery rate ``1 - confidence``).
 
 Cost: each bootstrap replica recomputes the estimator's edges (a warm-started refit for the model
 estimator) and the *hard* cores (breadth-first reachability and one matrix product); soft scores are
@@ -33,6 +34,7 @@ from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnost
 from ste_jax.evaluate._verdicts import verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
+CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
 _CONTRADICTION_REMEDY = ("read these records before trusting the order of these agents; --estimator posterior "
                          "uses each pair's own record")
 REPLICA_CHUNK = 25
@@ -176,7 +178,8 @@ class CoreTable:
       parts.append("no bootstrap (no verdicts)")
     if s.solutions:
       parts.append(f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
-                   "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships)")
+                   "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships "
+                   "in float64)")
     parts.append("baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in file order")
     return "; ".join(parts) + "."
 
@@ -414,7 +417,11 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   if settings.solutions:
     from ste_jax._solution_memberships import is_lottery, solution_memberships
 
-    sol = solution_memberships(display, settings.solutions)
+    # In float64: float32 misjudges maximal-lottery supports beyond a few hundred agents (6 of 300
+    # and 138 of 1,000 agents against an LP oracle; benchmarks/solutions.py), float64 matched it.
+    with jax.enable_x64(True):
+      sol = solution_memberships(jnp.asarray(np.asarray(display, np.float64)), settings.solutions)
+      sol = {k: np.asarray(v) for k, v in sol.items()}
     # Lottery probabilities are >= 0 up to solver rounding; keep -1e-9 from printing as -0.000.
     cols.update({k: np.clip(np.asarray(v, np.float64), 0.0, 1.0) + 0.0 if is_lottery(k) else np.asarray(v)
                  for k, v in sol.items()})
@@ -422,9 +429,12 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   diagnostics = evidence_diagnostics(np.asarray(counts.totals), agents=comparisons.agents,
                                      top_cycle=cols["hard_tc"], tc_scores=cols["tc_score"],
                                      min_games=settings.min_games)
+  top = np.zeros(n, dtype=bool)
+  top[order[:CONTRADICTION_FAMILY]] = True
   contradictions = head_to_head_contradictions(np.asarray(counts.wins), np.asarray(display), agents=comparisons.agents,
-                                              fdr=1 - settings.confidence)
-  line = contradiction_warning(contradictions, fdr=1 - settings.confidence, remedy=_CONTRADICTION_REMEDY)
+                                              fdr=1 - settings.confidence, among=top)
+  line = contradiction_warning(contradictions, fdr=1 - settings.confidence, remedy=_CONTRADICTION_REMEDY,
+                               family=f"among the table's top {min(n, CONTRADICTION_FAMILY)} agents")
   if line:
     diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (line,),
                                       contradictions=contradictions)

@@ -1,6 +1,7 @@
 """Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations,
 and the maximal lottery that excludes it from the bipartisan and essential sets."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -86,11 +87,11 @@ def lottery_witnesses(P, agents, index: int) -> list[dict]:
 
   For the majority margins ``sign(P - P^T)`` (bipartisan set) and the probability margins
   ``P - P^T`` (essential set), the maximum-entropy maximal lottery ``p`` is computed
-  (:func:`~ste_jax.exact.maximal_lottery_with_support`). An agent ``a`` with expected margin
+  (:func:`~ste_jax.exact.maximal_lottery_with_support`, in float64). An agent ``a`` with expected margin
   ``m_a = sum_b p_b M[b, a] > 0`` against it is outside the support of *every* maximal lottery:
   for any maximal lottery ``q``, ``0 = p^T M q = sum_b q_b m_b >= q_a m_a`` (the game is
   symmetric with value 0 and ``m >= 0``), so ``q_a = 0``. That margin is the witness. Margins are
-  recomputed in float64 from ``P``; ``optimal`` says whether ``min_b m_b >= -1e-6`` (``p`` is a
+  computed in float64 from ``P``; ``optimal`` says whether ``min_b m_b >= -1e-6`` (``p`` is a
   maximal lottery up to rounding), without which the witness is not claimed.
 
   Args:
@@ -104,18 +105,20 @@ def lottery_witnesses(P, agents, index: int) -> list[dict]:
     the lottery beats the agent in expectation) and ``lottery`` (the largest probabilities,
     ``{"agent", "p"}``).
   """
+  P = np.asarray(P, dtype=np.float64)
   out = []
   for name, majority in (("bipartisan", True), ("essential", False)):
-    M = np.asarray(exact.margin_matrix(jnp.asarray(P), majority=majority), dtype=np.float64)
-    p, support, _ = exact.maximal_lottery_with_support(jnp.asarray(M))
-    p = np.asarray(p, dtype=np.float64)
+    M = np.sign(P - P.T) if majority else P - P.T
+    with jax.enable_x64(True):  # float32 misjudges supports beyond a few hundred agents
+      p, support, _ = exact.maximal_lottery_with_support(jnp.asarray(M, jnp.float64))
+      p, support = np.asarray(p, dtype=np.float64), np.asarray(support)
     margins = p @ M  # m_b = sum_a p_a M[a, b]
     scale = max(float(np.abs(M).max()), 1e-300)
     optimal = bool(margins.min() >= -1e-6 * scale)
     top = np.argsort(-p, kind="stable")[:_LOTTERY_SHOWN]
     out.append({
         "set": name,
-        "in": bool(np.asarray(support)[index]),
+        "in": bool(support[index]),
         "margin": float(margins[index]),
         "optimal": optimal,
         "witness": optimal and bool(margins[index] > 1e-6 * scale),

@@ -55,6 +55,28 @@ def test_agreeing_records_ties_and_unobserved_pairs_are_never_reported():
   assert head_to_head_contradictions(np.zeros((1, 1)), np.full((1, 1), 0.5)) == ()
 
 
+def test_among_restricts_the_family_of_tests():
+  rng = np.random.default_rng(5)
+  n = 40
+  s = np.linspace(2.0, -2.0, n)
+  P = 1 / (1 + np.exp(-(s[:, None] - s[None, :])))
+  wins = np.zeros((n, n))
+  for i in range(n):
+    for j in range(i + 1, n):
+      w = rng.binomial(6, P[i, j])
+      wins[i, j], wins[j, i] = w, 6 - w
+  wins[2, 0], wins[0, 2] = 10, 0  # agent 2 beat agent 0 ten times; the table says 0 > 2 at 0.55
+  P_table = P.copy()
+  P_table[0, 2], P_table[2, 0] = 0.55, 0.45
+  top = np.arange(n) < 5
+  found = head_to_head_contradictions(wins, P_table, fdr=0.05, among=top)
+  assert [(c.winner, c.loser) for c in found] == [("2", "0")]
+  # Among all 780 observed pairs, p = 0.45^10 = 3.4e-4 misses the Benjamini-Hochberg bar 0.05 / 780.
+  assert head_to_head_contradictions(wins, P_table, fdr=0.05) == ()
+  with pytest.raises(ValueError, match="among must be a boolean mask"):
+    head_to_head_contradictions(wins, P_table, among=np.arange(n))
+
+
 def test_fractional_wins_interpolate_the_binomial_tail():
   P = np.array([[0.5, 0.8], [0.2, 0.5]])
   found = [head_to_head_contradictions(np.array([[0.0, 1.0], [w, 0.0]]), P, fdr=0.99) for w in (9.0, 9.5, 10.0)]
@@ -103,11 +125,13 @@ def test_table_warns_when_the_displayed_tournament_contradicts_a_record(monkeypa
                      LeaderboardSettings(estimator="winrate", num_replicas=0))
   found = table.diagnostics.contradictions
   assert [(c.winner, c.loser, c.record_wins, c.games) for c in found] == [("m8", "m1", 20.0, 20.0)]
-  assert any(w.startswith("1 observed pair contradicts the table's tournament") and "m8 beat m1 20 of 20" in w
+  assert any(w.startswith("1 observed pair among the table's top 10 agents contradicts the table's tournament")
+             and "m8 beat m1 20 of 20" in w
              for w in table.diagnostics.warnings)
   assert table.diagnostics.to_dict()["contradictions"][0]["winner"] == "m8"
 
 
+@pytest.mark.slow  # a 200-agent model fit, about 14 s on 2 cores
 def test_no_contradiction_in_a_bradley_terry_league():
   league = sparse_league(jax.random.key(3), num_agents=200, num_comparisons=6000)
   table = core_table(league.comparisons, LeaderboardSettings(estimator="model", num_replicas=0))

@@ -29,7 +29,8 @@ def _strict_random_wins(seed, n=9, games=7):
   return wins
 
 
-@pytest.mark.parametrize("estimator", ["winrate", "model", "posterior"])
+# The model estimator's fits (about 8 s on 2 cores) run in `make test-slow`.
+@pytest.mark.parametrize("estimator", ["winrate", pytest.param("model", marks=pytest.mark.slow), "posterior"])
 def test_hard_columns_are_the_zero_temperature_limit_of_the_soft_columns(estimator):
   for seed in range(2):
     c = from_wins(_strict_random_wins(seed))
@@ -63,6 +64,7 @@ def test_hard_columns_match_oracles_per_estimator():
   assert win["hard_uc"].tolist() == post["hard_uc"].tolist() == brute_uncovered_set(P).tolist()
 
 
+@pytest.mark.slow  # about 15 s on 2 cores (40 model refits)
 def test_leaderboard_frame_rps_model_verdicts():
   c, _ = rps_above_transitive(0)
   lb = leaderboard(c, estimator="model", bootstrap=40)
@@ -75,6 +77,7 @@ def test_leaderboard_frame_rps_model_verdicts():
   assert lb.attrs["diagnostics"]["num_agents"] == 12
 
 
+@pytest.mark.slow  # about 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration
 def test_clear_winner_is_in_and_others_out():
   wins = np.zeros((4, 4))
   wins[0, 1:] = 40
@@ -96,6 +99,7 @@ def test_dataframe_input_and_by_context():
   assert sorted(single.index) == ["x", "y", "z"]
 
 
+@pytest.mark.slow  # about 12 s on 2 cores
 def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
   c, _ = load_comparisons(bundled_dataset_path())
   lb = leaderboard(c, bootstrap=0)

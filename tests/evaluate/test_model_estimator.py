@@ -25,6 +25,7 @@ def test_rps_above_transitive_rest_is_recovered_by_the_model_not_by_bradley_terr
   assert int(np.asarray(exact.top_cycle(bt_only.P)).sum()) == 1  # a transitive model has a singleton core
 
 
+@pytest.mark.slow  # statistical: three planted-core fits, about 11 s on 2 cores
 def test_model_core_equals_posterior_core_on_dense_data():
   """Planted core, every pair observed, m = 50 games per pair: both estimators find the same hard core."""
   for seed in range(3):

@@ -142,6 +142,7 @@ def test_inclusions_on_tournaments(x64, n):
       assert np.all(~np.asarray(ste_jax.banks_set(P)) | uc)
 
 
+@pytest.mark.slow  # about 10 s on 2 cores (every solution compiled at three sizes)
 def test_condorcet_winner_is_every_solution():
   rng = np.random.default_rng(3)
   P = condorcet_tournament(rng, 9, winner=4)

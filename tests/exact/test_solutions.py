@@ -42,7 +42,9 @@ def test_condorcet_and_copeland_on_examples():
   assert int(ste_jax.condorcet_winner(np.full((1, 1), 0.5))) == 0
 
 
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 30, 60])
+@pytest.mark.parametrize(
+    "n", [1, 2, 3, 5, 8, 13, pytest.param(30, marks=pytest.mark.slow), pytest.param(60, marks=pytest.mark.slow)]
+)
 @pytest.mark.parametrize("tie_prob", [0.0, 0.3])
 def test_against_networkx_bruteforce_and_pref_voting(n, tie_prob):
   rng = np.random.default_rng(1000 * n + int(10 * tie_prob))

@@ -25,6 +25,15 @@ def block_budget(request, monkeypatch):
   return request.param
 
 
+# For the tests it decorates: many padded chunks by default, one chunk (the layout every other test
+# of the operators runs; 9-10 s each on 2 cores) in `make test-slow`.
+_MANY_CHUNKS_BY_DEFAULT = pytest.mark.parametrize(
+    "block_budget",
+    [pytest.param(None, id="one_chunk", marks=pytest.mark.slow), pytest.param(20, id="many_padded_chunks")],
+    indirect=True,
+)
+
+
 @pytest.mark.parametrize("n", [1, 2, 3, 4, 9])
 @pytest.mark.parametrize("gamma_c", [0.0, 0.3, 0.01])
 def test_values_and_gradients_match_dense_equations(x64, block_budget, n, gamma_c):
@@ -39,6 +48,7 @@ def test_values_and_gradients_match_dense_equations(x64, block_budget, n, gamma_
   np.testing.assert_allclose(jax.grad(f)(D), jax.grad(f_naive)(D), rtol=1e-10, atol=1e-12)
 
 
+@_MANY_CHUNKS_BY_DEFAULT
 def test_temperature_gradient_and_finite_differences(x64, block_budget):
   rng = np.random.default_rng(11)
   D = jnp.asarray(random_edges(rng, 6))
@@ -62,6 +72,7 @@ def test_hard_limit_on_examples():
   np.testing.assert_array_equal(soft_uncovered_score(A, gamma_c=0.0), [1.0, 0.0, 1.0, 1.0])
 
 
+@_MANY_CHUNKS_BY_DEFAULT
 def test_vmap_batch_and_jit_agree(block_budget):
   rng = np.random.default_rng(12)
   D = np.stack([random_edges(rng, 7) for _ in range(4)]).astype(np.float32)

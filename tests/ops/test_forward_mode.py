@@ -82,8 +82,14 @@ OPERATORS = {
 
 
 # The smooth products and reachability (O(n^3) dense scans, 20-30 s each on 2 cores) run in
-# `make test-slow`; the closure, cover and extrema variants run by default.
-_SLOW_CHECKS = ("max_min_product", "soft_reachability.smooth", "ste_scores.smooth", "ste_scores_from_edges.smooth")
+# `make test-slow`, and so do the composite scores, the smooth cover and the extrema (6-13 s each on
+# 2 cores; by default: the closure, the hard cover and the Top-Cycle score here, the smooth cover
+# against the dense equations below, the extrema to second order in tests/ops/test_extrema.py).
+_SLOW_CHECKS = (
+    "max_min_product", "soft_reachability.smooth", "ste_scores.smooth", "ste_scores_from_edges.smooth",
+    "normalized_smax", "normalized_softmin", "soft_cover_scores", "soft_cover_violation", "soft_uncovered_score",
+    "ste_scores.closure", "ste_scores_from_edges.closure",
+)
 
 
 @pytest.mark.parametrize(
@@ -119,7 +125,8 @@ def _oracle_pairs():
   }
 
 
-@pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard", "ste_scores",
+@pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard",
+                                  pytest.param("ste_scores", marks=pytest.mark.slow),  # about 17 s on 2 cores
                                   pytest.param("ste_scores_smooth", marks=pytest.mark.slow)])
 def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   ours, naive = _oracle_pairs()[name]
@@ -149,6 +156,8 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
   )
 
 
+# 5-15 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
+@pytest.mark.slow
 @pytest.mark.parametrize("block_budget", [None, 60, 100], ids=["one_block", "row_blocks", "padded_blocks"])
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, monkeypatch, block_budget):
   """n = 7: all rows in one block, one row per block (60 // 49), two rows with a padded last block."""
@@ -177,6 +186,7 @@ class TransformationsTest(chex.TestCase):
     }
 
   @chex.variants(with_jit=True, without_jit=True)
+  @pytest.mark.slow  # 10-25 s per variant on 2 cores
   def test_jvp_is_the_jacobian_times_the_tangent(self):
     with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
       x = _tournament(5, n=6)
@@ -190,6 +200,7 @@ class TransformationsTest(chex.TestCase):
         )
 
   @chex.variants(with_jit=True, without_jit=True)
+  @pytest.mark.slow  # 10-12 s per variant on 2 cores
   def test_linearize_and_its_transpose(self):
     with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
       x = _tournament(6, n=6)
@@ -269,21 +280,27 @@ def test_hessian_vector_product_at_n_1000_runs_and_both_nestings_agree():
   np.testing.assert_allclose(np.asarray(rev_over_fwd), np.asarray(fwd_over_rev), atol=1e-3 * scale)
 
 
-def test_default_rule_gradients_equal_jvp_rule_and_forward_mode_is_refused(x64):
-  """The default (reverse-only) cover rule gives the JVP rule's gradients; forward mode through it
-  raises JAX's custom_vjp error, and ``autodiff_mode`` rejects unknown modes."""
+def _default_rule_loss(P):
+  s = ste_scores(P, tau=0.1)
+  return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
+
+
+@pytest.mark.slow  # about 15 s on 2 cores
+def test_default_rule_gradients_equal_jvp_rule(x64):
+  """The default (reverse-only) cover rule gives the JVP rule's gradients."""
   P = _tournament(3, 6)
-
-  def f(P):
-    s = ste_scores(P, tau=0.1)
-    return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
-
   with autodiff_mode("reverse"):
-    g_reverse = jax.grad(f)(P)
-    with pytest.raises(TypeError, match="custom_vjp"):
-      jax.jvp(f, (P,), (P,))
-  g_any = jax.grad(f)(P)  # inside the autouse "any" block
+    g_reverse = jax.grad(_default_rule_loss)(P)
+  g_any = jax.grad(_default_rule_loss)(P)  # inside the autouse "any" block
   np.testing.assert_allclose(g_reverse, g_any, rtol=1e-10, atol=1e-12)
+
+
+def test_default_rule_refuses_forward_mode_and_unknown_modes_are_rejected(x64):
+  """Forward mode through the default (reverse-only) cover rule raises JAX's custom_vjp error, and
+  ``autodiff_mode`` rejects unknown modes."""
+  P = _tournament(3, 6)
+  with autodiff_mode("reverse"), pytest.raises(TypeError, match="custom_vjp"):
+    jax.jvp(_default_rule_loss, (P,), (P,))
   with pytest.raises(ValueError, match="mode must be one of"):
     with autodiff_mode("forward"):
       pass

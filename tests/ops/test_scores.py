@@ -62,9 +62,10 @@ def _hard_consistency_check(P, temp=1e-3):
   assert np.all(np.abs(np.asarray(s.uncovered) - uc) <= bound)
 
 
-# The larger sizes run the same code paths as the small ones (one cover chunk up to n = 64); they
-# run in `make test-slow`.
-@pytest.mark.parametrize("n", [3, 8, pytest.param(20, marks=pytest.mark.slow), pytest.param(60, marks=pytest.mark.slow)])
+# n = 8 runs by default; n = 3 and the larger sizes, which run the same code paths (one cover chunk
+# up to n = 64), run in `make test-slow` (each size compiles anew, about 5 s on 2 cores).
+@pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), 8, pytest.param(20, marks=pytest.mark.slow),
+                               pytest.param(60, marks=pytest.mark.slow)])
 def test_zero_temperature_consistency_random(n):
   rng = np.random.default_rng(n)
   for _ in range(3):
@@ -81,6 +82,7 @@ def test_zero_temperature_consistency_planted(n, core):
   np.testing.assert_array_equal(np.asarray(ste_scores(P, tau=1e-3).top_cycle) > 0.5, mask)
 
 
+@pytest.mark.slow  # about 10 s on 2 cores (four sizes)
 def test_condorcet_winner_has_unique_top_scores_and_uc_subset_tc():
   rng = np.random.default_rng(3)
   for n in [2, 3, 7, 15]:
@@ -113,6 +115,7 @@ def test_permutation_equivariance(seed):
 _jitted_scores = jax.jit(lambda P, tau: ste_scores(P, tau=tau))
 
 
+@pytest.mark.slow  # about 10 s on 2 cores; tests/ops/test_batching.py checks batching by default
 def test_batched_equals_per_item_equals_vmap_and_jit_equals_eager():
   rng = np.random.default_rng(4)
   P = np.stack([oracles.random_tournament(rng, 6, tie_prob=0.2) for _ in range(6)]).reshape(3, 2, 6, 6)
@@ -145,7 +148,10 @@ def test_no_retrace_on_second_call_or_new_temperature():
   assert len(traces) == 1
 
 
-@pytest.mark.parametrize("reach_gamma", [0.0, 0.1])
+# The smooth reachability's gradients are also checked against the dense equations (operator by
+# operator) in tests/ops/test_reachability.py; through ste_scores (about 10 s on 2 cores) here in
+# `make test-slow`.
+@pytest.mark.parametrize("reach_gamma", [0.0, pytest.param(0.1, marks=pytest.mark.slow)])
 def test_gradients_match_dense_transcription_and_finite_differences(x64, reach_gamma):
   rng = np.random.default_rng(6)
   n = 6

@@ -49,7 +49,7 @@ def _strict_tournaments(n):
   return jnp.asarray(np.stack(P), jnp.float32)
 
 
-@pytest.mark.parametrize("n", [3, 5, 8, 13, 30])
+@pytest.mark.parametrize("n", [3, 5, 8, 13, pytest.param(30, marks=pytest.mark.slow)])  # n = 30 in `make test-slow`
 def test_traced_zero_temperatures_give_the_exact_solutions(n):
   P = _strict_tournaments(n)
   zero = jnp.float32(0.0)
@@ -98,8 +98,10 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
   np.testing.assert_array_equal(grads[0], 0.0)
 
 
+# n = 9 (several chunks of index pairs with the small budget) by default; n = 3 and 4 (3-6 s each on
+# 2 cores) in `make test-slow`.
 @pytest.mark.parametrize("block_budget", [None, 20], ids=["one_chunk", "many_padded_chunks"])
-@pytest.mark.parametrize("n", [3, 4, 9])
+@pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 9])
 def test_cover_at_traced_zero_equals_the_hard_kernels(x64, monkeypatch, block_budget, n):
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:

@@ -178,6 +178,7 @@ _SHARDED_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # a subprocess with four CPU devices, about 10 s on 2 cores
 def test_sharded_over_four_cpu_devices_equals_single_device():
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
   proc = subprocess.run(
@@ -413,6 +414,7 @@ def test_float64_weights_stay_float64(x64):
   np.testing.assert_array_equal(np.asarray(w).sum(axis=1), 40.0)
 
 
+@pytest.mark.slow  # about 10 s on 2 cores; test_equal_score_fns_share_one_compilation runs by default
 def test_a_new_temperature_does_not_recompile_the_bootstrap():
   """STEScoreFn's temperatures are traced: same settings, other temperatures -> no new compilation."""
   c = _comparisons(m=12)
