@@ -78,7 +78,8 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
 
   Raises:
     ValueError: naming the argument, for mismatched or non-square shapes, negative or non-finite
-      wins, a tournament with values outside ``[0, 1]``, or ``fdr`` outside ``(0, 1)``.
+      wins, a tournament with values outside ``[0, 1]``, ``fdr`` outside ``(0, 1)``, ``agents``
+      of the wrong length or ``among`` not a boolean mask of one entry per agent.
 
   Examples:
     >>> import numpy as np
@@ -119,7 +120,7 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
   x = np.where(P[i, j] > 0.5, i, j)
   y = np.where(P[i, j] > 0.5, j, i)
   w_y = w[y, x]
-  q = P[y, x] if P.size else np.zeros(0)
+  q = P[y, x]
   p = np.where(w_y > 0, special.betainc(np.maximum(w_y, 1e-300), games - w_y + 1, q), 1.0)
   m = p.size
   if m == 0:
