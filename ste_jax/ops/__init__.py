@@ -5,6 +5,7 @@ from ste_jax.ops._batching import batching_mode as batching_mode
 from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores
 from ste_jax.ops._covering import soft_cover_violation as soft_cover_violation
 from ste_jax.ops._lottery import NashAverage as NashAverage
+from ste_jax.ops._maxmin import closure_algorithm as closure_algorithm
 from ste_jax.ops._lottery import alpha_rank as alpha_rank
 from ste_jax.ops._lottery import nash_average as nash_average
 from ste_jax.ops._lottery import soft_maximal_lottery as soft_maximal_lottery
@@ -25,6 +26,7 @@ __all__ = [
     "alpha_rank",
     "autodiff_mode",
     "batching_mode",
+    "closure_algorithm",
     "max_min_product",
     "nash_average",
     "normalized_smax",

@@ -6,7 +6,9 @@ The exact (zero-temperature) reachability of Eqs. ``maxmin_boolean_product`` and
 Each output therefore equals one input entry, the walk's bottleneck edge. This module computes
 
 * the closure for ``K >= n - 1`` by Floyd--Warshall in the max-min semiring (``O(n^3)`` work,
-  ``O(n^2)`` memory, one ``fori_loop`` step per pivot), and for smaller ``K`` by repeated squaring
+  ``O(n^2)`` memory, one ``fori_loop`` step per pivot) on CPU, and on accelerators up to
+  ``n = 1024`` by repeated squaring (``O(n^3 log n)`` work in ``ceil(log2(n - 2)) + 1`` large
+  products instead of ``n`` dependent small steps; :func:`closure_algorithm`), and for smaller ``K`` by repeated squaring
   (``O(n^3 log K)``), and
 * its derivatives with ``O(n^2)`` memory, by one custom JVP rule (:func:`bottleneck_closure`):
   the tangent of each output is the tangent of its bottleneck edge, a gather, found by running the
@@ -19,13 +21,67 @@ Each output therefore equals one input entry, the walk's bottleneck edge. This m
 Plain autodiff through either loop would store every intermediate matrix (``O(n^3)``).
 """
 
+import contextlib
 import functools
+from typing import Iterator, Literal
 
 import jax
 import jax.numpy as jnp
 from jax import lax
 
 from ste_jax.ops._batching import vmap_by_platform
+from ste_jax.ops._trace_option import trace_option
+
+ClosureAlgorithm = Literal["auto", "floyd_warshall", "squaring"]
+_ALGORITHMS = ("auto", "floyd_warshall", "squaring")
+
+# The backends on which ``"auto"`` runs the full closure as Floyd--Warshall at every size; elsewhere
+# it squares up to ``_SQUARING_MAX_N_AUTO`` agents (measured on an H200: :func:`closure_algorithm`).
+_FLOYD_WARSHALL_PLATFORMS_AUTO = ("cpu",)
+_SQUARING_MAX_N_AUTO = 1024
+
+_current_algorithm, _set_algorithm = trace_option("ste_jax_closure_algorithm", "auto")
+
+
+@contextlib.contextmanager
+def closure_algorithm(algorithm: ClosureAlgorithm) -> Iterator[None]:
+  """Context manager: how the exact max-min closure (``K >= n - 1``) is computed in traces inside it.
+
+  Both algorithms give the same values (bottleneck values are input entries; no rounding), the same
+  derivatives and ``O(n^2)`` memory; they differ in speed by backend and size:
+
+  * ``"floyd_warshall"``: ``n`` dependent pivot steps of ``O(n^2)`` work each. The fastest on
+    XLA:CPU (the closure alone at ``n = 100``: 0.13 ms against 0.64 ms for squaring).
+  * ``"squaring"``: ``ceil(log2(n - 2)) + 1`` max-min matrix products (``O(n^3 log n)`` work). On
+    a GPU each pivot step of Floyd--Warshall is a tiny kernel whose launch latency dominates, so a
+    few large products win for one tournament: on an H200, ``ste_scores`` fwd+bwd 0.38 ms against
+    1.78 ms at ``n = 100``, 4.8 against 9.7 ms at ``n = 300``, even at ``n = 1000`` and ``2000``; the
+    closure alone at ``n = 2000`` 41 against 29 ms. A batch axis fills the device either way
+    (1000 tournaments of ``n = 100``: the same time).
+  * ``"auto"`` (the default outside any block): Floyd--Warshall on CPU; on every other backend
+    squaring for ``n <= 1024`` and Floyd--Warshall above, chosen when the program is compiled
+    (``lax.platform_dependent``).
+
+  Figures: ``benchmarks/closure_squaring.py``, recorded in ``benchmarks/RESULTS.md``. The option is
+  read when a function is traced (part of JAX's cache keys where JAX has
+  ``jax.make_user_context``, as :func:`~ste_jax.ops.batching_mode`).
+
+  Raises:
+    ValueError: for another ``algorithm``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> import ste_jax
+    >>> P = jnp.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.9], [0.7, 0.1, 0.5]])
+    >>> with ste_jax.ops.closure_algorithm("squaring"):
+    ...   R = ste_jax.ops.soft_reachability(P)
+    >>> [round(float(x), 1) for x in R[0]]
+    [0.0, 0.8, 0.8]
+  """
+  if algorithm not in _ALGORITHMS:
+    raise ValueError(f"algorithm must be one of {_ALGORITHMS}, got {algorithm!r}.")
+  with _set_algorithm(algorithm):
+    yield
 
 
 # Largest n*n for which float32 holds every rank exactly (2**24).
@@ -86,13 +142,38 @@ def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
   return maxmin_matmul(W, acc)
 
 
+def _squared_closure(W: jax.Array) -> jax.Array:
+  """Bottleneck closure over walks of any length >= 1 of one ``(n, n)`` matrix, by squaring.
+
+  Removing a closed sub-walk never lowers a walk's bottleneck, so walks of at most ``n - 1`` edges
+  suffice, and any ``W (x) A^j`` with ``j >= n - 2`` (``A``: ``W`` with the semiring identity on
+  its diagonal) is the closure: ``ceil(log2(n - 2))`` squarings of ``A`` and one product with ``W``,
+  each in its own loop body (``PERF_NOTES``). Same values as :func:`_floyd_warshall`, diagonal
+  included (the best closed walk).
+  """
+  n = W.shape[-1]
+  squarings = max(0, n - 3).bit_length()  # the least s with 2**s >= n - 2
+  A = jnp.where(jnp.eye(n, dtype=bool), _high(W.dtype), W)
+  A = lax.fori_loop(0, squarings, lambda _, A: maxmin_matmul(A, A), A)
+  return maxmin_matmul(W, A)
+
+
 def _closure_single(W: jax.Array, *, K: int) -> jax.Array:
   """Bottleneck closure of one ``(n, n)`` matrix over walks of 1..K edges (diagonal absent)."""
   n = W.shape[-1]
   W = jnp.where(jnp.eye(n, dtype=bool), _low(W.dtype), W)
-  if K >= n - 1:
+  if K < n - 1:
+    return _bounded_closure(W, K)
+  algorithm = _current_algorithm()
+  if algorithm == "floyd_warshall":
     return _floyd_warshall(W)
-  return _bounded_closure(W, K)
+  if algorithm == "squaring":
+    return _squared_closure(W)
+  if n > _SQUARING_MAX_N_AUTO:
+    return _floyd_warshall(W)
+  return lax.platform_dependent(
+      W, default=_squared_closure, **{p: _floyd_warshall for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
+  )
 
 
 def _rank_dtype(n: int):

@@ -7,6 +7,7 @@ import pytest
 from jax.test_util import check_grads
 
 from ste_jax import max_min_product, soft_majority_edges, soft_reachability
+from ste_jax.ops import closure_algorithm
 from tests import oracles
 
 
@@ -24,6 +25,33 @@ def test_exact_closure_equals_literal_products(rng, n, K):
   expect = np.asarray(oracles.naive_reachability(jnp.asarray(D), max(k, 1), 0.0))
   got = np.asarray(soft_reachability(D, max_path_length=K))
   np.testing.assert_array_equal(got, expect)
+
+
+def test_squaring_and_floyd_warshall_closures_agree_with_literal_products(x64):
+  """The full closure (K = n - 1) by either algorithm: the literal products' values, equal gradients.
+
+  Floyd--Warshall's gradient is checked against autodiff of the literal products in
+  ``test_custom_vjp_equals_autodiff_of_literal_products``; equal gradients carry that over.
+  """
+  rng = np.random.default_rng(11)
+  for n in [1, 3, 4, 10]:  # 0, 0, 1 and 3 squarings
+    D = jnp.asarray(random_edges(rng, n))
+    W = jnp.asarray(rng.normal(size=(n, n)))
+    expect = oracles.naive_reachability(D, max(n - 1, 1), 0.0)
+    grads = []
+    for algorithm in ("floyd_warshall", "squaring"):
+      with closure_algorithm(algorithm):
+        loss = lambda D: jnp.sum(W * soft_reachability(D))
+        R, dR = jax.jit(lambda D: (soft_reachability(D), jax.grad(loss)(D)))(D)
+      np.testing.assert_array_equal(R, expect)
+      grads.append(dR)
+    np.testing.assert_array_equal(grads[0], grads[1])
+
+
+def test_closure_algorithm_rejects_unknown_names():
+  with pytest.raises(ValueError, match="algorithm"):
+    with closure_algorithm("dijkstra"):
+      pass
 
 
 def test_binary_edges_give_transitive_closure(rng):
