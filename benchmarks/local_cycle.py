@@ -5,8 +5,11 @@ A sparse 300-agent league (``ste_jax.stats.sparse_league``: heavy-tailed activit
 ``g`` extra games per pair among those three and 20 games of each against random others. For
 each ``g`` the script fits the leaderboard's model estimator (5-fold CV, one-standard-error rule)
 and prints: the chosen model, its held-out log-loss next to Bradley-Terry's, the three records,
-the table's P for each core pair, the table's hard Top Cycle, and the head-to-head
-contradictions the table reports (``ste_jax.evaluate.head_to_head_contradictions``, FDR 0.05).
+the table's P for each core pair, the table's hard Top Cycle, the head-to-head contradictions
+the table reports (``ste_jax.evaluate.head_to_head_contradictions``, FDR 0.05), and, for 200
+bootstrap replicas of each kind (Poisson reweighting and the parametric redraw from the fitted
+model, ``resampling=``), the four agents most often in the replicas' hard Top Cycles with their
+shares (``P(TC)``) and games.
 
 Usage: .venv/bin/python benchmarks/local_cycle.py [--games 10 15 30] [--cycle 2.5] [--seed 0]
 """
@@ -23,6 +26,8 @@ import numpy as np  # noqa: E402
 from benchmarks._timing import machine_description  # noqa: E402
 from ste_jax.data import Comparisons  # noqa: E402
 from ste_jax.evaluate import LeaderboardSettings, core_table  # noqa: E402
+from ste_jax.evaluate._estimators import build_estimator  # noqa: E402
+from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships  # noqa: E402
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
 
@@ -52,8 +57,9 @@ def main(argv=None):
   args = parser.parse_args(argv)
   print(f"machine: {machine_description()}; league n=300, 6000 matches, cycle logit {args.cycle}, seed {args.seed}")
   print("| games per core pair | chosen model | CV log-loss (model / BT) | core records (wins of first / games) "
-        "| table P for those pairs | table's hard TC | contradictions reported |")
-  print("|---|---|---|---|---|---|---|")
+        "| table P for those pairs | table's hard TC | contradictions reported | most often in the replicas' TC, "
+        "Poisson (P(TC), games) | same, parametric |")
+  print("|---|---|---|---|---|---|---|---|---|")
   for g in args.games:
     comps, core = probe(args.seed, args.cycle, g)
     table = core_table(comps, LeaderboardSettings(estimator="model", num_replicas=0))
@@ -68,9 +74,17 @@ def main(argv=None):
     model = "BT" if m.chosen.rank == 0 else f"BT + rank {m.chosen.rank} (ridge {m.chosen.l2_skew:g})"
     found = table.diagnostics.contradictions
     shown = "; ".join(f"{c.winner}>{c.loser} {c.record_wins:g}/{c.games:g} (p={c.p_value:.1e})" for c in found) or "none"
+    games = np.bincount(np.concatenate([a, b]), minlength=len(names))
+    est = build_estimator("model", comps, key=jax.random.split(jax.random.key(0))[0])  # the table's fit key
+    frequent = []
+    for resampling in ("poisson", "parametric"):
+      p_tc = bootstrap_hard_memberships(jax.random.key(1), comps, est, num_replicas=200,
+                                        resampling=resampling).top_cycle.mean(axis=0)
+      top = np.argsort(-p_tc, kind="stable")[:4]
+      frequent.append(", ".join(f"{names[i]}{'*' if i in core else ''} ({p_tc[i]:.2f}, {games[i]})" for i in top))
     print(f"| {g} | {model} | {m.cv_log_loss:.4f} / {m.bt_cv_log_loss:.4f} | {', '.join(records)} | {', '.join(probs)} "
-          f"| {', '.join(table.top_cycle)} | {shown} |")
-  print(f"true Top Cycle: {', '.join(names[i] for i in core)}")
+          f"| {', '.join(table.top_cycle)} | {shown} | {frequent[0]} | {frequent[1]} |")
+  print(f"true Top Cycle (* in the last columns): {', '.join(names[i] for i in core)}")
 
 
 if __name__ == "__main__":

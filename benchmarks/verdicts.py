@@ -31,9 +31,10 @@ game, and the row count does not depend on the games.
 
 Per trial and estimator (``posterior``, ``model``, ``winrate``; :mod:`ste_jax.evaluate._estimators`)
 the verdicts are computed as ``membership_verdicts`` computes them: a fit key and a bootstrap key,
-:func:`~ste_jax.evaluate._estimators.build_estimator` on the data, ``R`` Poisson bootstrap
-replicas over unit comparisons (:func:`~ste_jax.evaluate._leaderboard.bootstrap_hard_memberships`:
-refits of the model warm-started; compiled once per shape), and
+:func:`~ste_jax.evaluate._estimators.build_estimator` on the data, ``R`` bootstrap replicas as the
+leaderboard draws them by default (:func:`~ste_jax.evaluate._leaderboard.bootstrap_hard_memberships`:
+outcomes redrawn from the fitted model and warm-started refits for the model estimator, Poisson
+weights over unit comparisons for the others; compiled once per shape), and
 :func:`~ste_jax.evaluate._verdicts.verdicts_from_replicas`.
 
 In the ``league`` settings the number of observed pairs varies between trials, and the model fit
@@ -158,6 +159,8 @@ def parse_args(argv=None):
   p.add_argument("--float64", action="store_true", help="run in float64 instead of float32")
   p.add_argument("--csv", default=None, help="also write the per-trial counts to this CSV file")
   p.add_argument("--no-progress", action="store_true", help="disable the progress bar")
+  p.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=None,
+                 help="run only these estimators (default: all three)")
   return p.parse_args(argv)
 
 
@@ -318,7 +321,8 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
     if check and checks["padding"] is None and (padded != observed).any():
       checks["padding"] = padding_check(wins, observed, padded, lambda: trial_key(*setting.key_path, t, 2),
                                         cfg.estimators)
-    for e, name in enumerate(cfg.estimators):
+    for name in cfg.estimators:
+      e = ESTIMATORS.index(name)  # keys as in the full run, also with --estimators
       t0 = time.perf_counter()
       k_fit, k_boot = jax.random.split(trial_key(*setting.key_path, t, 1, e))
       est = build_estimator(name, comparisons, key=k_fit)
@@ -439,8 +443,9 @@ def report(df, checks, cfg: Config, *, command: str, seconds: float) -> str:
            f"Machine: {machine_description()}",
            f"Date: {datetime.date.today().isoformat()}",
            f"Trials: {cfg.num_trials} data sets ({', '.join(f'{s.trials} × {s.label}' for s in cfg.settings())}); "
-           f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} Poisson bootstrap replicas over unit "
-           f"comparisons per trial and estimator; verdicts at confidence {CONFIDENCE:g}: rule `certified` "
+           f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} bootstrap replicas per trial and estimator "
+           "(the leaderboard's default resampling: outcomes redrawn from the fitted model, which is refitted, for "
+           f"the model estimator; Poisson weights over unit comparisons for the others); verdicts at confidence {CONFIDENCE:g}: rule `certified` "
            "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` = "
            "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
            f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
@@ -479,13 +484,16 @@ def main(argv=None):
   from tqdm import tqdm
 
   cfg = QUICK if args.quick else FULL
+  if args.estimators:
+    cfg = dataclasses.replace(cfg, estimators=tuple(args.estimators))
   bar = tqdm(total=cfg.num_trials, unit="trial", desc="verdicts", disable=args.no_progress, file=sys.stderr)
   df, checks = run(cfg, progress=bar.update)
   bar.close()
   if args.csv:
     df.to_csv(args.csv, index=False)
   command = ("python benchmarks/verdicts.py" + (" --quick" if args.quick else "")
-             + (" --float64" if args.float64 else ""))
+             + (" --float64" if args.float64 else "")
+             + (f" --estimators {' '.join(args.estimators)}" if args.estimators else ""))
   print(report(df, checks, cfg, command=command, seconds=time.perf_counter() - t_start))
   return 0
 

@@ -151,6 +151,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="verdict level: in = reaches every agent through comparisons whose winner is the same in "
                    "at least this share of bootstrap replicas, out = cannot even through the ones not surely "
                    "reversed (default 0.95)")
+    p.add_argument("--resampling", choices=("auto", "poisson", "parametric"), default="auto",
+                   help="bootstrap: parametric (each comparison's outcome redrawn from the fitted model, which is "
+                   "refitted; model estimator only), poisson (comparisons reweighted) or auto (default: parametric "
+                   "for the model estimator, where a Poisson replica keeps every few-game perfect record perfect, "
+                   "poisson otherwise)")
     p.add_argument("--certify-imputed", action="store_true",
                    help="let the model's predictions for pairs never compared count as evidence for the verdicts "
                    "(default: such pairs are decided neither way)")
@@ -299,7 +304,8 @@ def _settings(args):
 
   return LeaderboardSettings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
                              seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals,
-                             certify_imputed=args.certify_imputed, solutions=getattr(args, "solutions", ()))
+                             certify_imputed=args.certify_imputed, solutions=getattr(args, "solutions", ()),
+                             resampling=args.resampling)
 
 
 def _tables(comparisons, settings, *, by_context, no_progress):

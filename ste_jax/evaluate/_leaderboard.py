@@ -38,6 +38,7 @@ CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the ta
 _CONTRADICTION_REMEDY = ("read these records before trusting the order of these agents; --estimator posterior "
                          "uses each pair's own record")
 REPLICA_CHUNK = 25
+RESAMPLING = ("auto", "poisson", "parametric")
 
 COLUMNS = (
     "agent", "tier",
@@ -62,10 +63,16 @@ class LeaderboardSettings:
   batch_size: int = 8
   certify_imputed: bool = False
   solutions: tuple[str, ...] = ()
+  resampling: str = "auto"
 
   def __post_init__(self):
     if self.estimator not in _estimators.ESTIMATORS:
       raise ValueError(f"estimator must be one of {_estimators.ESTIMATORS}, got {self.estimator!r}.")
+    if self.resampling not in RESAMPLING:
+      raise ValueError(f"resampling must be one of {RESAMPLING}, got {self.resampling!r}.")
+    if self.resampling == "parametric" and self.estimator in ("posterior", "winrate"):
+      raise ValueError(f"resampling='parametric' redraws outcomes from a fitted model; the {self.estimator} "
+                       "estimator has none (use estimator='model' or resampling='poisson').")
     for name in ("tau",) + (() if self.gamma is None else ("gamma",)):
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
@@ -161,8 +168,13 @@ class CoreTable:
                  "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in its "
                  "condensation (tier 1 = hard TC when every pair is related)")
     if s.num_replicas:
-      boot = (f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
-              + (" with refits of the model" if self.estimator == "model" else "")
+      if resolve_resampling(s.resampling, self.estimator) == "parametric":
+        boot = (f"{s.num_replicas} parametric bootstrap replicas (seed {s.seed}): every comparison's outcome redrawn "
+                "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the model refitted")
+      else:
+        boot = (f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
+                + (" with refits of the model" if self.estimator == "model" else ""))
+      boot = (boot
               + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified at "
               f"{s.confidence:g} from the replicas' edge orientations (sure edge: a beats b in >= "
               f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within two), "
@@ -233,6 +245,73 @@ def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
   )
 
 
+UNSETTLED_SHARE = 0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
+
+
+def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5) -> str | None:
+  """A warning when the point estimate's hard Top Cycle is rarely the replicas' Top Cycle, else ``None``.
+
+  Fires when every member of the point estimate's hard Top Cycle is in the hard Top Cycle of fewer
+  than ``UNSETTLED_SHARE`` of the bootstrap replicas and some agent outside it is in as many
+  replicas' Top Cycles as the most frequent member: the table's first rows then rest on that
+  estimate alone. Names the agents most often in the replicas' Top Cycles.
+
+  Args:
+    hard_tc: ``(n,)`` boolean point-estimate Top Cycle.
+    p_tc: ``(n,)`` share of replicas whose hard Top Cycle holds each agent.
+    agents: names.
+    num_replicas: ``R`` (for the message).
+    shown: how many of the most frequent agents to name.
+  """
+  hard_tc, p_tc = np.asarray(hard_tc, bool), np.asarray(p_tc, np.float64)
+  if not hard_tc.any() or np.isnan(p_tc).any():
+    return None
+  best_member = float(p_tc[hard_tc].max())
+  if best_member >= UNSETTLED_SHARE or float(p_tc[~hard_tc].max(initial=0.0)) < best_member:
+    return None
+  members = ", ".join(agents[i] for i in np.flatnonzero(hard_tc)[:shown])
+  frequent = np.argsort(-p_tc, kind="stable")[:shown]
+  listed = ", ".join(f"{agents[i]} ({p_tc[i]:.0%})" for i in frequent)
+  return (f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
+          f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas, and agents outside it are as often; "
+          f"most often in the replicas' Top Cycles: {listed}; read P(TC) before the order of the first rows, and "
+          "compare these agents more (ste-jax suggest)")
+
+
+def resolve_resampling(resampling: str, estimator: str) -> str:
+  """``"poisson"`` or ``"parametric"``: what ``resampling`` means for a resolved ``estimator``.
+
+  ``"auto"`` is parametric for the model estimator and Poisson for the count-based ones. Why the
+  model needs the parametric bootstrap: a Poisson replica reweights the observed comparisons, so an
+  agent that won all of its few games wins all of them in every replica, and the refitted model
+  keeps it at the top in every replica -- 11 wins in 11 games put an agent of true rank 10 of 300
+  into 47 % of the replicas' Top Cycles, above each member of the true Top Cycle (18 % each), in
+  the probe of ``benchmarks/local_cycle.py``. Redrawing each comparison from the fitted model gives
+  such an agent the losses the model expects of it (13 % there; the true core 12-27 %).
+  """
+  if resampling not in RESAMPLING:
+    raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}.")
+  if resampling == "auto":
+    return "parametric" if estimator == "model" else "poisson"
+  if resampling == "parametric" and estimator != "model":
+    raise ValueError(f"resampling='parametric' needs the model estimator, got {estimator!r}.")
+  return resampling
+
+
+def resample_model_outcomes(key, probability, weight, num_replicas: int) -> jax.Array:
+  """``(R, m)`` parametric-bootstrap outcomes: each row's games redrawn from the model.
+
+  A row of weight ``w`` stands for ``max(1, round(w))`` games between its agents ``a`` and ``b``;
+  the replica's outcome is the share of them ``a`` wins, ``Binomial(games, P̂[a, b]) / games``
+  (``probability``: ``(m,)``, ``P̂`` at each row's pair). Weights stay as they are, so the design
+  (which pairs met, how often) is the data's; a tie is redrawn as a win or a loss.
+  """
+  shape = (num_replicas,) + weight.shape
+  games = jnp.broadcast_to(jnp.maximum(jnp.round(weight), jnp.ones_like(weight)), shape)
+  wins = jax.random.binomial(key, games, jnp.broadcast_to(probability, shape), shape, dtype=weight.dtype)
+  return wins / games
+
+
 def resample_unit_weights(key, weight, num_replicas: int) -> jax.Array:
   """``(R, m)`` Poisson-bootstrap weights over unit comparisons: row weight ``w`` -> ``Poisson(w)``.
 
@@ -263,16 +342,19 @@ class BootstrapMemberships(NamedTuple):
   soft_uncovered: np.ndarray | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft"))
-def _bootstrap_chunk(key, comparisons, state, num_valid, tau, gamma, *, name, refit_steps, chunk, batch, with_soft):
+@functools.partial(jax.jit, static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"))
+def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma, *, name, refit_steps, chunk, batch,
+                     with_soft, parametric):
   """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
 
   Module level with the estimator's arrays as arguments, so it compiles once per shape and
-  estimator, not once per table.
+  estimator, not once per table. ``parametric``: outcomes redrawn from ``point_edges`` (the
+  model's ``P̂``); else Poisson weights.
   """
 
-  def replica(w):
-    edges = _estimators.replica_edges(name, state, dataclasses.replace(comparisons, weight=w),
+  def replica(draw):
+    field = "outcome" if parametric else "weight"
+    edges = _estimators.replica_edges(name, state, dataclasses.replace(comparisons, **{field: draw}),
                                       refit_steps=refit_steps)
     weak, strict = _estimators.hard_relations(edges, name)
     out = (exact.reach_all(weak), exact.uncovered_in_relation(strict), strict)
@@ -281,21 +363,27 @@ def _bootstrap_chunk(key, comparisons, state, num_valid, tau, gamma, *, name, re
       out = out + (s.top_cycle, s.uncovered)
     return out
 
-  outs = jax.lax.map(replica, resample_unit_weights(key, comparisons.weight, chunk), batch_size=batch)
+  if parametric:
+    draws = resample_model_outcomes(key, point_edges[comparisons.a, comparisons.b], comparisons.weight, chunk)
+  else:
+    draws = resample_unit_weights(key, comparisons.weight, chunk)
+  outs = jax.lax.map(replica, draws, batch_size=batch)
   valid = jnp.arange(chunk) < num_valid
   beats = jnp.sum(outs[2] & valid[:, None, None], axis=0, dtype=jnp.int32)
   return outs[:2] + (beats,) + outs[3:]
 
 
 def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
-                               batch_size: int | None = 8, soft=None, progress=None) -> BootstrapMemberships:
+                               batch_size: int | None = 8, soft=None, progress=None,
+                               resampling: str = "auto") -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
-  Replicas reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
-  comparisons); each replica recomputes the estimator's edges (a warm-started refit for the model
-  estimator), its hard cores and its strict hard relation (summed into ``beats``), ``batch_size``
-  replicas per compiled ``lax.map`` step. Replica ``r`` uses
-  ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
+  Replicas either reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
+  comparisons) or redraw their outcomes from the fitted model by :func:`resample_model_outcomes`
+  (parametric bootstrap; :func:`resolve_resampling`); each replica recomputes the estimator's edges
+  (a warm-started refit for the model estimator), its hard cores and its strict hard relation
+  (summed into ``beats``), ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
+  uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
   estimator (the estimator's arrays are arguments).
 
   Args:
@@ -306,10 +394,13 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
     batch_size: replicas per compiled batch (memory bound).
     soft: ``None``, or ``(tau, gamma)`` to also return the replicas' soft scores.
     progress: optional ``progress(num_done)`` callable.
+    resampling: ``"auto"`` (parametric for the model estimator, else Poisson), ``"poisson"`` or
+      ``"parametric"`` (model estimator only).
 
   Returns:
     :class:`BootstrapMemberships`.
   """
+  parametric = resolve_resampling(resampling, estimator.name) == "parametric"
   if num_replicas < 1:
     raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
   chunk = min(num_replicas, REPLICA_CHUNK)
@@ -317,11 +408,11 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
   dtype = estimator.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
   static = dict(name=estimator.name, refit_steps=estimator.refit_steps, chunk=chunk, batch=batch,
-                with_soft=soft is not None)
+                with_soft=soft is not None, parametric=parametric)
   parts, beats = [], np.zeros(estimator.edges.shape, dtype=np.int64)
   for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
     valid = min(chunk, num_replicas - c * chunk)
-    out = _bootstrap_chunk(k, comparisons, estimator.replica_state(), jnp.asarray(valid, jnp.int32),
+    out = _bootstrap_chunk(k, comparisons, estimator.replica_state(), estimator.edges, jnp.asarray(valid, jnp.int32),
                            jnp.asarray(tau, dtype), jnp.asarray(gamma, dtype), **static)
     beats += np.asarray(out[2])
     parts.append([np.asarray(x)[:valid] for i, x in enumerate(out) if i != 2])
@@ -393,7 +484,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   if settings.num_replicas:
     boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
                                       batch_size=settings.batch_size, soft=(tau, gamma) if with_soft else None,
-                                      progress=progress)
+                                      progress=progress, resampling=settings.resampling)
     observed = None if settings.certify_imputed else np.asarray(counts.totals) > 0
     v = verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=settings.confidence,
                                observed=observed)
@@ -438,6 +529,11 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   if line:
     diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (line,),
                                       contradictions=contradictions)
+  if settings.num_replicas:
+    unsettled = unsettled_top_warning(cols["hard_tc"], cols["p_tc"], comparisons.agents,
+                                      num_replicas=settings.num_replicas)
+    if unsettled:
+      diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (unsettled,))
   return CoreTable(
       context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
       P=np.asarray(display, dtype=np.float64),
@@ -464,7 +560,8 @@ def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = Leader
 
 def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confidence: float = 0.95, tau: float = 0.01,
                 gamma: float | None = None, seed: int = 0, soft_intervals: bool | None = None, min_games: int = 10,
-                by_context: bool = False, certify_imputed: bool = False, solutions=(), progress=None):
+                by_context: bool = False, certify_imputed: bool = False, solutions=(), resampling: str = "auto",
+                progress=None):
   """The STE leaderboard as a pandas DataFrame indexed by agent (what ``ste-jax score`` prints).
 
   Columns: ``tier`` (condensation order of the hard relation: 1 = Top Cycle), ``tc_score`` /
@@ -494,6 +591,10 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
     solutions: names of further tournament solutions to add as columns (e.g. ``("bipartisan",
       "mcs", "ml", "alpharank")``; :func:`~ste_jax.solution_memberships` lists them): memberships
       for sets, probabilities for lotteries, of the displayed tournament.
+    resampling: the bootstrap: ``"auto"`` (default: parametric for the model estimator -- outcomes
+      redrawn from the fitted model, so a perfect record on few games is not perfect in every
+      replica -- and Poisson over unit comparisons otherwise), ``"poisson"`` or ``"parametric"``
+      (model estimator only).
     progress: optional ``progress(num_replicas_done)``.
 
   Returns:
@@ -513,7 +614,7 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
     data, _ = from_dataframe(data)
   settings = LeaderboardSettings(estimator=estimator, tau=tau, gamma=gamma, num_replicas=bootstrap, seed=seed,
                                  confidence=confidence, soft_intervals=soft_intervals, min_games=min_games,
-                                 certify_imputed=certify_imputed, solutions=tuple(solutions))
+                                 certify_imputed=certify_imputed, solutions=tuple(solutions), resampling=resampling)
   tables = core_tables(data, settings, by_context=by_context, progress=progress)
   if by_context:
     return {t.context: t.to_frame() for t in tables}

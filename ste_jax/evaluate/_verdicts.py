@@ -209,14 +209,16 @@ def _stack_memberships(P):
 
 
 def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
-                        key=None, batch_size: int | None = 8, certify_imputed: bool = False) -> MembershipVerdicts:
+                        key=None, batch_size: int | None = 8, certify_imputed: bool = False,
+                        resampling: str = "auto") -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
 
   Args:
     data: one of
 
       * a :class:`~ste_jax.data.Comparisons`: the estimator's edges are bootstrapped
-        (``num_replicas`` Poisson replicas over unit comparisons, refits for the model estimator);
+        (``num_replicas`` replicas: by default outcomes redrawn from the fitted model and the model
+        refitted for the model estimator, Poisson replicas over unit comparisons otherwise);
       * a ``(R, n, n)`` stack of resampled tournaments ``P`` (e.g. draws from your own posterior):
         strict edges ``P > 1/2``; hard cores with ties counted both ways;
     confidence: level ``c`` in ``(0.5, 1)``.
@@ -226,6 +228,8 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     batch_size: replicas per compiled batch (memory bound; comparisons only).
     certify_imputed: let the model's predictions on pairs never compared count as evidence
       (comparisons only; see the module docstring for what this costs).
+    resampling: ``"auto"``, ``"poisson"`` or ``"parametric"`` (model estimator only; comparisons
+      only): :func:`~ste_jax.evaluate._leaderboard.resolve_resampling`.
 
   Returns:
     :class:`MembershipVerdicts`: verdicts certified from the replicas' edge orientations
@@ -248,7 +252,8 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     key = jax.random.key(0) if key is None else key
     k_fit, k_boot = jax.random.split(key)
     est = _estimators.build_estimator(name, data, key=k_fit)
-    boot = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size)
+    boot = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size,
+                                      resampling=resampling)
     observed = None if certify_imputed else np.asarray(pair_counts(data).totals) > 0
     return verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=confidence,
                                   observed=observed)

@@ -144,3 +144,81 @@ def test_solution_columns_in_table_and_outputs():
   assert list(frame.columns[-3:]) == list(names)
   with pytest.raises(ValueError, match="unknown solution"):
     LeaderboardSettings(solutions=("nope",))
+
+
+def test_parametric_outcomes_are_binomial_draws_from_the_model():
+  """Each row's ``max(1, round(w))`` games redrawn from P̂ at its pair; weights (the design) untouched."""
+  import jax
+  import jax.numpy as jnp
+
+  from ste_jax.evaluate._leaderboard import resample_model_outcomes
+
+  prob = jnp.asarray([0.1, 0.5, 0.9, 0.7], jnp.float32)
+  weight = jnp.asarray([1.0, 4.0, 0.0, 2.4], jnp.float32)
+  games = np.array([1.0, 4.0, 1.0, 2.0])
+  R = 4000
+  o = np.asarray(resample_model_outcomes(jax.random.key(3), prob, weight, R), np.float64)
+  assert o.shape == (R, 4)
+  np.testing.assert_allclose(np.round(o * games), o * games, atol=1e-6)  # whole wins out of whole games
+  assert o.min() == 0.0 and o.max() == 1.0
+  p = np.asarray(prob, np.float64)
+  se = np.sqrt(p * (1 - p) / (games * R))
+  assert np.all(np.abs(o.mean(axis=0) - p) < 5 * se)
+
+
+@pytest.mark.parametrize("resampling, estimator, expect", [
+    ("auto", "model", "parametric"), ("auto", "posterior", "poisson"), ("auto", "winrate", "poisson"),
+    ("poisson", "model", "poisson"), ("parametric", "model", "parametric"),
+    ("parametric", "posterior", ValueError), ("bayesian", "model", ValueError),
+])
+def test_resolve_resampling(resampling, estimator, expect):
+  from ste_jax.evaluate._leaderboard import resolve_resampling
+
+  if expect is ValueError:
+    with pytest.raises(ValueError, match="resampling"):
+      resolve_resampling(resampling, estimator)
+  else:
+    assert resolve_resampling(resampling, estimator) == expect
+  with pytest.raises(ValueError, match="resampling"):
+    LeaderboardSettings(estimator="winrate", resampling="parametric")
+
+
+@pytest.mark.slow  # about 15 s on 2 cores (two bootstraps of 100 model refits)
+def test_parametric_bootstrap_lets_a_perfect_record_lose():
+  """A Poisson replica cannot give an agent that won its only games a loss; a parametric one can.
+
+  Agent 4 beat agent 1 in its only four games; agents 0-3 play a round robin. Poisson replicas
+  reweight those four wins, so 4 beats 1 in nearly every replica's relation (all but those that
+  drop the four games); replicas redrawn from the fitted Bradley-Terry model (ridge 3: P̂(4 beats
+  1) about 0.64) give 1 some of the games, and the refit then often ranks 1 first.
+  """
+  import jax
+
+  from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships
+
+  rng = np.random.default_rng(0)
+  s = np.array([1.0, 0.5, 0.0, -0.5])
+  a, b, o = [], [], []
+  for i in range(4):
+    for j in range(i + 1, 4):
+      a += [i] * 8
+      b += [j] * 8
+      o += (rng.random(8) < 1 / (1 + np.exp(s[j] - s[i]))).astype(float).tolist()
+  c = Comparisons.from_arrays(a + [4] * 4, b + [1] * 4, o + [1.0] * 4)
+  est = _estimators.build_estimator("model", c, key=jax.random.key(0), model_options=dict(strength_l2=(3.0,), ranks=(0,)))
+  assert 0.55 < float(est.edges[4, 1]) < 0.75
+  shares = {r: bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=100, resampling=r).beats[4, 1]
+            for r in ("poisson", "parametric")}
+  assert shares["poisson"] >= 0.9
+  assert shares["parametric"] < 0.8
+
+
+def test_unsettled_top_warning():
+  from ste_jax.evaluate._leaderboard import unsettled_top_warning
+
+  names = ["a", "b", "c"]
+  line = unsettled_top_warning([True, False, False], [0.12, 0.28, 0.05], names, num_replicas=200)
+  assert line.startswith("unsettled top") and "{a}" in line and "b (28%), a (12%), c (5%)" in line
+  assert unsettled_top_warning([True, False, False], [0.6, 0.28, 0.05], names, num_replicas=200) is None
+  assert unsettled_top_warning([True, True, False], [0.3, 0.3, 0.2], names, num_replicas=200) is None
+  assert unsettled_top_warning([True, False, False], [np.nan] * 3, names, num_replicas=200) is None
