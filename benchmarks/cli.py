@@ -13,7 +13,7 @@ Each estimator is timed as a whole command in a fresh process (``python -m ste_j
 start, JAX import, loading, compilation, model fit, bootstrap and baselines. Peak RSS is the
 child's own maximum resident set (``os.wait4``). With ``--before PATH`` (a checkout of an older
 revision, e.g. ``git worktree add /tmp/before 01191f0``) the same commands run against that source
-tree too (estimators it does not know are skipped), as the baseline measured in the same run.
+tree too (an estimator it does not know shows "failed"), as the baseline measured in the same run.
 
 Usage:
   python benchmarks/cli.py                                  # league, every estimator
@@ -117,8 +117,6 @@ def main():
     sources = [("this checkout", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
     for estimator in args.estimators:
       for label, source in sources:
-        if label == "before" and estimator not in ("posterior", "winrate"):
-          continue
         cmd = ["score", str(path), "--estimator", estimator, "--bootstrap", str(args.replicas), "--output", "csv",
                "--no-progress"]
         wall, rss, out, code = run(cmd, source)
