@@ -268,4 +268,17 @@ def format_witnesses(w: dict) -> str:
     else:
       out.append(f"{lot['set'].capitalize()} set ({margins}): {name} is out (solver support; no margin witness "
                  f"within rounding, margin {lot['margin']:.2e}): maximal lottery {mix}")
+  mcs = w.get("minimal_covering")
+  if mcs is not None:
+    out.append("")
+    if mcs["in"]:
+      out.append(f"Minimal covering set: {name} is in it: {', '.join(mcs['set'])}")
+    elif mcs["coverer"] is not None:
+      c = mcs["coverer"]
+      beats = ", ".join(f"{b['agent']} ({b['p']:.2f})" for b in c["also_beats"]) or "nobody in the set to beat"
+      out.append(f"Minimal covering set ({', '.join(mcs['set'])}): {name} is out: {c['agent']}, a member, beats it "
+                 f"({c['p']:.2f}) and every member {name} beats: {beats}")
+    else:  # ties: the set is externally stable only under the Bordes covering it was computed with
+      out.append(f"Minimal covering set ({', '.join(mcs['set'])}): {name} is out (no strict-majority coverer in the set; "
+                 "with ties the set uses the Bordes covering)")
   return "\n".join(out)

@@ -1,5 +1,6 @@
 """Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations,
-and the maximal lottery that excludes it from the bipartisan and essential sets."""
+the maximal lottery that excludes it from the bipartisan and essential sets, and the member of the
+minimal covering set that covers it there."""
 
 import jax
 import jax.numpy as jnp
@@ -30,7 +31,8 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
     members first); ``coverers`` (each with the agents it beats that the explained agent beats)
     and ``refutations`` (for each agent that beats it without covering it, an agent it beats that
     the other does not beat); ``lotteries`` (:func:`lottery_witnesses`, empty above
-    ``LOTTERY_WITNESS_MAX_AGENTS`` agents).
+    ``LOTTERY_WITNESS_MAX_AGENTS`` agents); ``minimal_covering`` (:func:`covering_set_witness`,
+    ``None`` above that size).
   """
   P = np.asarray(P, dtype=np.float64)
   games = np.asarray(games, dtype=np.float64)
@@ -79,7 +81,43 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
           for c in np.flatnonzero(refute >= 0)
       ],
       "lotteries": lottery_witnesses(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else [],
+      "minimal_covering": covering_set_witness(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else None,
   }
+
+
+def covering_set_witness(P, agents, index: int) -> dict:
+  """Minimal-covering-set membership of one agent, with the member that covers it there if it is out.
+
+  A covering set ``B`` (Dutta 1988) is externally stable: every outsider ``a`` is covered within
+  ``B ∪ {a}`` by some ``c`` in ``B`` -- ``c`` beats ``a`` and beats every member of ``B`` that ``a``
+  beats (strict majorities). That ``c`` is the witness of ``a``'s exclusion; the set is computed
+  in float64 (:func:`~ste_jax.exact.minimal_covering_set`, which solves maximal-lottery LPs).
+
+  Args:
+    P: ``(n, n)`` concrete tournament.
+    agents: the agent names.
+    index: the agent to explain.
+
+  Returns:
+    ``{"set": [members], "in": bool, "coverer": None or {"agent", "p", "also_beats": [{"agent",
+    "p"}]}}``: ``also_beats`` lists the set's members that the explained agent beats (each beaten
+    by the coverer too, with the coverer's probability).
+  """
+  P = np.asarray(P, dtype=np.float64)
+  n = P.shape[0]
+  with jax.enable_x64(True):
+    members = np.asarray(exact.minimal_covering_set(jnp.asarray(P, jnp.float64)))
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  out = {"set": [agents[i] for i in np.flatnonzero(members)], "in": bool(members[index]), "coverer": None}
+  if members[index]:
+    return out
+  beaten = members & strict[index]
+  for c in np.flatnonzero(members & strict[:, index]):
+    if np.all(strict[c][beaten]):
+      out["coverer"] = {"agent": agents[c], "p": float(P[c, index]),
+                        "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in np.flatnonzero(beaten)]}
+      break
+  return out
 
 
 def lottery_witnesses(P, agents, index: int) -> list[dict]:

@@ -36,3 +36,30 @@ def test_witness_report_carries_the_lotteries_for_small_n():
   w = witness_report(P, np.ones((4, 4)), list("wxyz"), 3)
   assert [(lot["set"], lot["in"], lot["witness"]) for lot in w["lotteries"]] == [
       ("bipartisan", False, True), ("essential", False, True)]
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_covering_set_witness_names_a_member_covering_each_outsider(seed):
+  """Membership = the brute-force minimal covering set; each outsider's coverer is a member that
+  beats it and every member it beats (checked here from P, not from the witness's own fields)."""
+  from ste_jax.evaluate._witnesses import covering_set_witness
+  from tests.exact.test_lotteries import brute_minimal_covering
+
+  rng = np.random.default_rng(seed)
+  n = 8
+  P = np.asarray(oracles.random_tournament(rng, n), dtype=np.float64)
+  agents = [f"a{i}" for i in range(n)]
+  strict = P > 0.5
+  expect = np.asarray(brute_minimal_covering(P), dtype=bool)
+  for i in range(n):
+    w = covering_set_witness(P, agents, i)
+    assert w["set"] == [agents[j] for j in np.flatnonzero(expect)]
+    assert w["in"] == expect[i]
+    if expect[i]:
+      assert w["coverer"] is None
+      continue
+    c = agents.index(w["coverer"]["agent"])
+    assert expect[c] and strict[c, i]
+    assert all(strict[c, b] for b in np.flatnonzero(expect & strict[i]))
+    assert sorted(e["agent"] for e in w["coverer"]["also_beats"]) == sorted(
+        agents[b] for b in np.flatnonzero(expect & strict[i]))
