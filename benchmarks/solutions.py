@@ -1,10 +1,27 @@
-"""Tournament-solution family: ste_jax (JAX, CPU) next to pref_voting (and OpenSpiel if installed).
+"""Tournament-solution family: ste_jax (JAX, CPU) next to pref_voting and OpenSpiel (where installed).
 
 For each n in --sizes, one random tournament (float32, the library default; continuous
 probabilities, no ties) is solved by each method. JAX times are the median of `--reps` runs (one
 run above n = 300) of the AOT-compiled function (compile time reported separately); pref_voting is timed once per call (it is
 skipped above --pv-max-n, where a single call takes too long). The ratio is pref_voting / ste_jax.
-Both run in this process, on the same machine, one after the other.
+All run in this process, on the same machine, one after the other.
+
+OpenSpiel (test extras; skipped when ``open_spiel`` or cvxpy does not import, and above --os-max-n)
+is timed once per call, like pref_voting, for the three solutions it implements, on the same
+tournament in float64 (its code is NumPy float64) with ``P_ba = 1 - P_ab`` restored exactly, so that
+its alpha-Rank recognizes the constant-sum game and uses its closed-form fixation probabilities:
+
+* maximal_lottery: ``lp_solver.solve_zero_sum_matrix_game`` on the margins ``P - P^T`` (cvxpy + ECOS;
+  it solves the LPs of both players);
+* nash_average: ``nash_averaging.nash_averaging`` (maximum-entropy Nash, cvxpy + Clarabel);
+* alpha_rank: ``alpharank.compute([P], m=50, alpha=10, use_local_selection_model=False)``, the model
+  ``ste_jax.alpha_rank`` implements (OpenSpiel's default, the local selection model, is another one).
+
+Each call includes building the pyspiel matrix game; one warm-up call on a 3 x 3 game (cvxpy's first
+solve) is not timed. The last column is the largest difference between the two answers, ste_jax
+recomputed in float64 on OpenSpiel's input (untimed; float32 maximal lotteries lose accuracy from
+about n = 100, see the second table); OpenSpiel's solvers stop at about 1e-7 .. 1e-8 (its Nash
+averaging, with Clarabel's default tolerances, was 8e-6 off at n = 100 where its LP agreed to 6e-10).
 
 A second table checks the maximal-lottery supports (the bipartisan and essential sets) of the same
 tournaments against SciPy's HiGHS LP solver (one feasibility LP per margin matrix; for these
@@ -61,6 +78,46 @@ def pref_voting_methods():
   }
 
 
+def openspiel_methods():
+  """``{name: fn(P64)}`` for the solutions OpenSpiel implements, or ``{}`` if it does not import."""
+  try:
+    import pyspiel
+    from open_spiel.python.algorithms import lp_solver
+    from open_spiel.python.algorithms.nash_averaging import nash_averaging
+    from open_spiel.python.egt import alpharank
+  except ImportError:
+    return {}
+
+  def lottery(P):
+    M = P - P.T
+    return np.asarray(lp_solver.solve_zero_sum_matrix_game(pyspiel.create_matrix_game(M, -M))[0], np.float64)
+
+  def nash(P):
+    M = P - P.T
+    return np.asarray(nash_averaging(pyspiel.create_matrix_game(M, -M))[0], np.float64).ravel()
+
+  def alpha_rank(P):
+    with np.errstate(over="ignore"):  # e^(-m u) overflows to inf for a hopeless mutant: rho -> 0
+      return alpharank.compute([P], m=50, alpha=10.0, use_local_selection_model=False)[2]
+
+  return {"maximal_lottery": lottery, "nash_average": nash, "alpha_rank (alpha=10)": alpha_rank}
+
+
+def complementary_float64(P):
+  """``P`` in float64 with ``P_ba = 1 - P_ab`` (upper triangle kept) and a diagonal of 1/2."""
+  P = np.triu(np.asarray(P, np.float64), 1)
+  P = P + np.tril(1.0 - P.T, -1)
+  np.fill_diagonal(P, 0.5)
+  return P
+
+
+def _answer(name, out):
+  """The lottery / distribution part of a ste_jax method's output, as float64 NumPy."""
+  if name == "nash_average":
+    out = out.distribution
+  return np.asarray(out, np.float64)
+
+
 def soft_ml_fwd_bwd(M):
   w = jnp.arange(M.shape[-1], dtype=M.dtype)
   return jax.value_and_grad(lambda M: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=0.1)))(M)
@@ -87,6 +144,9 @@ def main():
   parser.add_argument("--sizes", type=int, nargs="+", default=[30, 100, 1000])
   parser.add_argument("--reps", type=int, default=3)
   parser.add_argument("--pv-max-n", type=int, default=100, help="skip pref_voting above this n")
+  parser.add_argument("--os-max-n", type=int, default=100,
+                      help="skip OpenSpiel above this n (its alpha-Rank builds the n^2 fixation probabilities "
+                      "in a Python loop; its cvxpy programs slow down quickly)")
   parser.add_argument("--mcs-max-n", type=int, default=300,
                       help="skip the minimal covering set above this n (its iteration solves one maximal "
                       "lottery per round; at n = 1000 it did not finish in 15 minutes on 2 shared cores)")
@@ -94,11 +154,14 @@ def main():
   args = parser.parse_args()
   if args.supports_only:
     return support_accuracy(args.sizes)
-  try:
-    import open_spiel  # noqa: F401
+  spiel_methods = openspiel_methods()
+  if spiel_methods:
+    from importlib.metadata import version
 
-    spiel = "installed (not yet compared)"
-  except ImportError:
+    spiel = f"open_spiel {version('open_spiel')} (compared up to n = {args.os_max_n})"
+    for fn in spiel_methods.values():  # warm-up: cvxpy's first solve, lazy imports (not timed)
+      fn(complementary_float64(random_tournament(np.random.default_rng(0), 3)))
+  else:
     spiel = "not installed (no OpenSpiel column)"
   print(f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: {spiel}")
   pv = pref_voting_methods()
@@ -106,13 +169,14 @@ def main():
   for n in args.sizes:
     P = random_tournament(np.random.default_rng(n), n)
     Pj = jnp.asarray(P)
+    P64 = complementary_float64(P)
     mg = _margin_graph(P) if pv else None
     for name, fn in jax_methods().items():
       if name == "banks_set" and n > ste_jax.exact.BANKS_MAX_N:
-        rows.append((n, name, "refused", "", "", "", ""))
+        rows.append((n, name, "refused", "", "", "", "", "", ""))
         continue
       if name == "minimal_covering_set" and n > args.mcs_max_n:
-        rows.append((n, name, f"not run (n > {args.mcs_max_n})", "", "", "", ""))
+        rows.append((n, name, f"not run (n > {args.mcs_max_n})", "", "", "", "", "", ""))
         continue
       # One timed run above n = 300: the interior-point solves take seconds there.
       compile_s, run_s = compile_and_time(fn, Pj, reps=args.reps if n <= 300 else 1)
@@ -125,13 +189,27 @@ def main():
         pv_s = f"{pv_s:.4f}"
       elif name in pv:
         pv_s = f"skipped (n > {args.pv_max_n})"
-      rows.append((n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, ""))
-      print(f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}", flush=True)
+      os_s, os_ratio, os_diff = "", "", ""
+      if name in spiel_methods and n <= args.os_max_n:
+        t0 = time.perf_counter()
+        theirs = spiel_methods[name](P64)
+        os_s = time.perf_counter() - t0
+        os_ratio = f"{os_s / run_s:.1f}x"
+        os_s = f"{os_s:.4f}"
+        with jax.enable_x64(True):  # the same float64 input: the column checks the definitions agree
+          ours = _answer(name, fn(jnp.asarray(P64)))
+        os_diff = f"{np.max(np.abs(ours - theirs)):.1e}"
+      elif name in spiel_methods:
+        os_s = f"skipped (n > {args.os_max_n})"
+      rows.append((n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, os_s, os_ratio, os_diff))
+      print(f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}"
+            f"{f' OpenSpiel {os_s} {os_ratio} max|diff| {os_diff}' if os_s else ''}", flush=True)
   print()
-  print("| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax |")
-  print("|---:|---|---:|---:|---:|---:|")
-  for n, name, run_s, compile_s, pv_s, ratio, _ in rows:
-    print(f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} |")
+  print("| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax | OpenSpiel (s) "
+        "| OpenSpiel / ste_jax | max abs diff to OpenSpiel (float64) |")
+  print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+  for n, name, run_s, compile_s, pv_s, ratio, os_s, os_ratio, os_diff in rows:
+    print(f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} | {os_s} | {os_ratio} | {os_diff} |")
   print()
   support_accuracy(args.sizes)
 
