@@ -112,11 +112,11 @@ def covering_set_witness(P, agents, index: int) -> dict:
   if members[index]:
     return out
   beaten = members & strict[index]
-  for c in np.flatnonzero(members & strict[:, index]):
-    if np.all(strict[c][beaten]):
-      out["coverer"] = {"agent": agents[c], "p": float(P[c, index]),
-                        "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in np.flatnonzero(beaten)]}
-      break
+  coverers = np.flatnonzero(members & strict[:, index] & np.all(strict[:, beaten], axis=1))
+  if coverers.size:
+    c = coverers[0]
+    out["coverer"] = {"agent": agents[c], "p": float(P[c, index]),
+                      "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in np.flatnonzero(beaten)]}
   return out
 
 
