@@ -147,9 +147,9 @@ def main():
   parser.add_argument("--os-max-n", type=int, default=100,
                       help="skip OpenSpiel above this n (its alpha-Rank builds the n^2 fixation probabilities "
                       "in a Python loop; its cvxpy programs slow down quickly)")
-  parser.add_argument("--mcs-max-n", type=int, default=300,
-                      help="skip the minimal covering set above this n (its iteration solves one maximal "
-                      "lottery per round; at n = 1000 it did not finish in 15 minutes on 2 shared cores)")
+  parser.add_argument("--mcs-max-n", type=int, default=1000,
+                      help="skip the minimal covering set above this n (its iteration solves one maximal-lottery "
+                      "LP per round, on a padded subset of the round's candidates)")
   parser.add_argument("--supports-only", action="store_true", help="print only the support-accuracy table")
   args = parser.parse_args()
   if args.supports_only:

@@ -1,6 +1,7 @@
 """Maximal lotteries, bipartisan / essential / Schwartz / minimal covering / Banks sets vs pref_voting,
 scipy LPs and brute force."""
 
+import functools
 import itertools
 
 # Most tests here compile the interior-point solver for new shapes (seconds each on 2 shared
@@ -14,6 +15,7 @@ import pytest
 from scipy.optimize import linprog
 
 import ste_jax
+from ste_jax.exact import _tournament_sets
 from ste_jax.exact._lotteries import maximal_lottery_with_support
 from tests import oracles
 
@@ -126,6 +128,43 @@ def test_minimal_covering_set_against_brute_force(x64, n):
   for _ in range(3):
     P = oracles.random_tournament(rng, n)
     np.testing.assert_array_equal(np.asarray(ste_jax.minimal_covering_set(P)), brute_minimal_covering(P))
+
+
+def brandt_fischer_iteration(P):
+  """The minimal-covering-set iteration with SciPy LPs on the sub-tournaments; also returns each |C|."""
+  n = P.shape[0]
+  A = (P > 0.5) & ~np.eye(n, dtype=bool)
+  M = np.sign(P - P.T)
+  B, C, sizes = np.zeros(n, bool), np.ones(n, bool), []
+  while C.any():
+    sizes.append(int(C.sum()))
+    idx = np.flatnonzero(C)
+    B[idx[lp_essential(M[np.ix_(idx, idx)])]] = True
+    members = np.flatnonzero(B)
+    C = np.array([not B[a] and not any(A[c, a] and all(A[c, b] for b in members if b != c and A[a, b])
+                                       for c in members) for a in range(n)])
+  return B, sizes
+
+
+def test_minimal_covering_set_bucketed_rounds(x64):
+  """Sub-problems padded to buckets (3, 12) at n = 12: the rounds' |C| fall in both buckets (with
+  dummies in each; the LPs start from subsets of C that grow), results equal the iteration with
+  exact LPs on C (also with ties) and the brute force."""
+  rng = np.random.default_rng(20)
+  Ps = [oracles.random_tournament(rng, 12) for _ in range(4)]
+  Ps += [oracles.random_tournament(rng, 12, tie_prob=0.3) for _ in range(3)]
+  Ps += [oracles.planted_cycle_tournament(rng, 12, 3)[0], condorcet_tournament(rng, 12, winner=5)]  # BP in S
+  assert _tournament_sets._bucket_sizes(12, (3,)) == (3, 12)
+  kernel = functools.partial(_tournament_sets._minimal_covering_bucketed, bucket_sizes=(3,))
+  got = np.asarray(jax.jit(lambda Ps: jax.lax.map(kernel, Ps))(np.stack(Ps)))
+  sizes = set()
+  for P, mcs in zip(Ps, got):
+    expected, rounds = brandt_fischer_iteration(P)
+    sizes.update(rounds)
+    np.testing.assert_array_equal(mcs, expected)
+    if not np.any((P == 0.5) & ~np.eye(12, dtype=bool)):
+      np.testing.assert_array_equal(mcs, brute_minimal_covering(P))
+  assert {1, 2, 3, 12} <= sizes and sizes & {4, 5, 6, 7, 8, 9, 10, 11}
 
 
 @pytest.mark.slow
