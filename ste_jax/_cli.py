@@ -49,6 +49,11 @@ def _positive_float(text: str) -> float:
   return v
 
 
+def _tolerance(text: str) -> float | None:
+  """``--record-tolerance``: a finite number > 0, or ``none`` (off)."""
+  return None if text.strip().lower() in ("none", "off") else _positive_float(text)
+
+
 def _nonnegative_int(text: str) -> int:
   try:
     v = int(text)
@@ -134,12 +139,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--skip-bad-rows", action="store_true",
                    help="drop rows that cannot be read (listed on stderr) instead of stopping at the first")
 
+  def record_tolerance_option(p):
+    p.add_argument("--record-tolerance", type=_tolerance, default=2.0, metavar="C",
+                   help="model estimator: each compared pair's P stays within its record band, the P under which "
+                   "its win count is within C standard deviations (at P = 1/2) of expectation, so the model never "
+                   "overrides a long head-to-head record; 'none': the model alone (default 2)")
+
   def score_options(p, *, replicas_default=200):
     p.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
                    help="tournament estimator behind every column: auto (default: posterior when every pair was "
                    "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair has no "
                    "edge), winrate (empirical win rate; an unobserved pair is a tie) or model (Bradley-Terry + a "
-                   "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair)")
+                   "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair; a compared pair "
+                   "kept within its record band, --record-tolerance)")
+    record_tolerance_option(p)
     p.add_argument("--tau", type=_positive_float, default=0.01,
                    help="edge temperature tau (win-rate and model estimators) and default gamma (default 0.01)")
     p.add_argument("--gamma", type=_positive_float, default=None,
@@ -196,6 +209,7 @@ def build_parser() -> argparse.ArgumentParser:
   explain.add_argument("--output", choices=("text", "json"), default="text", help="output format (default text)")
   explain.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
                        help="tournament estimator (as in score; default auto)")
+  record_tolerance_option(explain)
   explain.add_argument("--seed", type=_seed, default=0, help="seed of the model fit (default 0)")
 
   demo = sub.add_parser("demo", help="the core table with bootstrap CIs and a figure on bundled real data "
@@ -305,7 +319,7 @@ def _settings(args):
   return LeaderboardSettings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
                              seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals,
                              certify_imputed=args.certify_imputed, solutions=getattr(args, "solutions", ()),
-                             resampling=args.resampling)
+                             resampling=args.resampling, record_tolerance=args.record_tolerance)
 
 
 def _tables(comparisons, settings, *, by_context, no_progress):
@@ -389,7 +403,8 @@ def cmd_explain(args) -> int:
     hint = f"; did you mean {', '.join(map(repr, close))}?" if close else (
         f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
     raise UserError(f"unknown agent {args.agent!r} in {args.file}{hint}")
-  table = core_table(comparisons, LeaderboardSettings(estimator=args.estimator, num_replicas=0, seed=args.seed))
+  table = core_table(comparisons, LeaderboardSettings(estimator=args.estimator, num_replicas=0, seed=args.seed,
+                                                      record_tolerance=args.record_tolerance))
   w = witness_report(table.P, table.games_matrix, agents, agents.index(args.agent),
                      ties_connect=table.estimator != "posterior")
   if args.output == "json":

@@ -201,7 +201,8 @@ def to_json(tables, load=None) -> dict:
                   "description": t.model.describe(), "rank": t.model.chosen.rank,
                   "strength_l2": t.model.chosen.l2_strength, "skew_l2": t.model.chosen.l2_skew,
                   "cv_log_loss": _finite(t.model.cv_log_loss), "bt_cv_log_loss": _finite(t.model.bt_cv_log_loss),
-                  "num_folds": t.model.num_folds},
+                  "num_folds": t.model.num_folds,
+                  "record_tolerance": _finite(t.model.record_tolerance)},
               "num_agents": len(t.agents),
               "num_comparisons": t.num_comparisons,
               "top_cycle": t.top_cycle,
@@ -281,4 +282,18 @@ def format_witnesses(w: dict) -> str:
     else:  # ties: the set is externally stable only under the Bordes covering it was computed with
       out.append(f"Minimal covering set ({', '.join(mcs['set'])}): {name} is out (no strict-majority coverer in the set; "
                  "with ties the set uses the Bordes covering)")
+  sch = w.get("schwartz")
+  if sch is not None:
+    out.append("")
+    members = sch["set"]
+    shown = ", ".join(members[:10]) + (f", ... ({len(members)} members)" if len(members) > 10 else "")
+    if sch["in"]:
+      out.append(f"Schwartz set (strict wins only): {name} is in it: {shown}")
+    elif sch["chain"] is not None:
+      chain = sch["chain"]
+      text = chain[0]["agent"] + "".join(f" > {s['agent']} ({s['p']:.2f})" for s in chain[1:])
+      out.append(f"Schwartz set ({shown}): {name} is out: {chain[0]['agent']}, a member, reaches it "
+                 f"by strict wins, {text}, and no chain of strict wins leads from {name} back to {chain[0]['agent']}")
+    else:
+      out.append(f"Schwartz set ({shown}): {name} is out")
   return "\n".join(out)

@@ -266,6 +266,12 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
   assert set(table["top_cycle"]) == {"c0", "c1", "c2"} and table["model"]["rank"] >= 1  # no invented BT gaps
+  assert table["model"]["record_tolerance"] == 2.0 and "record band" in table["model"]["description"]
+  code, out, err = run("score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model",
+                       "--record-tolerance", "none")
+  assert code == 0, err
+  (table,) = json.loads(out)["tables"]
+  assert table["model"]["record_tolerance"] is None and "record band" not in table["model"]["description"]
 
 
 def test_score_tasks_format(tmp_path):
@@ -425,6 +431,8 @@ def test_errors_are_one_line(tmp_path):
   _one_line_error(["score", good, "--bootstrap", "many"], "--bootstrap", code=2)
   _one_line_error(["score", good, "--output", "xml"], "--output", code=2)
   _one_line_error(["score", good, "--confidence", "0.3"], "--confidence", code=2)
+  _one_line_error(["score", good, "--record-tolerance", "0"], "--record-tolerance", code=2)
+  _one_line_error(["explain", good, "c0", "--record-tolerance", "-1"], "--record-tolerance", code=2)
   _one_line_error(["score", good, "--solutions", "bipartisan,nope"], "unknown solution 'nope'", code=2)
   _one_line_error(["score", good, "--estimator", "elo"], "--estimator", code=2)
   _one_line_error(["score", good, "--format", "excel"], "--format", code=2)
@@ -501,3 +509,17 @@ def test_score_solutions_columns():
   for col in ("bipartisan", "mcs"):
     assert df.agent[df[col].astype(str).str.lower() == "true"].tolist() == ["gpt-4"]
   assert df.agent[df.ml.idxmax()] == "gpt-4" and df.ml.max() > 0.999
+
+
+def test_explain_schwartz_witness_for_an_outside_agent(tmp_path):
+  """w > x > y by strict wins, z ties everyone and w-y is never compared (a tie): the Smith set is
+  everyone, the Schwartz set {w, z}; y is out, witnessed by the strict chain w > x > y."""
+  path = tmp_path / "schwartz.csv"
+  path.write_text("a,b,winner\nw,x,a\nw,x,a\nx,y,a\nx,y,a\nz,w,tie\nz,x,tie\nz,y,tie\n")
+  code, out, err = run("explain", path, "y", "--estimator", "winrate")
+  assert code == 0, err
+  assert ("Schwartz set (w, z): y is out: w, a member, reaches it by strict wins, w > x (1.00) > y (1.00), "
+          "and no chain of strict wins leads from y back to w") in out
+  code, out, err = run("explain", path, "y", "--estimator", "winrate", "--output", "json")
+  assert code == 0, err
+  assert [s["agent"] for s in json.loads(out)["schwartz"]["chain"]] == ["w", "x", "y"]

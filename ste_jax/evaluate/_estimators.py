@@ -13,8 +13,8 @@ those same edges, so one table shows one tournament:
   with ties and unobserved pairs (``P = 1/2``) counted both ways (the Smith-set convention, the
   zero-temperature limit of ``D_tau = 1/2``).
 * ``model``: soft scores ``ste_scores(P̂, tau)``; hard relation ``P̂ > 1/2``, every pair
-  predicted by the model; ``|P̂ - 1/2|`` within 16 machine epsilons is a tie (equal fitted
-  strengths), counted both ways.
+  predicted by the model, an observed pair's ``P̂`` kept within its record band;
+  ``|P̂ - 1/2|`` within 16 machine epsilons is a tie (equal fitted strengths), counted both ways.
 
 The hard Top Cycle is the set of agents that reach every other agent through the *weak* relation
 (strict edges, plus ties where they count both ways), the hard Uncovered Set the agents no one
@@ -33,6 +33,8 @@ from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tou
 from ste_jax.ops import ste_scores, ste_scores_from_edges
 
 ESTIMATORS = ("auto", "posterior", "winrate", "model")
+# The model estimator's record bands (:mod:`ste_jax.evaluate._model_estimator`): ``c`` standard deviations.
+DEFAULT_RECORD_TOLERANCE = 2.0
 
 CONVENTIONS = {
     "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "

@@ -29,6 +29,7 @@ import numpy as np
 from ste_jax import exact
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
+from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._verdicts import verdicts_from_replicas
@@ -64,6 +65,7 @@ class LeaderboardSettings:
   certify_imputed: bool = False
   solutions: tuple[str, ...] = ()
   resampling: str = "auto"
+  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE
 
   def __post_init__(self):
     if self.estimator not in _estimators.ESTIMATORS:
@@ -78,6 +80,9 @@ class LeaderboardSettings:
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
+    v = self.record_tolerance
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0)):
+      raise ValueError(f"record_tolerance must be a finite number > 0 or None, got {v!r}.")
     if not 0.5 < float(self.confidence) < 1:
       raise ValueError(f"confidence must be in (0.5, 1), got {self.confidence!r}.")
     if isinstance(self.solutions, str) or len(set(self.solutions)) != len(tuple(self.solutions)):
@@ -463,7 +468,8 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   key = jax.random.key(settings.seed) if key is None else key
   k_fit, k_boot = jax.random.split(key)
   name, reason = _estimators.resolve_estimator(settings.estimator, comparisons)
-  est = _estimators.build_estimator(name, comparisons, key=k_fit)
+  est = _estimators.build_estimator(name, comparisons, key=k_fit,
+                                    model_options={"record_tolerance": settings.record_tolerance})
   tau, gamma = settings.tau, settings.gamma_value
   edges = est.edges
   soft = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
@@ -559,7 +565,7 @@ def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = Leader
 def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confidence: float = 0.95, tau: float = 0.01,
                 gamma: float | None = None, seed: int = 0, soft_intervals: bool | None = None, min_games: int = 10,
                 by_context: bool = False, certify_imputed: bool = False, solutions=(), resampling: str = "auto",
-                progress=None):
+                record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE, progress=None):
   """The STE leaderboard as a pandas DataFrame indexed by agent (what ``ste-jax score`` prints).
 
   Columns: ``tier`` (condensation order of the hard relation: 1 = Top Cycle), ``tc_score`` /
@@ -593,6 +599,10 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
       redrawn from the fitted model, so a perfect record on few games is not perfect in every
       replica -- and Poisson over unit comparisons otherwise), ``"poisson"`` or ``"parametric"``
       (model estimator only).
+    record_tolerance: model estimator: each observed pair's probability stays within its record
+      band, the probabilities under which its win count is within this many standard deviations
+      (at ``P = 1/2``) of its expectation (default 2; ``None``: the model alone; see
+      :mod:`ste_jax.evaluate._model_estimator`).
     progress: optional ``progress(num_replicas_done)``.
 
   Returns:
@@ -612,7 +622,8 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
     data, _ = from_dataframe(data)
   settings = LeaderboardSettings(estimator=estimator, tau=tau, gamma=gamma, num_replicas=bootstrap, seed=seed,
                                  confidence=confidence, soft_intervals=soft_intervals, min_games=min_games,
-                                 certify_imputed=certify_imputed, solutions=tuple(solutions), resampling=resampling)
+                                 certify_imputed=certify_imputed, solutions=tuple(solutions), resampling=resampling,
+                                 record_tolerance=record_tolerance)
   tables = core_tables(data, settings, by_context=by_context, progress=progress)
   if by_context:
     return {t.context: t.to_frame() for t in tables}

@@ -14,6 +14,25 @@ penalized maximum likelihood (ties count half a win to each side):
 The ridge ``lambda_s`` is a Gaussian prior on the strengths: an agent with one won match gets a
 modest strength instead of an infinite one, so it cannot top the table on one game.
 
+*Head-to-head records.* A global low-rank model can smooth over a cycle confined to a few
+well-observed agents (three leaders who beat each other 10-0 in turn among hundreds of agents).
+So every observed pair ``{a, b}`` with ``n_ab`` games, ``w_ab`` of them won by ``a``, may
+deviate from the model by a pair effect ``d_ab`` (``h_ab + d_ab``; ``d_ba = -d_ab``, unobserved
+pairs ``d = 0``) under an L1 penalty ``lambda_ab |d_ab|`` with
+``lambda_ab = (c / 2) sqrt(n_ab)``, ``c`` = ``record_tolerance`` (default 2): ``c`` standard
+deviations of the pair's win count at ``P = 1/2``. The pair effects have a closed form, so they
+are profiled out: the optimal ``h_ab + d_ab`` is ``h_ab`` clipped to the pair's *record band*
+``[logit((w_ab - lambda_ab)/n_ab), logit((w_ab + lambda_ab)/n_ab)]`` (the probabilities under
+which the record is within ``lambda_ab`` wins of its expectation), and the profiled loss of a
+pair is the logistic loss at the clipped logit plus ``lambda_ab`` times the clipping distance: a
+convex, continuously differentiable Huber-like loss whose gradient in ``h_ab`` is the logistic
+gradient clipped to ``[-lambda_ab, lambda_ab]``. Hence a pair's influence on the strengths is
+bounded (a robust Bradley-Terry), and the table's ``P`` of an observed pair never leaves its band:
+a pair with one to three games is (nearly) unconstrained and follows the model, a pair with a
+long record follows its record, and an edge is oriented against a head-to-head record only when
+the record is within ``c`` standard deviations of a coin flip. With many games per pair the model
+estimator's observed edges tend to the pairs' own win rates (those of ``--estimator posterior``).
+
 *Model selection.* The ridge on the strengths and then the rank and ridge of the intransitive term
 are chosen by ``k``-fold cross-validated log-likelihood (folds over unit comparisons, assigned by a
 random multinomial split of each row's weight, so aggregated rows are split like unit
@@ -40,6 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax.data import Comparisons
+from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.models._intransitive import (
     IntransitiveParams,
@@ -99,26 +119,80 @@ def pair_wins(pairs: PairIndex, outcome, weight) -> tuple[jax.Array, jax.Array]:
   return w_ij, w_ji
 
 
-def _penalized_nll(theta, mask, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew):
-  """Negative log-likelihood plus ridges, divided by the total weight (for conditioning)."""
+class RecordBand(NamedTuple):
+  """Each observed pair's record band on the logit scale (see the module docstring).
+
+  Attributes:
+    lo, hi: ``(Q,)`` band of the logit ``h_ij`` (``-inf`` / ``inf`` where unbounded).
+    slack: ``(Q,)`` L1 weight ``lambda_ij = (c / 2) sqrt(n_ij)`` of the pair effect (0 where the
+      band is unbounded both ways).
+  """
+
+  lo: jax.Array
+  hi: jax.Array
+  slack: jax.Array
+
+
+def record_band(w_ij, w_ji, tolerance) -> RecordBand:
+  """The :class:`RecordBand` of pairs with weighted wins ``(w_ij, w_ji)`` (pure; data only).
+
+  Args:
+    w_ij, w_ji: ``(Q,)`` weighted wins of each pair's ``i`` and ``j`` (ties count 1/2 each).
+    tolerance: scalar ``c > 0``; ``inf`` switches the bands off (every band unbounded).
+
+  Returns:
+    The :class:`RecordBand`: ``h`` in ``[lo, hi]`` iff ``|n_ij sigmoid(h) - w_ij| <= (c/2) sqrt(n_ij)``.
+  """
+  games = w_ij + w_ji
+  dtype = games.dtype
+  tolerance = jnp.asarray(tolerance, dtype)
+  on = jnp.isfinite(tolerance) & (games > 0)
+  slack = jnp.where(on, 0.5 * jnp.where(jnp.isfinite(tolerance), tolerance, 0) * jnp.sqrt(games), 0)
+  safe_games = jnp.where(games > 0, games, 1)
+  tiny = jnp.finfo(dtype).tiny
+
+  def logit(q):
+    q = jnp.clip(q, tiny, 1 - jnp.finfo(dtype).epsneg)
+    return jnp.log(q) - jnp.log1p(-q)
+
+  q_lo, q_hi = (w_ij - slack) / safe_games, (w_ij + slack) / safe_games
+  inf = jnp.asarray(jnp.inf, dtype)
+  lo = jnp.where(on & (q_lo > 0), logit(q_lo), -inf)
+  hi = jnp.where(on & (q_hi < 1), logit(q_hi), inf)
+  return RecordBand(lo, hi, slack)
+
+
+def banded_pair_nll(h, w_ij, w_ji, band: RecordBand) -> jax.Array:
+  """``(Q,)`` profiled loss ``min_d [logistic loss at h + d] + lambda |d|`` of each pair.
+
+  The minimizing ``h + d`` is ``clip(h, lo, hi)``; the loss is convex and continuously
+  differentiable in ``h`` with gradient ``clip(n sigmoid(h) - w_ij, -lambda, lambda)``.
+  """
+  hc = jnp.clip(h, band.lo, band.hi)
+  return w_ij * jax.nn.softplus(-hc) + w_ji * jax.nn.softplus(hc) + band.slack * jnp.abs(h - hc)
+
+
+def _penalized_nll(theta, mask, pairs: PairIndex, w_ij, w_ji, band: RecordBand, l2_strength, l2_skew):
+  """Profiled negative log-likelihood plus ridges, divided by the total weight (for conditioning)."""
   s, u, v = theta
   h = intransitive_logits(IntransitiveParams(s, u, v, mask), pairs.i, pairs.j)
-  nll = jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
+  nll = jnp.sum(banded_pair_nll(h, w_ij, w_ji, band))
   um, vm = u * mask[None, :], v * mask[None, :]
   reg = 0.5 * l2_strength * jnp.sum(s * s) + 0.5 * l2_skew * (jnp.sum(um * um) + jnp.sum(vm * vm))
   total = jnp.maximum(jnp.sum(w_ij + w_ji), jnp.ones((), w_ij.dtype))
   return (nll + reg) / total
 
 
-def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, w_ij, w_ji) -> jax.Array:
-  """Summed held-out negative log-likelihood (natural log) of the counts ``w``."""
-  h = intransitive_logits(params, pairs.i, pairs.j)
+def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, band: RecordBand, w_ij, w_ji) -> jax.Array:
+  """Summed held-out negative log-likelihood (natural log) of the counts ``w`` under the table's
+  probabilities: the model's logits clipped to the training records' ``band``."""
+  h = jnp.clip(intransitive_logits(params, pairs.i, pairs.j), band.lo, band.hi)
   return jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
 
 
-def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew, *,
-                     num_steps: int) -> IntransitiveParams:
-  """Penalized maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
+def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew,
+                     record_tolerance=jnp.inf, *, num_steps: int) -> IntransitiveParams:
+  """Penalized (profiled) maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
 
   The curvature of the objective in an agent's parameters grows with its number of games (from a
   handful to thousands in a sports tour), so the solver works in diagonally preconditioned
@@ -132,10 +206,11 @@ def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, 
     w_ij, w_ji: ``(Q,)`` weighted wins of each pair's ``i`` and ``j``.
     l2_strength: ridge on the strengths (scalar, traced).
     l2_skew: ridge on the intransitive factors (scalar, traced).
+    record_tolerance: ``c`` of the pairs' record bands (scalar, traced; ``inf`` = plain likelihood).
     num_steps: L-BFGS iterations (static).
 
   Returns:
-    The fitted :class:`IntransitiveParams`.
+    The fitted :class:`IntransitiveParams` (the pair effects are implicit: :func:`record_band`).
   """
   mask = params0.mask
   n, K = params0.u.shape
@@ -149,8 +224,10 @@ def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, 
   scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games)[:, None], (n, K)).reshape(-1)
   scale = jnp.concatenate([scale_s, scale_f, scale_f])
 
+  band = record_band(w_ij, w_ji, record_tolerance)
+
   def loss(z):
-    return _penalized_nll(unflatten(z * scale), mask, pairs, w_ij, w_ji, l2_strength, l2_skew)
+    return _penalized_nll(unflatten(z * scale), mask, pairs, w_ij, w_ji, band, l2_strength, l2_skew)
 
   x0 = jnp.concatenate([params0.strength, params0.u.reshape(-1), params0.v.reshape(-1)])
   z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
@@ -179,6 +256,7 @@ class ModelTournament:
     num_folds: folds of the cross-validation.
     pairs: the :class:`PairIndex` of the data.
     num_steps: L-BFGS steps of each fit; ``refit_steps`` of each warm-started bootstrap refit.
+    record_tolerance: ``c`` of the observed pairs' record bands (``inf``: none).
   """
 
   P: jax.Array
@@ -192,6 +270,7 @@ class ModelTournament:
   pairs: PairIndex
   num_steps: int
   refit_steps: int
+  record_tolerance: float = DEFAULT_RECORD_TOLERANCE
 
   def describe(self) -> str:
     """One line: the chosen model and its held-out log-loss next to Bradley-Terry's."""
@@ -199,15 +278,19 @@ class ModelTournament:
     model = ("Bradley-Terry" if c.rank == 0 else
              f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})")
     settings = f"{model} (strength ridge {c.l2_strength:g}" + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "") + ")"
+    if math.isfinite(self.record_tolerance):
+      settings += (f"; each observed pair's P kept within its record band ({self.record_tolerance:g} sd of its "
+                   "win count at P = 1/2)")
     if not self.num_folds:
       return settings + ", first candidate (too few comparisons for cross-validation)"
     return (settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
             f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry")
 
   def refit_state(self) -> tuple:
-    """``(params, pairs, ridges)``: the arrays :func:`refit_tournament` needs (a pytree of arrays)."""
+    """``(params, pairs, settings)``: the arrays :func:`refit_tournament` needs (a pytree of arrays)."""
     c = self.chosen
-    return self.params, self.pairs, jnp.asarray([c.l2_strength, c.l2_skew], dtype=self.P.dtype)
+    settings = jnp.asarray([c.l2_strength, c.l2_skew, self.record_tolerance], dtype=self.P.dtype)
+    return self.params, self.pairs, settings
 
   def refit(self, outcome, weight) -> jax.Array:
     """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
@@ -226,25 +309,37 @@ def refit_tournament(state, outcome, weight, *, num_steps: int) -> jax.Array:
   """A model tournament refitted on reweighted rows, warm-started at a fit (pure; vmaps over ``weight``).
 
   Args:
-    state: ``(params, pairs, ridges)`` of :meth:`ModelTournament.refit_state`: the fitted
-      parameters (the warm start), the :class:`PairIndex` and the ``(2,)`` strength and
-      intransitive ridges.
+    state: ``(params, pairs, settings)`` of :meth:`ModelTournament.refit_state`: the fitted
+      parameters (the warm start), the :class:`PairIndex` and the ``(3,)`` strength ridge,
+      intransitive ridge and record tolerance.
     outcome: ``(m,)`` row outcomes (those of the fitted comparisons).
     weight: ``(m,)`` row weights, e.g. a bootstrap replica's.
     num_steps: L-BFGS steps (static).
 
   Returns:
-    ``(n, n)`` refitted tournament (diagonal 1/2).
+    ``(n, n)`` refitted tournament (diagonal 1/2; observed pairs within the replica's record bands).
   """
-  params, pairs, ridges = state
+  params, pairs, settings = state
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
-  params = fit_intransitive(params, pairs, w_ij, w_ji, ridges[0], ridges[1], num_steps=num_steps)
-  return _tournament(params)
+  params = fit_intransitive(params, pairs, w_ij, w_ji, settings[0], settings[1], settings[2], num_steps=num_steps)
+  return banded_tournament(params, pairs, record_band(w_ij, w_ji, settings[2]))
 
 
-def _tournament(params: IntransitiveParams) -> jax.Array:
+def banded_tournament(params: IntransitiveParams, pairs: PairIndex, band: RecordBand) -> jax.Array:
+  """The table's tournament: the model's ``P`` for every pair, each observed pair's logit clipped to its band.
+
+  Args:
+    params: fitted :class:`IntransitiveParams`.
+    pairs: the :class:`PairIndex` of the observed pairs.
+    band: their :class:`RecordBand`.
+
+  Returns:
+    ``(n, n)`` complementary tournament, diagonal 1/2.
+  """
   P = intransitive_tournament(params)
   n = P.shape[-1]
+  h = jnp.clip(intransitive_logits(params, pairs.i, pairs.j), band.lo, band.hi)
+  P = P.at[pairs.i, pairs.j].set(jax.nn.sigmoid(h)).at[pairs.j, pairs.i].set(jax.nn.sigmoid(-h))
   return jnp.where(jnp.eye(n, dtype=bool), jnp.asarray(0.5, P.dtype), P)
 
 
@@ -290,7 +385,7 @@ def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
   return held
 
 
-def _cv_stage(params0, pairs, train, test, grid: list[Candidate], num_steps: int, size: int):
+def _cv_stage(params0, pairs, train, test, grid: list[Candidate], tolerance, num_steps: int, size: int):
   """Held-out log-loss per candidate: one vmapped fit per (fold, candidate).
 
   The grid is padded to ``size`` candidates (repeating the last) so that both selection stages
@@ -302,17 +397,18 @@ def _cv_stage(params0, pairs, train, test, grid: list[Candidate], num_steps: int
   masks = jnp.asarray([[1.0 if r < c.rank else 0.0 for r in range(K)] for c in padded], dtype)
   l2s = jnp.asarray([c.l2_strength for c in padded], dtype)
   l2k = jnp.asarray([c.l2_skew for c in padded], dtype)
-  nll = _cv_fits(params0, pairs, train, test, masks, l2s, l2k, num_steps=num_steps)  # (F, C)
+  nll = _cv_fits(params0, pairs, train, test, masks, l2s, l2k, jnp.asarray(tolerance, dtype),
+                 num_steps=num_steps)  # (F, C)
   heldout = jnp.sum(test[0] + test[1], axis=-1)  # (F,)
   per_fold = np.asarray(nll, dtype=np.float64)[:, : len(grid)] / np.asarray(heldout, dtype=np.float64)[:, None]
   return per_fold
 
 
-def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, *, num_steps):
+def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, num_steps):
   def one(w_train, w_test, mask, l2_s, l2_k):
     p0 = params0._replace(mask=mask)
-    p = fit_intransitive(p0, pairs, w_train[0], w_train[1], l2_s, l2_k, num_steps=num_steps)
-    return _heldout_nll(p, pairs, w_test[0], w_test[1])
+    p = fit_intransitive(p0, pairs, w_train[0], w_train[1], l2_s, l2_k, tolerance, num_steps=num_steps)
+    return _heldout_nll(p, pairs, record_band(w_train[0], w_train[1], tolerance), w_test[0], w_test[1])
 
   per_candidate = jax.vmap(one, in_axes=(None, None, 0, 0, 0))
   per_fold = jax.vmap(per_candidate, in_axes=(0, 0, None, None, None))
@@ -333,6 +429,7 @@ def fit_model_tournament(
     num_folds: int = 5,
     num_steps: int = 50,
     refit_steps: int = 12,
+    record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
 ) -> ModelTournament:
   """Fits the model-based tournament, choosing its settings by cross-validation.
 
@@ -351,13 +448,16 @@ def fit_model_tournament(
       than folds, no CV is run and the first candidates are used.
     num_steps: L-BFGS steps per fit.
     refit_steps: L-BFGS steps of each warm-started :meth:`ModelTournament.refit`.
+    record_tolerance: ``c > 0``: each observed pair's probability stays within its record band,
+      the probabilities under which its win count is within ``c`` standard deviations (at
+      ``P = 1/2``) of its expectation (module docstring); ``None`` fits the model alone.
 
   Returns:
     A :class:`ModelTournament`.
 
   Raises:
-    ValueError: empty grids, non-positive ridges, negative ranks, ``num_folds < 2`` or step
-      counts ``< 1``.
+    ValueError: empty grids, non-positive ridges, negative ranks, ``num_folds < 2``, step
+      counts ``< 1`` or a ``record_tolerance`` that is not a finite number ``> 0``.
 
   Examples:
     >>> c = Comparisons.from_arrays([0, 1, 2] * 30, [1, 2, 0] * 30, [1.0] * 90)  # a 3-cycle
@@ -371,6 +471,10 @@ def fit_model_tournament(
   for value, name, lo in ((num_folds, "num_folds", 2), (num_steps, "num_steps", 1), (refit_steps, "refit_steps", 1)):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
       raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}.")
+  if record_tolerance is None:
+    tolerance = math.inf
+  else:
+    tolerance = _check_grid((record_tolerance,), "record_tolerance")[0]
   key = jax.random.key(0) if key is None else key
   k_fold, k_init = jax.random.split(key)
   n = comparisons.num_agents
@@ -386,11 +490,11 @@ def fit_model_tournament(
     stage1 = [Candidate(0, l2, skew_l2[0]) for l2 in strength_l2]
     positive = [r for r in ranks if r > 0]
     size = max(len(stage1), len(positive) * len(skew_l2))
-    fold1 = _cv_stage(params0, pairs, train, test, stage1, num_steps, size)
+    fold1 = _cv_stage(params0, pairs, train, test, stage1, tolerance, num_steps, size)
     bt_index = int(np.argmin(fold1.mean(axis=0)))
     bt = stage1[bt_index]
     stage2 = [Candidate(r, bt.l2_strength, l2k) for r in positive for l2k in skew_l2]
-    fold2 = (_cv_stage(params0, pairs, train, test, stage2, num_steps, size) if stage2
+    fold2 = (_cv_stage(params0, pairs, train, test, stage2, tolerance, num_steps, size) if stage2
              else np.zeros((num_folds, 0)))
     candidates = tuple(stage1 + stage2)
     table = tuple(float(x) for x in np.concatenate([fold1.mean(axis=0), fold2.mean(axis=0)]))
@@ -411,9 +515,9 @@ def fit_model_tournament(
   mask = (jnp.arange(K) < chosen.rank).astype(dtype)
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
   params = _fit_jit(params0._replace(mask=mask), pairs, w_ij, w_ji, jnp.asarray(chosen.l2_strength, dtype),
-                    jnp.asarray(chosen.l2_skew, dtype), num_steps=num_steps)
+                    jnp.asarray(chosen.l2_skew, dtype), jnp.asarray(tolerance, dtype), num_steps=num_steps)
   return ModelTournament(
-      P=_tournament(params), params=params, chosen=chosen, cv_log_loss=cv_loss, bt_cv_log_loss=bt_loss,
+      P=banded_tournament(params, pairs, record_band(w_ij, w_ji, tolerance)), params=params, chosen=chosen, cv_log_loss=cv_loss, bt_cv_log_loss=bt_loss,
       candidates=candidates, cv_table=table, num_folds=num_folds, pairs=pairs, num_steps=num_steps,
-      refit_steps=refit_steps,
+      refit_steps=refit_steps, record_tolerance=tolerance,
   )

@@ -49,6 +49,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
+
 VERDICTS = ("in", "out", "undetermined")
 
 
@@ -210,7 +212,8 @@ def _stack_memberships(P):
 
 def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
                         key=None, batch_size: int | None = 8, certify_imputed: bool = False,
-                        resampling: str = "auto") -> MembershipVerdicts:
+                        resampling: str = "auto",
+                        record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
 
   Args:
@@ -230,6 +233,8 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
       (comparisons only; see the module docstring for what this costs).
     resampling: ``"auto"``, ``"poisson"`` or ``"parametric"`` (model estimator only; comparisons
       only): :func:`~ste_jax.evaluate._leaderboard.resolve_resampling`.
+    record_tolerance: the model estimator's record bands (``None``: off; see
+      :func:`~ste_jax.evaluate.fit_model_tournament`).
 
   Returns:
     :class:`MembershipVerdicts`: verdicts certified from the replicas' edge orientations
@@ -251,7 +256,7 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     name, _ = _estimators.resolve_estimator(estimator, data)
     key = jax.random.key(0) if key is None else key
     k_fit, k_boot = jax.random.split(key)
-    est = _estimators.build_estimator(name, data, key=k_fit)
+    est = _estimators.build_estimator(name, data, key=k_fit, model_options={"record_tolerance": record_tolerance})
     boot = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size,
                                       resampling=resampling)
     observed = None if certify_imputed else np.asarray(pair_counts(data).totals) > 0

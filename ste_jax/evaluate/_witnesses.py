@@ -1,6 +1,7 @@
 """Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations,
-the maximal lottery that excludes it from the bipartisan and essential sets, and the member of the
-minimal covering set that covers it there."""
+the maximal lottery that excludes it from the bipartisan and essential sets, the member of the
+minimal covering set that covers it there, and the chain of strict wins from a Schwartz-set member
+that keeps it out of the Schwartz set."""
 
 import jax
 import jax.numpy as jnp
@@ -32,7 +33,7 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
     and ``refutations`` (for each agent that beats it without covering it, an agent it beats that
     the other does not beat); ``lotteries`` (:func:`lottery_witnesses`, empty above
     ``LOTTERY_WITNESS_MAX_AGENTS`` agents); ``minimal_covering`` (:func:`covering_set_witness`,
-    ``None`` above that size).
+    ``None`` above that size); ``schwartz`` (:func:`schwartz_set_witness`).
   """
   P = np.asarray(P, dtype=np.float64)
   games = np.asarray(games, dtype=np.float64)
@@ -82,7 +83,64 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
       ],
       "lotteries": lottery_witnesses(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else [],
       "minimal_covering": covering_set_witness(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else None,
+      "schwartz": schwartz_set_witness(P, games, agents, index),
   }
+
+
+def schwartz_set_witness(P, games, agents, index: int) -> dict:
+  """Schwartz-set (GOCHA) membership of one agent, with a chain of strict wins into it if it is out.
+
+  The Schwartz set (:func:`~ste_jax.exact.schwartz_set`) is the union of the strongly connected
+  components of the strict majority relation ``P > 1/2`` that no strict win enters from outside
+  (ties, ``P = 1/2``, are no edge). ``x`` is out iff some ``y`` reaches ``x`` by a chain of strict
+  wins while ``x`` reaches no chain of strict wins back to ``y``. Following such ``y`` upwards ends
+  in a source component, so some member ``y`` of the set reaches ``x``; and ``x`` cannot reach any
+  member that reaches it (it would share that member's component). The witness is the member
+  nearest to ``x`` (a backward breadth-first search from ``x``), with its shortest chain.
+
+  Args:
+    P: ``(n, n)`` concrete tournament.
+    games: ``(n, n)`` comparisons per pair.
+    agents: the agent names.
+    index: the agent to explain.
+
+  Returns:
+    ``{"set": [members], "in": bool, "chain": None or [steps]}``: for an agent outside the set,
+    ``chain`` is the chain of strict wins from a member ``y`` to the agent in the Top-Cycle chains'
+    step format (the first step ``{"agent": y}``, then ``{"agent", "p", "games", "tie": False}``);
+    the agent reaches no chain of strict wins back to ``y``.
+  """
+  P = np.asarray(P, dtype=np.float64)
+  games = np.asarray(games, dtype=np.float64)
+  n = P.shape[0]
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  # A 0/1 copy of the strict relation: the same set in float32, with no rounding of P near 1/2.
+  members = np.asarray(exact.schwartz_set(strict.astype(np.float32)))
+  out = {"set": [agents[i] for i in np.flatnonzero(members)], "in": bool(members[index]), "chain": None}
+  if members[index]:
+    return out
+  child = np.full(n, -1, dtype=np.int64)  # child[u]: the next agent from u on a shortest chain to index
+  seen = np.zeros(n, dtype=bool)
+  seen[index] = True
+  frontier = seen.copy()
+  while frontier.any() and not (seen & members).any():
+    cols = np.flatnonzero(frontier)
+    hits = strict[:, cols] & ~seen[:, None]  # (n, frontier): u strictly beats a frontier agent
+    new = hits.any(axis=1)
+    child[new] = cols[np.argmax(hits[new], axis=1)]
+    seen |= new
+    frontier = new
+  tops = np.flatnonzero(seen & members)
+  if not tops.size:  # unreachable for a consistent set; no witness claimed
+    return out
+  y = int(tops[0])
+  path = [y]
+  while path[-1] != index:
+    path.append(int(child[path[-1]]))
+  out["chain"] = [{"agent": agents[y]}] + [
+      {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": False}
+      for u, v in zip(path, path[1:])]
+  return out
 
 
 def covering_set_witness(P, agents, index: int) -> dict:

@@ -116,7 +116,8 @@ def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
 
 @pytest.mark.parametrize("kwargs, match", [
     ({"estimator": "elo"}, "estimator"), ({"tau": 0.0}, "tau"), ({"confidence": 1.0}, "confidence"),
-    ({"num_replicas": -1}, "num_replicas"),
+    ({"num_replicas": -1}, "num_replicas"), ({"record_tolerance": 0.0}, "record_tolerance"),
+    ({"record_tolerance": float("inf")}, "record_tolerance"),
 ])
 def test_bad_settings(kwargs, match):
   with pytest.raises(ValueError, match=match):

@@ -15,14 +15,87 @@ from tests.evaluate._data import from_wins, rps_above_transitive
 
 def test_rps_above_transitive_rest_is_recovered_by_the_model_not_by_bradley_terry():
   c, P_true = rps_above_transitive(0)
+  true_core = np.asarray(exact.top_cycle(jnp.asarray(P_true))).tolist()
+  assert np.flatnonzero(true_core).tolist() == [0, 1, 2]
+  # Default estimator: the core pairs' 30-game records keep their orientation (record bands).
   fit = fit_model_tournament(c)
-  assert fit.chosen.rank >= 1
-  assert fit.cv_log_loss < fit.bt_cv_log_loss
-  assert np.asarray(exact.top_cycle(fit.P)).tolist() == np.asarray(exact.top_cycle(jnp.asarray(P_true))).tolist()
-  assert np.flatnonzero(np.asarray(exact.top_cycle(fit.P))).tolist() == [0, 1, 2]
-  bt_only = fit_model_tournament(c, ranks=(0,))
+  assert np.asarray(exact.top_cycle(fit.P)).tolist() == true_core
+  # The model alone (no record bands): cross-validation picks the intransitive term, which finds the cycle.
+  model_only = fit_model_tournament(c, record_tolerance=None)
+  assert model_only.chosen.rank >= 1
+  assert model_only.cv_log_loss < model_only.bt_cv_log_loss
+  assert np.asarray(exact.top_cycle(model_only.P)).tolist() == true_core
+  # Bradley-Terry alone is transitive: a singleton core ...
+  bt_only = fit_model_tournament(c, ranks=(0,), record_tolerance=None)
   assert bt_only.chosen.rank == 0
-  assert int(np.asarray(exact.top_cycle(bt_only.P)).sum()) == 1  # a transitive model has a singleton core
+  assert int(np.asarray(exact.top_cycle(bt_only.P)).sum()) == 1
+  # ... unless the pairs' own records bound it.
+  bt_banded = fit_model_tournament(c, ranks=(0,))
+  assert np.asarray(exact.top_cycle(bt_banded.P)).tolist() == true_core
+
+
+def test_record_band_profile_is_the_minimum_over_the_pair_effect():
+  """Closed-form profile = numerical min over d of logistic loss + lambda |d| (SciPy, float64)."""
+  from scipy.optimize import minimize_scalar
+
+  from ste_jax.evaluate._model_estimator import banded_pair_nll, record_band
+
+  with jax.enable_x64(True):
+    w_ij = jnp.asarray([10.0, 0.0, 3.0, 1.0, 250.5, 7.0, 0.0])
+    w_ji = jnp.asarray([0.0, 10.0, 2.0, 0.0, 249.5, 13.0, 0.0])
+    h = jnp.asarray([-0.2, 1.5, 0.1, -3.0, 0.4, 2.0, 0.7])
+    band = record_band(w_ij, w_ji, 2.0)
+    got = np.asarray(banded_pair_nll(h, w_ij, w_ji, band))
+    grad = np.asarray(jax.grad(lambda x: jnp.sum(banded_pair_nll(x, w_ij, w_ji, band)))(h))
+    for q in range(h.shape[0]):
+      wi, wj, hq = float(w_ij[q]), float(w_ji[q]), float(h[q])
+      lam = np.sqrt(wi + wj)  # (c / 2) sqrt(n) with c = 2
+
+      def f(d):
+        return wi * np.logaddexp(0, -(hq + d)) + wj * np.logaddexp(0, hq + d) + lam * abs(d)
+
+      best = minimize_scalar(f, bounds=(-40, 40), method="bounded", options={"xatol": 1e-10}).fun
+      np.testing.assert_allclose(got[q], best, rtol=1e-7, atol=1e-7)
+      # Gradient in h: the logistic gradient clipped to [-lambda, lambda].
+      logistic = (wi + wj) / (1 + np.exp(-hq)) - wi
+      np.testing.assert_allclose(grad[q], np.clip(logistic, -lam, lam), rtol=1e-9, atol=1e-9)
+    # A pair never played has an unbounded band and no slack: no NaN, zero loss.
+    assert np.isneginf(band.lo[-1]) and np.isposinf(band.hi[-1]) and float(band.slack[-1]) == 0.0
+    off = record_band(w_ij, w_ji, jnp.inf)
+    assert np.all(np.isneginf(off.lo)) and np.all(np.isposinf(off.hi)) and np.all(np.asarray(off.slack) == 0)
+
+
+def test_table_keeps_observed_pairs_within_their_record_bands():
+  c, _ = rps_above_transitive(1, games=12)
+  fit = fit_model_tournament(c)
+  pairs = observed_pairs(c)
+  w_ij, w_ji = (np.asarray(w, np.float64) for w in pair_wins(pairs, c.outcome, c.weight))
+  games = w_ij + w_ji
+  P = np.asarray(fit.P, np.float64)[np.asarray(pairs.i), np.asarray(pairs.j)]
+  assert np.all(np.abs(games * P - w_ij) <= np.sqrt(games) * (1 + 1e-5) + 1e-4)
+  np.testing.assert_allclose(np.asarray(fit.P) + np.asarray(fit.P).T, 1.0, atol=1e-6)
+
+
+def test_many_games_per_pair_give_the_pairs_own_win_rates():
+  """Consistency: with 20,000 games per observed pair the table's P is each pair's win rate."""
+  rng = np.random.default_rng(3)
+  n = 6
+  P_true = rng.uniform(0.2, 0.8, size=(n, n))
+  P_true = np.triu(P_true, 1) + np.tril(1 - P_true.T, -1)
+  wins = np.triu(rng.binomial(20000, P_true), 1).astype(np.float64)
+  wins = wins + np.tril(20000 - wins.T, -1)
+  c = from_wins(wins)
+  fit = fit_model_tournament(c)
+  rate = wins / np.maximum(wins + wins.T, 1)
+  off = ~np.eye(n, dtype=bool)
+  np.testing.assert_allclose(np.asarray(fit.P)[off], rate[off], atol=2 * 0.5 / np.sqrt(20000) + 1e-4)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
+def test_record_tolerance_must_be_finite_and_positive(bad):
+  c, _ = rps_above_transitive(0, n=5, games=2)
+  with pytest.raises(ValueError, match="record_tolerance"):
+    fit_model_tournament(c, record_tolerance=bad)
 
 
 @pytest.mark.slow  # statistical: three planted-core fits, about 11 s on 2 cores
@@ -41,14 +114,14 @@ def test_model_core_equals_posterior_core_on_dense_data():
 
 
 def test_bradley_terry_fit_matches_newton_map_estimate():
-  """Rank 0 with one strength ridge = ridge-regularized BT MAP, solved independently by Newton."""
+  """Rank 0, one strength ridge, no record bands = ridge-regularized BT MAP, solved independently by Newton."""
   rng = np.random.default_rng(1)
   n = 8
   wins = rng.integers(0, 6, size=(n, n)).astype(np.float64) * (rng.random((n, n)) < 0.6)
   np.fill_diagonal(wins, 0)
   c = from_wins(wins)
   lam = 0.5
-  fit = fit_model_tournament(c, ranks=(0,), strength_l2=(lam,), num_steps=200)
+  fit = fit_model_tournament(c, ranks=(0,), strength_l2=(lam,), num_steps=200, record_tolerance=None)
   ref = bradley_terry(jnp.asarray(wins, jnp.float32), prior="always", prior_strength=lam, max_iter=200)
   np.testing.assert_allclose(np.asarray(fit.params.strength), np.asarray(ref.scores), atol=2e-3)
 

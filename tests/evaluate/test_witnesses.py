@@ -63,3 +63,83 @@ def test_covering_set_witness_names_a_member_covering_each_outsider(seed):
     assert all(strict[c, b] for b in np.flatnonzero(expect & strict[i]))
     assert sorted(e["agent"] for e in w["coverer"]["also_beats"]) == sorted(
         agents[b] for b in np.flatnonzero(expect & strict[i]))
+
+
+def _strict_closure(strict):
+  """Reflexive-transitive closure of a Boolean relation by Warshall's algorithm (brute force)."""
+  R = strict.copy() | np.eye(strict.shape[0], dtype=bool)
+  for k in range(R.shape[0]):
+    R |= R[:, k:k + 1] & R[k:k + 1, :]
+  return R
+
+
+def _brute_schwartz(strict):
+  """Union of the minimal undominated sets (no outsider strictly beats a member), by enumeration."""
+  n = strict.shape[0]
+  undominated = []
+  for mask in range(1, 1 << n):
+    inside = np.array([(mask >> i) & 1 for i in range(n)], dtype=bool)
+    if not (strict[~inside][:, inside]).any():
+      undominated.append(mask)
+  minimal = [m for m in undominated if not any(s != m and s & m == s for s in undominated)]
+  return np.array([any((m >> i) & 1 for m in minimal) for i in range(n)], dtype=bool)
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("tie_prob", [0.0, 0.3, 0.6])
+def test_schwartz_set_is_the_union_of_minimal_undominated_sets_and_the_reach_characterization(seed, tie_prob):
+  """The witness relies on ``x`` out iff some ``y`` strictly reaches ``x`` and not back."""
+  from ste_jax import exact
+
+  rng = np.random.default_rng(seed)
+  n = int(rng.integers(1, 9))
+  P = oracles.random_tournament(rng, n, tie_prob=tie_prob)
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  R = _strict_closure(strict)
+  got = np.asarray(exact.schwartz_set(P))
+  np.testing.assert_array_equal(got, _brute_schwartz(strict))
+  np.testing.assert_array_equal(got, ~np.any(R & ~R.T, axis=0))
+
+
+@pytest.mark.parametrize("seed", range(10))
+@pytest.mark.parametrize("tie_prob", [0.0, 0.3, 0.6, 0.9])
+def test_schwartz_set_witness_is_a_member_with_a_strict_chain_that_is_not_reached_back(seed, tie_prob):
+  """Each outsider's witness: a member ``y``, a chain of strict wins ``y -> ... -> x`` (``P`` and
+  games read off the matrices) and no strict chain from ``x`` back to ``y`` (brute-force closure)."""
+  from ste_jax import exact
+  from ste_jax.evaluate._witnesses import schwartz_set_witness
+
+  rng = np.random.default_rng(100 + seed)
+  n = int(rng.integers(2, 13))
+  P = oracles.random_tournament(rng, n, tie_prob=tie_prob)
+  games = rng.integers(1, 20, size=(n, n)).astype(np.float64)
+  games = games + games.T
+  agents = [f"a{i}" for i in range(n)]
+  strict = (P > 0.5) & ~np.eye(n, dtype=bool)
+  R = _strict_closure(strict)
+  expect = np.asarray(exact.schwartz_set(P))
+  for x in range(n):
+    w = schwartz_set_witness(P, games, agents, x)
+    assert w["set"] == [agents[j] for j in np.flatnonzero(expect)]
+    assert w["in"] == expect[x]
+    if expect[x]:
+      assert w["chain"] is None
+      continue
+    chain = w["chain"]
+    path = [agents.index(s["agent"]) for s in chain]
+    y = path[0]
+    assert expect[y] and path[-1] == x and len(path) >= 2 and len(set(path)) == len(path)
+    for u, v, s in zip(path, path[1:], chain[1:]):
+      assert P[u, v] > 0.5 and s["p"] == P[u, v] and s["games"] == games[u, v] and s["tie"] is False
+    assert R[y, x] and not R[x, y]
+
+
+def test_witness_report_carries_the_schwartz_witness_also_for_the_posterior_conversion():
+  # 0 > 1 > 2, 0 ties 3 and 3 ties everyone: the Smith set is {0, 3, 1, 2}, the Schwartz set {0, 3}.
+  P = np.array([[0.5, 0.8, 0.5, 0.5], [0.2, 0.5, 0.7, 0.5], [0.5, 0.3, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]])
+  for ties_connect in (True, False):
+    w = witness_report(P, np.full((4, 4), 10.0), list("wxyz"), 2, ties_connect=ties_connect)
+    assert w["schwartz"]["set"] == ["w", "z"] and not w["schwartz"]["in"]
+    assert [s["agent"] for s in w["schwartz"]["chain"]] == ["w", "x", "y"]
+    assert [s["p"] for s in w["schwartz"]["chain"][1:]] == [0.8, 0.7]
+    assert witness_report(P, np.ones((4, 4)), list("wxyz"), 3, ties_connect=ties_connect)["schwartz"]["in"]
