@@ -1,5 +1,7 @@
-# Entry points for a fresh machine: `make test` (fast suite), `make test-slow` (tests marked
-# `slow`: statistical, subprocess and notebook runs) and `make demo`.
+# Entry points for a fresh machine: `make test` (fast suite, compiled with XLA's fast-compile
+# flags: tests/conftest.py), `make test-slow` (tests marked `slow`: statistical, subprocess and
+# notebook runs), `make test-codegen` (the operator tests with XLA's default code generation, what
+# users run) and `make demo`.
 # Each creates (or refreshes, when pyproject.toml changed) the virtualenv in .venv.
 PYTHON ?= python3
 VENV ?= .venv
@@ -7,7 +9,7 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PYTEST_ARGS ?= -n 2
 
-.PHONY: test test-slow demo bench venv clean
+.PHONY: test test-slow test-codegen demo bench venv clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -18,7 +20,10 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 test: $(STAMP)
-	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS) tests --doctest-modules ste_jax
+	STE_JAX_TEST_FAST_COMPILE=1 $(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS) tests --doctest-modules ste_jax
+
+test-codegen: $(STAMP)
+	$(PY) -m pytest -q -m "not slow" $(PYTEST_ARGS) tests/ops tests/exact
 
 test-slow: $(STAMP)
 	$(PY) -m pytest -q -m slow $(PYTEST_ARGS) tests
