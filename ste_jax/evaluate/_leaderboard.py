@@ -27,11 +27,12 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import exact
+from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
-from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
+from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._verdicts import verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
@@ -80,9 +81,8 @@ class LeaderboardSettings:
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
-    v = self.record_tolerance
-    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0)):
-      raise ValueError(f"record_tolerance must be a finite number > 0 or None, got {v!r}.")
+    if self.record_tolerance is not None:
+      validate_number(self.record_tolerance, "record_tolerance", low=0.0, low_open=True)
     if not 0.5 < float(self.confidence) < 1:
       raise ValueError(f"confidence must be in (0.5, 1), got {self.confidence!r}.")
     if isinstance(self.solutions, str) or len(set(self.solutions)) != len(tuple(self.solutions)):

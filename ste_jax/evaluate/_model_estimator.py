@@ -58,6 +58,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
@@ -474,7 +475,7 @@ def fit_model_tournament(
   if record_tolerance is None:
     tolerance = math.inf
   else:
-    tolerance = _check_grid((record_tolerance,), "record_tolerance")[0]
+    tolerance = validate_number(record_tolerance, "record_tolerance", low=0.0, low_open=True)
   key = jax.random.key(0) if key is None else key
   k_fold, k_init = jax.random.split(key)
   n = comparisons.num_agents
