@@ -155,14 +155,13 @@ def record_band(w_ij, w_ji, tolerance) -> RecordBand:
   on = jnp.isfinite(tolerance) & (games > 0)
   slack = jnp.where(on, 0.5 * jnp.where(jnp.isfinite(tolerance), tolerance, 0) * jnp.sqrt(games), 0)
   safe_games = jnp.where(games > 0, games, 1)
-  tiny = jnp.finfo(dtype).tiny
-
-  def logit(q):
-    q = jnp.clip(q, tiny, 1 - jnp.finfo(dtype).epsneg)
-    return jnp.log(q) - jnp.log1p(-q)
-
   q_lo, q_hi = (w_ij - slack) / safe_games, (w_ij + slack) / safe_games
   inf = jnp.asarray(jnp.inf, dtype)
+  finfo = jnp.finfo(dtype)
+
+  def logit(q):  # clipped into (0, 1): an open bound's value is computed, finite, and not selected
+    return jax.scipy.special.logit(jnp.clip(q, finfo.tiny, 1 - finfo.epsneg))
+
   lo = jnp.where(on & (q_lo > 0), logit(q_lo), -inf)
   hi = jnp.where(on & (q_hi < 1), logit(q_hi), inf)
   return RecordBand(lo, hi, slack)
