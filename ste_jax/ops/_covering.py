@@ -50,10 +50,10 @@ from ste_jax._checks import as_float_array, as_temperature, check_square, eye_ma
 from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
-# Elements of one chunk's ``(pairs, n)`` intermediate (1 MB in float32). XLA:CPU materializes the
-# exponentials before reducing them (``PERF_NOTES``), so a chunk is sized to stay near cache size;
+# Elements of one tile ``(c rows, a rows, n witnesses)`` of the value and reverse kernels (1 MB in
+# float32). Whole rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time;
 # ``benchmarks/operators.py`` measures the result.
-_CHUNK_ELEMENTS = 1 << 18
+_TILE_ELEMENTS = 1 << 18
 
 # Elements of one block's ``(rows, n, n)`` intermediates in the tangent map (and in the reverse pass
 # JAX derives from it): whole rows ``c``, at least one (``n^2`` elements). Under ``jax.vmap`` a
@@ -61,22 +61,37 @@ _CHUNK_ELEMENTS = 1 << 18
 _TANGENT_ELEMENTS = 1 << 16
 
 
-def _chunk_size(n: int) -> int:
-  return max(1, min(n * n, _CHUNK_ELEMENTS // n))
+def _tile_shape(n: int) -> tuple[int, int]:
+  """``(c_rows, a_rows)`` of one tile: ``c_rows * a_rows * n`` about ``_TILE_ELEMENTS``, balanced.
+
+  The blocks are evened out (``n = 1000``: 4 blocks of 250 rows ``a`` rather than 3 of 262 and a
+  padded one of 214) so that padding wastes at most one row per block.
+  """
+  if n * n <= _TILE_ELEMENTS:
+    blocks = -(-n // max(1, _TILE_ELEMENTS // (n * n)))
+    return -(-n // blocks), n
+  blocks = -(-n // max(1, _TILE_ELEMENTS // n))
+  return 1, -(-n // blocks)
 
 
-def _pair_chunks(n: int):
-  """The ``n * n`` index pairs ``(i, j)`` in row-major order, in zero-padded chunks ``(nc, size)``."""
-  size = _chunk_size(n)
-  num_chunks = -(-(n * n) // size)
-  flat = jnp.arange(num_chunks * size, dtype=jnp.int32)
-  flat = jnp.where(flat < n * n, flat, 0)
-  return (flat // n).reshape(num_chunks, size), (flat % n).reshape(num_chunks, size)
+def _block_starts(n: int, rows: int) -> jax.Array:
+  return jnp.arange(-(-n // rows), dtype=jnp.int32) * rows
 
 
-def _unchunk(x: jax.Array, n: int) -> jax.Array:
-  """``(nc, size)`` chunk outputs -> ``(n, n)``."""
-  return x.reshape(-1)[: n * n].reshape(n, n)
+def _pad_rows(x: jax.Array, rows: int, value=0.0) -> jax.Array:
+  """Pads axis 0 of ``x`` to a multiple of ``rows`` with ``value``."""
+  n = x.shape[0]
+  return jnp.pad(x, ((0, -(-n // rows) * rows - n),) + ((0, 0),) * (x.ndim - 1), constant_values=value)
+
+
+def _excluded_bias(D: jax.Array) -> jax.Array:
+  """``(n, n)``: ``-inf`` on the diagonal, ``0`` elsewhere.
+
+  Added to the witness terms of row ``a`` (as ``bias[a, b]``) and of row ``c`` (as ``bias[c, b]``),
+  it turns the excluded witnesses ``b = a`` and ``b = c`` into ``-inf``, which the maximum ignores
+  and whose exponential is exactly ``0``: two additions per triple instead of index comparisons.
+  """
+  return jnp.where(eye_mask(D), jnp.full_like(D, -jnp.inf), jnp.zeros_like(D))
 
 
 def _divisor(g):
@@ -87,39 +102,79 @@ def _divisor(g):
   and ``exp(-huge) = 0`` elsewhere; ``aux`` is then the log of the number of maximizers and the
   weights are the even argmax split of the ``hard`` kernels. (The explicit ``term >= M`` is needed:
   XLA may contract ``term - M`` into a fused multiply-add whose rounding residual at a maximizer,
-  divided by a tiny ``g``, would overflow.) A scalar select, outside the chunk loops.
+  divided by a tiny ``g``, would overflow. It also keeps every exponent ``<= 0``, so padded tiles
+  stay finite.) A scalar select, outside the tile loops.
   """
   return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
 
 
-def _forward_single(D, g, *, hard):
-  """One tournament ``(n, n)``: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+def _unnormalized_weights(term, M, g_div, hard):
+  """``exp((term - M) / g)`` (soft) or the indicator of the maximizers (hard); ``0`` at ``-inf`` terms."""
+  if hard:
+    return (term == M).astype(term.dtype)
+  return jnp.exp(jnp.where(term >= M, jnp.zeros_like(term), term - M) / g_div)
 
-  Per chunk of pairs ``(c, a)``, the witness terms ``D[a, b] (1 - D[c, b])`` (a ``(pairs, b)``
-  array) are reduced over ``b`` to their maximum ``M`` and ``aux``: ``log sum_b exp((term - M) / g)``
-  (soft) or the log of the number of maximizers (hard). A soft kernel at ``g <= 0`` (a traced zero)
-  returns the hard values: ``v = M`` and ``aux`` of the hard kernel (see :func:`_divisor`).
+
+def _sum_leading(x: jax.Array) -> jax.Array:
+  """``jnp.sum(x, axis=0)`` as a tree of elementwise additions of halves.
+
+  XLA:CPU's reduction over the leading axis of a small ``(rows, n, a_rows)`` tile was 6x slower
+  than these ``log2(rows)`` additions (n = 200, 6 rows per tile).
+  """
+  odd_rows = []
+  while x.shape[0] > 1:
+    if x.shape[0] % 2:
+      odd_rows.append(x[-1])
+      x = x[:-1]
+    half = x.shape[0] // 2
+    x = x[:half] + x[half:]
+  return functools.reduce(jnp.add, odd_rows, x[0])
+
+
+def _forward_single(D, g, *, hard):
+  """One tournament ``(n, n)`` with a zero diagonal: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+
+  Tiles of ``(c_rows, a_rows)`` pairs (:func:`_tile_shape`), looping over blocks of rows ``a``
+  outside and blocks of rows ``c`` inside, so that one block ``D[a_block]`` serves consecutive tiles
+  from cache. In a tile the witness terms ``D[a, b] (1 - D[c, b])`` (a ``(c, a, b)`` array, ``b``
+  minor, excluded witnesses ``-inf``) are reduced over ``b`` to their maximum ``M`` and ``aux``:
+  ``log sum_b exp((term - M) / g)`` (soft) or the log of the number of maximizers (hard). A soft
+  kernel at ``g <= 0`` (a traced zero) returns the hard values: ``v = M`` and ``aux`` of the hard
+  kernel (see :func:`_divisor`).
   """
   n = D.shape[-1]
-  idx = jnp.arange(n, dtype=jnp.int32)
-  if not hard:
-    g_div = _divisor(g)
-    g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
+  c_rows, a_rows = _tile_shape(n)
+  bias = _excluded_bias(D)
+  D_a, bias_a = _pad_rows(D, a_rows), _pad_rows(bias, a_rows)
+  Y_c, bias_c = _pad_rows(1.0 - D, c_rows), _pad_rows(bias, c_rows)
+  g_div = g if hard else _divisor(g)
 
-  def stats(args):
-    c, a = args
-    term = D[a] * (1.0 - D[c])  # (pairs, b)
-    excluded = (idx[None, :] == a[:, None]) | (idx[None, :] == c[:, None])
-    M = jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1)  # finite: n >= 3 leaves a witness
-    if hard:
-      return M, jnp.log(jnp.sum(((term == M[:, None]) & ~excluded).astype(D.dtype), axis=-1))
-    shifted = jnp.where(excluded | (term >= M[:, None]), jnp.zeros_like(term), term - M[:, None]) / g_div
-    return M, jnp.log(jnp.sum(jnp.where(excluded, jnp.zeros_like(term), jnp.exp(shifted)), axis=-1))
+  def a_block(a0):
+    Da = lax.dynamic_slice_in_dim(D_a, a0, a_rows)  # (a, b)
+    Ba = lax.dynamic_slice_in_dim(bias_a, a0, a_rows)
 
-  M, aux = lax.map(stats, _pair_chunks(n))
-  M, aux = _unchunk(M, n), _unchunk(aux, n)
-  v = M if hard else M + g * (aux - math.log(n - 2))
-  return v, M, aux
+    def tile(c0):
+      y = lax.dynamic_slice_in_dim(Y_c, c0, c_rows)  # (c, b)
+      bc = lax.dynamic_slice_in_dim(bias_c, c0, c_rows)
+      term = Da[None, :, :] * y[:, None, :] + (Ba[None, :, :] + bc[:, None, :])  # (c, a, b)
+      term = term.reshape(c_rows * a_rows, n)  # 2-D: XLA:CPU reduces a 3-D minor axis far slower
+      M = jnp.max(term, axis=-1)  # finite: n >= 3 leaves a witness
+      total = jnp.sum(_unnormalized_weights(term, M[:, None], g_div, hard), axis=-1)
+      return M.reshape(c_rows, a_rows), jnp.log(total).reshape(c_rows, a_rows)
+
+    return lax.map(tile, _block_starts(n, c_rows))  # (c blocks, c_rows, a_rows)
+
+  M, aux = lax.map(a_block, _block_starts(n, a_rows))  # (a blocks, c blocks, c_rows, a_rows)
+
+  def assemble(x):
+    na, nc = x.shape[:2]
+    return x.transpose(1, 2, 0, 3).reshape(nc * c_rows, na * a_rows)[:n, :n]
+
+  M, aux = assemble(M), assemble(aux)
+  if hard:
+    return M, M, aux
+  g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
+  return M + g * (aux - math.log(n - 2)), M, aux
 
 
 def _tangent_rows(n: int) -> int:
@@ -187,58 +242,58 @@ def _tangent_blocks(D, g, D_dot, g_dot, *, soft):
   return lax.map(block, starts).reshape(num_blocks * rows, n)[:n]
 
 
-def _weights(term, excluded, M, aux, g, hard):
-  """Softmax (or even-split argmax) weights over witnesses, rebuilt from the forward's ``(M, aux)``.
-
-  ``g`` is the divisor from :func:`_divisor` (soft kernels).
-  """
-  zero = jnp.zeros_like(term)
-  if hard:
-    return jnp.where(excluded | (term != M), zero, jnp.exp(-aux))
-  return jnp.where(excluded, zero, jnp.exp(jnp.where(excluded | (term >= M), zero, term - M) / g - aux))
-
-
 def _backward_single(D, g, v, M, aux, dv, *, hard):
-  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in two chunked passes.
+  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in one tiled pass.
 
   The ``"reverse"`` rule (:mod:`ste_jax.ops._autodiff_mode`). With ``G[c, a, b] = dv[c, a]
-  w[c, a, b]`` (``w``: the weights over ``b``): ``dD[c, b] -= sum_a G D[a, b]`` (pass over pairs
-  ``(c, b)``, reducing over ``a``) and ``dD[a, b] += sum_c G (1 - D[c, b])`` (pass over pairs
-  ``(a, b)``, reducing over ``c``). Each pass sums over the minor axis of its ``(pairs, n)`` chunk,
-  recomputing the weights (two exponentials per triple) rather than storing them; ``PERF_NOTES``
-  records that ``einsum`` contractions of the same backward were 5.5x slower on XLA:CPU. Returns
-  ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's and
-  ``dgamma = 0``, the gradient of the hard limit.
+  w[c, a, b]`` (``w``: the weights over ``b``, rebuilt from the forward's ``M`` and ``aux``, one
+  exponential per triple): ``dD[c, b] -= sum_a G D[a, b]`` and ``dD[a, b] += sum_c G (1 - D[c,
+  b])``. The tiles are those of :func:`_forward_single`, laid out ``(c, b, a)`` with ``a`` minor:
+  the first sum reduces a tile's minor axis, the second accumulates into an ``(n, a_rows)`` carry
+  while the inner loop runs over blocks of rows ``c``. ``dgamma`` needs ``sum G term``, which is
+  ``-sum_cb dD_c[c, b] (1 - D[c, b])`` of the first sum, so it costs no pass of its own. Returns
+  ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's and ``dgamma =
+  0``, the gradient of the hard limit.
   """
   n = D.shape[-1]
+  c_rows, a_rows = _tile_shape(n)
   g_div = g if hard else _divisor(g)
-  DT = D.T
-  MT, auxT, dvT = M.T, aux.T, dv.T
-  idx = jnp.arange(n, dtype=jnp.int32)
+  bias = _excluded_bias(D)
+  Y = 1.0 - D
+  Y_c, bias_c = _pad_rows(Y, c_rows), _pad_rows(bias, c_rows)
+  DT_a, biasT_a = _pad_rows(D, a_rows).T, _pad_rows(bias, a_rows).T  # (b, a): a minor
+  dv = jnp.where(eye_mask(dv), jnp.zeros_like(dv), dv)
 
-  def pass_c(args):  # pairs (c, b); reduce over a
-    c, b = args
-    term = DT[b] * (1.0 - D[c, b])[:, None]  # D[a, b] (1 - D[c, b]) over a
-    excluded = (idx[None, :] == b[:, None]) | (b == c)[:, None]
-    G = _weights(term, excluded, M[c], aux[c], g_div, hard) * dv[c]
-    return -jnp.sum(G * DT[b], axis=-1), jnp.sum(G * term, axis=-1)
+  def pad_ca(x):  # (n, n) [c, a] -> padded rows c, columns a; padded pairs get dv = 0
+    return _pad_rows(_pad_rows(x, c_rows).T, a_rows).T
 
-  def pass_a(args):  # pairs (a, b); reduce over c
-    a, b = args
-    one_minus = 1.0 - DT[b]  # 1 - D[c, b] over c
-    term = D[a, b][:, None] * one_minus
-    excluded = (idx[None, :] == b[:, None]) | (b == a)[:, None]
-    G = _weights(term, excluded, MT[a], auxT[a], g_div, hard) * dvT[a]
-    return jnp.sum(G * one_minus, axis=-1)
+  M_p, scale_p = pad_ca(M), pad_ca(dv * jnp.exp(-aux))  # scale: dv / sum of unnormalized weights
 
-  pairs = _pair_chunks(n)
-  d_cb, g_terms = lax.map(pass_c, pairs)
-  d_ab = lax.map(pass_a, pairs)
-  dD = _unchunk(d_cb, n) + _unchunk(d_ab, n)
+  def a_block(d_c, a0):
+    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)  # (b, a)
+    Ba = lax.dynamic_slice_in_dim(biasT_a, a0, a_rows, axis=1)
+    Ma = lax.dynamic_slice_in_dim(M_p, a0, a_rows, axis=1)  # (c, a)
+    scale_a = lax.dynamic_slice_in_dim(scale_p, a0, a_rows, axis=1)
+
+    def tile(acc, c0):
+      y = lax.dynamic_slice_in_dim(Y_c, c0, c_rows)  # (c, b)
+      bc = lax.dynamic_slice_in_dim(bias_c, c0, c_rows)
+      term = Da[None, :, :] * y[:, :, None] + (Ba[None, :, :] + bc[:, :, None])  # (c, b, a)
+      m = lax.dynamic_slice_in_dim(Ma, c0, c_rows)[:, None, :]
+      G = _unnormalized_weights(term, m, g_div, hard) * lax.dynamic_slice_in_dim(scale_a, c0, c_rows)[:, None, :]
+      # Reduced as 2-D: XLA:CPU reduces the minor axis of a 3-D array far slower (5x at n = 1000).
+      d_cb = -jnp.sum((G * Da[None, :, :]).reshape(-1, a_rows), axis=-1).reshape(c_rows, n)  # (c, b)
+      return acc + _sum_leading(G * y[:, :, None]), d_cb
+
+    acc, d_cb = lax.scan(tile, jnp.zeros_like(Da), _block_starts(n, c_rows))
+    return d_c + d_cb.reshape(d_c.shape), acc
+
+  d_c, acc = lax.scan(a_block, jnp.zeros_like(Y_c), _block_starts(n, a_rows))  # acc: (a blocks, b, a)
+  d_c = d_c[:n]
+  dD = d_c + acc.transpose(0, 2, 1).reshape(-1, n)[:n]
   if hard:
     return dD, jnp.zeros_like(g)
-  valid = (jnp.arange(g_terms.size) < n * n).reshape(g_terms.shape)
-  g_term = jnp.sum(jnp.where(valid, g_terms, jnp.zeros_like(g_terms)))
+  g_term = -jnp.sum(d_c * Y)  # sum over triples of G D[a, b] (1 - D[c, b])
   positive, g_safe = split_temperature(g)
   dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
   return dD, dg.astype(g.dtype)

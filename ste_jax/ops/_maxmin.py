@@ -11,9 +11,10 @@ Each output therefore equals one input entry, the walk's bottleneck edge. This m
   products instead of ``n`` dependent small steps; :func:`closure_algorithm`), and for smaller ``K`` by repeated squaring
   (``O(n^3 log K)``), and
 * its derivatives with ``O(n^2)`` memory, by one custom JVP rule (:func:`bottleneck_closure`):
-  the tangent of each output is the tangent of its bottleneck edge, a gather, found by running the
-  same closure on the *ranks* of the entries (a stable sort makes them distinct, so the bottleneck
-  edge is unique and can be read back from its rank). Forward mode (``jax.jvp``, ``jax.jacfwd``,
+  the tangent of each output is the tangent of its bottleneck edge, a gather. The edges come from
+  the same closure run on distinct keys (value, then flat index): Floyd--Warshall carries the keys
+  as pairs, the other closures run on the entries' *ranks* (a stable sort), so that each bottleneck
+  edge is unique and ties are broken the same way by every algorithm. Forward mode (``jax.jvp``, ``jax.jacfwd``,
   ``jax.linearize``) uses the rule directly; reverse mode is its transpose, derived by JAX (a
   scatter-add of each output cotangent onto its bottleneck edge); higher orders differentiate the
   rule (the closure is piecewise linear: second derivatives are zero).
@@ -180,12 +181,39 @@ def _rank_dtype(n: int):
   return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
 
 
-def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
-  """For each output of the closure of one ``(n, n)`` matrix, the flat index of its bottleneck edge.
+def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
+  """Bottleneck edges of the full closure of one ``(n, n)`` matrix, by Floyd--Warshall on keys.
 
-  The closure runs on the entries' ranks: a stable sort makes them distinct, so each output's
-  bottleneck edge is unique and is read back from its rank. Returns ``(n*n,)`` ``int32`` indices,
-  ``-1`` where there is no walk (the diagonal for ``n = 1`` or ``K = 1``).
+  Each entry carries the key ``(W[e], e)`` (its value, then its flat index ``e``), ordered
+  lexicographically: the order of a stable sort, so the edges are those of :func:`_rank_edges`
+  (ties included) without the sort (XLA:CPU's sort was most of the derivative's time). The key
+  pairs double the memory traffic of each pivot step.
+  The diagonal is ``(-inf, -1)``, below every key: "no walk". Returns ``(n*n,)`` ``int32`` flat
+  indices, ``-1`` where there is no walk.
+  """
+  n = W.shape[-1]
+  eye = jnp.eye(n, dtype=bool)
+  V = jnp.where(eye, _low(W.dtype), W)
+  E = jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n))
+
+  def pivot(k, carry):
+    V, E = carry
+    col, e_col = lax.dynamic_slice_in_dim(V, k, 1, axis=1), lax.dynamic_slice_in_dim(E, k, 1, axis=1)
+    row, e_row = lax.dynamic_slice_in_dim(V, k, 1, axis=0), lax.dynamic_slice_in_dim(E, k, 1, axis=0)
+    col_lower = (col < row) | ((col == row) & (e_col < e_row))  # min of the two keys
+    via, e_via = jnp.where(col_lower, col, row), jnp.where(col_lower, e_col, e_row)
+    higher = (via > V) | ((via == V) & (e_via > E))  # max with the current key
+    return jnp.where(higher, via, V), jnp.where(higher, e_via, E)
+
+  _, E = lax.fori_loop(0, n, pivot, (V, E))
+  return E.reshape(n * n)
+
+
+def _rank_edges(W: jax.Array, *, K: int) -> jax.Array:
+  """Bottleneck edges by any closure of :func:`_closure_single`, run on the entries' ranks.
+
+  A stable sort makes the ranks distinct, so each output's bottleneck edge is unique and is read
+  back from its rank. Used where the closure is not Floyd--Warshall (``K < n - 1``, squaring).
   """
   n = W.shape[-1]
   flat = W.reshape(n * n)
@@ -195,6 +223,29 @@ def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
   rank_closure = _closure_single(ranks.reshape(n, n), K=K).reshape(n * n)
   valid = rank_closure >= 0  # -inf / int-min marks "no walk"
   return jnp.where(valid, order[jnp.where(valid, rank_closure, 0).astype(jnp.int32)], -1)
+
+
+def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
+  """For each output of the closure of one ``(n, n)`` matrix, the flat index of its bottleneck edge.
+
+  Entries are ordered by value, then by flat index (equal entries are told apart by their index),
+  whichever algorithm runs:
+  Floyd--Warshall on ``(value, index)`` keys where the closure is Floyd--Warshall
+  (:func:`_floyd_warshall_edges`), else the closure on ranks (:func:`_rank_edges`). Returns
+  ``(n*n,)`` ``int32`` indices, ``-1`` where there is no walk (the diagonal for ``n = 1`` or ``K = 1``).
+  """
+  n = W.shape[-1]
+  ranked = functools.partial(_rank_edges, K=K)
+  if K < n - 1:
+    return ranked(W)
+  algorithm = _current_algorithm()
+  if algorithm == "floyd_warshall" or (algorithm == "auto" and n > _SQUARING_MAX_N_AUTO):
+    return _floyd_warshall_edges(W)
+  if algorithm == "squaring":
+    return ranked(W)
+  return lax.platform_dependent(
+      W, default=ranked, **{p: _floyd_warshall_edges for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
+  )
 
 
 @functools.lru_cache(maxsize=None)
@@ -228,8 +279,9 @@ def bottleneck_closure(W: jax.Array, K: int) -> jax.Array:
   Derivatives come from a custom JVP rule: each output equals ``W`` at its bottleneck edge, so its
   tangent is the tangent of that edge, a gather (linear in the tangent). Reverse mode is the
   transpose JAX derives from it, a scatter-add of each cotangent onto its edge; both use ``O(n^2)``
-  memory. The edges are found by a closure over the entries' ranks, run only when differentiating
-  (it needs a sort); second derivatives are zero (the closure is piecewise linear).
+  memory. The edges are found by a closure over ``(value, index)`` keys, run only when
+  differentiating (:func:`_bottleneck_edges_single`); second derivatives are zero (the closure is
+  piecewise linear).
 
   Args:
     W: edge weights ``(n, n)``; the diagonal is ignored (no self-loops). Batches: ``jax.vmap``.

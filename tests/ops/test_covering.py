@@ -17,19 +17,27 @@ def random_edges(rng, n):
   return D
 
 
-@pytest.fixture(params=[None, 20], ids=["one_chunk", "many_padded_chunks"])
+# Tile budgets (elements of one tile): the default (one tile for these small n); 20 -- blocks of rows
+# ``a`` for one row ``c``, the last block padded at n = 7 and 9 (2 rows each), and at n = 3 two rows
+# ``c`` per tile, padded; 100 -- several rows ``c`` per tile with whole rows ``a``, the last block
+# padded at n = 7 (4 blocks of 2).
+@pytest.fixture(params=[None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
 def block_budget(request, monkeypatch):
-  """Also runs each test with tiny chunks of index pairs (several chunks, the last one padded)."""
+  """Also runs each test with tiny tiles (several blocks of rows ``a`` or ``c``, some padded)."""
   if request.param is not None:
-    monkeypatch.setattr(_covering, "_CHUNK_ELEMENTS", request.param)
+    monkeypatch.setattr(_covering, "_TILE_ELEMENTS", request.param)
   return request.param
 
 
-# For the tests it decorates: many padded chunks by default, one chunk (the layout every other test
-# of the operators runs; 9-10 s each on 2 cores) in `make test-slow`.
+# For the tests it decorates: small tiles by default, one tile (the layout every other test of the
+# operators runs; 9-10 s each on 2 cores) in `make test-slow`.
 _MANY_CHUNKS_BY_DEFAULT = pytest.mark.parametrize(
     "block_budget",
-    [pytest.param(None, id="one_chunk", marks=pytest.mark.slow), pytest.param(20, id="many_padded_chunks")],
+    [
+        pytest.param(None, id="one_tile", marks=pytest.mark.slow),
+        pytest.param(20, id="a_blocks"),
+        pytest.param(100, id="c_blocks"),
+    ],
     indirect=True,
 )
 
