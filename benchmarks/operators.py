@@ -13,7 +13,10 @@ Usage:
   python benchmarks/operators.py                   # n in 100 200 500 1000 2000
   python benchmarks/operators.py --sizes 100 1000  # a subset
   python benchmarks/operators.py --sizes --hard-n 0 --batch 100 100   # only the batched comparison
-Each configuration runs in its own process so peak RSS is per configuration.
+  python benchmarks/operators.py --sizes 100 1000 --any-mode --hard-n 0 --batch 0 0
+      # also "ste-any": the cover's custom JVP rule (``autodiff_mode("any")``) beside the default
+Each configuration runs in its own process so peak RSS is per configuration. To compare with an
+earlier revision in interleaved rounds, see ``benchmarks/compare_trees.py``.
 """
 
 import argparse
@@ -56,12 +59,10 @@ def child(n: int, method: str, batch: int = 0) -> dict:
       s = jax.vmap(lambda p: ste_jax.ste_scores(p, tau=0.05))(P)
       return s.top_cycle, s.uncovered
 
-  elif method == "ste":
+  elif method in ("ste", "ste-any"):
     def scores(P):
-      s = ste_scores_fn(P)
+      s = ste_jax.ste_scores(P, tau=0.05)
       return s.top_cycle, s.uncovered
-
-    ste_scores_fn = lambda P: ste_jax.ste_scores(P, tau=0.05)
   elif method == "naive":
     from tests.oracles import naive_ste_scores
 
@@ -79,9 +80,12 @@ def child(n: int, method: str, batch: int = 0) -> dict:
     return jnp.sum(t) + jnp.sum(u)
 
   reps = 5 if n <= 500 else 2
-  with ste_jax.ops.batching_mode(mode):  # read while compile_and_time traces
-    compile_fwd, fwd = compile_and_time(scores, P, reps=reps)
-    compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps)
+  min_time = 1.0 if n <= 200 else 0.0  # milliseconds per call: repeat for a second, report the median
+  # "ste-any": the cover's custom JVP rule (every autodiff mode) instead of its reverse-only VJP.
+  rule = "any" if method == "ste-any" else "reverse"
+  with ste_jax.ops.batching_mode(mode), ste_jax.ops.autodiff_mode(rule):  # read while tracing
+    compile_fwd, fwd = compile_and_time(scores, P, reps=reps, min_time=min_time)
+    compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps, min_time=min_time)
   return {
       "compile_fwd_s": compile_fwd,
       "forward_s": fwd,
@@ -103,6 +107,10 @@ def main():
       "--batch", type=int, nargs=2, default=[100, 100], metavar=("B", "N"),
       help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
   )
+  parser.add_argument(
+      "--any-mode", action="store_true",
+      help='also time ste_scores inside autodiff_mode("any") (the cover\'s custom JVP rule) at each size',
+  )
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
   if args.child:
@@ -121,6 +129,8 @@ def main():
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
       rows = {"ste": run_child(__file__, [n, "ste"])}
+      if args.any_mode:
+        rows["ste-any"] = run_child(__file__, [n, "ste-any"])
       if n <= NAIVE_MAX_N:
         rows["naive"] = run_child(__file__, [n, "naive"])
       for method, r in rows.items():
@@ -128,7 +138,7 @@ def main():
           print(f"| {n} | {method} | error: {r['error']} ||||||| ")
           continue
         ratio = ""
-        if method == "ste" and "naive" in rows and "error" not in rows["naive"]:
+        if method.startswith("ste") and "naive" in rows and "error" not in rows["naive"]:
           ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
         print(
             f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "

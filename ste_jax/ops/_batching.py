@@ -4,7 +4,7 @@ The closure and cover kernels are written for one ``(n, n)`` matrix. Under ``jax
 run in two ways, and the better one depends on the backend:
 
 * XLA:CPU: as a compiled loop over the items (``lax.map``). A leading batch axis on every
-  Floyd--Warshall step or cover chunk compiled to slower code (fwd+bwd of 100 tournaments of
+  Floyd--Warshall step or cover tile compiled to slower code (fwd+bwd of 100 tournaments of
   n = 100: 0.47x the loop's speed).
 * GPU / TPU: with the batch as a leading axis (plain ``jax.vmap``): a Floyd--Warshall pivot of one
   small matrix is a tiny kernel whose launch latency dominates, so a loop over items leaves the
@@ -44,7 +44,7 @@ _current_mode, _set_mode = trace_option("ste_jax_batching_mode", "auto")
 def batching_mode(mode: BatchingMode) -> Iterator[None]:
   """Context manager: how ``jax.vmap`` runs the closure and cover kernels of a batch.
 
-  The STE kernels (Floyd--Warshall closure, chunked cover, the exact relations of
+  The STE kernels (Floyd--Warshall closure, tiled cover, the exact relations of
   :mod:`ste_jax.exact`) are written for one tournament; a batch (``jax.vmap``, or leading batch axes
   of ``P``) runs them either as a compiled loop over the items or with a leading batch axis.
 

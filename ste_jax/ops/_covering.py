@@ -4,12 +4,14 @@ The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
 ``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
 Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
 
-* the value (``_forward_single``): chunks of index pairs, flash-attention style (``lax.map`` over
-  the chunks). The ``n * n`` pairs ``(c, a)``, in row-major order, are split into chunks of
-  ``min(n^2, max(1, 2^18 // n))`` pairs (zero-padded at the end), so that one chunk's ``(pairs, b)``
-  intermediate has at most ``max(n, 2^18)`` elements (1 MB in float32 for ``n <= 2^18``), near
-  cache size (``_CHUNK_ELEMENTS``); each chunk's witness terms are reduced to their maximum and
-  log-sum-exp and discarded.
+* the value (``_forward_single``): tiles of ``c_rows x a_rows`` pairs ``(c, a)`` with all their
+  witnesses, flash-attention style. A tile's ``(c_rows, a_rows, n)`` terms (about ``2^18``
+  elements, 1 MB in float32: ``_TILE_ELEMENTS``) are reduced over ``b`` to their maximum and
+  log-sum-exp and discarded. Whole rows ``a`` with several rows ``c`` per tile while ``n^2 <=
+  2^18``, then one row ``c`` and a block of rows ``a``; the outer loop runs over blocks of rows
+  ``a`` and the inner one over rows ``c``, so one block ``D[a_block]`` serves consecutive tiles from
+  cache. The excluded witnesses ``b in {a, c}`` are ``-inf`` terms (two additions of a ``-inf``
+  diagonal bias), which the maximum ignores and whose exponential is ``0``.
 * the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_violation`: the tangent
   ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
   witnesses, is linear in the tangents and written in plain JAX over blocks of rows ``c``
@@ -17,9 +19,10 @@ Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
   ``_TANGENT_ELEMENTS``), each block rebuilding its weights from ``D`` under ``jax.checkpoint``.
 
 Two derivative rules, chosen by :func:`~ste_jax.ops.autodiff_mode` when a function is traced:
-``"reverse"`` (the default) is a custom VJP whose backward makes two chunked passes over pairs
-``(c, b)`` and ``(a, b)``, recomputing the softmax weights from the forward's per-pair maximum and
-log-sum-exp and reducing over the minor axis (the fastest ``jax.grad`` on XLA:CPU; no forward mode).
+``"reverse"`` (the default) is a custom VJP whose backward (``_backward_single``) makes one pass
+over the value kernel's tiles, recomputing the softmax weights from the forward's per-pair maximum
+and log-sum-exp (one exponential per triple) and accumulating both sums of the gradient from them
+(the fastest ``jax.grad`` on XLA:CPU; no forward mode).
 ``"any"`` is the custom JVP rule described next.
 
 In the ``"any"`` mode, which rule gives which derivative: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``)
@@ -32,8 +35,7 @@ JAX. A literal ``gamma_c = 0`` runs the hard kernels (even split among tied maxi
 curvature); a traced zero runs the soft ones in that limit.
 
 Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
-reverse pass, the ``int32`` index arrays of the chunked pairs) plus the intermediates of one chunk
-or block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
+reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
 Under ``jax.vmap`` the value kernel of a batch runs as a loop over its items on CPU and with a
 batch axis on other backends (:mod:`ste_jax.ops._batching`); the derivative blocks, plain JAX,
 always carry the batch axis (``B`` times one block's memory).
@@ -329,8 +331,8 @@ _cover_violation_reverse.defvjp(_cover_violation_reverse_fwd, _cover_violation_r
 def _forward_kernel(hard: bool):
   """The single-tournament forward kernel; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  On XLA:CPU a batch axis on every ``(pairs, n)`` chunk compiled to slower code; on a GPU it is
-  what fills the device (measured figures: :mod:`ste_jax.ops._batching`).
+  On XLA:CPU a batch axis on every tile compiled to slower code; on a GPU it is what fills the
+  device (measured figures: :mod:`ste_jax.ops._batching`).
   """
   return vmap_by_platform(lambda D, g: _forward_single(D, g, hard=hard)[0])
 
@@ -393,8 +395,8 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
   .. math::
     \mathrm{cover}(c, a) = D(c, a)\,\big(1 - v(c, a)\big), \qquad \mathrm{cover}(a, a) = 0,
 
-  with ``v`` from :func:`soft_cover_violation`. Computed over chunks of ``(c, a)`` index pairs;
-  derivatives use ``O(n^2)`` memory, a few ``n x n`` arrays plus one chunk or block (see the module
+  with ``v`` from :func:`soft_cover_violation`. Computed over tiles of ``(c, a)`` pairs;
+  derivatives use ``O(n^2)`` memory, a few ``n x n`` arrays plus one tile or block (see the module
   docstring): by default a fast reverse-only custom VJP (``jax.grad``, ``jax.vjp``); inside
   ``ste_jax.ops.autodiff_mode("any")`` a custom JVP rule that serves every mode and order
   (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``).

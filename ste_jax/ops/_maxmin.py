@@ -181,32 +181,80 @@ def _rank_dtype(n: int):
   return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
 
 
+# Pivots per sweep of :func:`_floyd_warshall_edges` over the whole key matrix, from this size on.
+# Below it the matrices stay in cache and one pivot per sweep is fastest; above it each sweep
+# streams ``(n, n)`` values and indices from memory, and 8 pivots per sweep cut that traffic 8-fold
+# (``benchmarks/operators.py`` measures the result).
+_BLOCKED_EDGES_MIN_N = 512
+_PIVOTS_PER_SWEEP = 8
+
+
+def _lex_min(v1, e1, v2, e2):
+  """The smaller of the keys ``(v1, e1)`` and ``(v2, e2)`` (value first, then index)."""
+  first = (v1 < v2) | ((v1 == v2) & (e1 < e2))
+  return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
+
+
+def _lex_max(v1, e1, v2, e2):
+  """The larger of the keys ``(v1, e1)`` and ``(v2, e2)``."""
+  first = (v1 > v2) | ((v1 == v2) & (e1 > e2))
+  return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
+
+
 def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
   """Bottleneck edges of the full closure of one ``(n, n)`` matrix, by Floyd--Warshall on keys.
 
   Each entry carries the key ``(W[e], e)`` (its value, then its flat index ``e``), ordered
   lexicographically: the order of a stable sort, so the edges are those of :func:`_rank_edges`
-  (ties included) without the sort (XLA:CPU's sort was most of the derivative's time). The key
-  pairs double the memory traffic of each pivot step.
-  The diagonal is ``(-inf, -1)``, below every key: "no walk". Returns ``(n*n,)`` ``int32`` flat
-  indices, ``-1`` where there is no walk.
+  (ties included) without the sort (XLA:CPU's sort was most of the derivative's time). The diagonal
+  is ``(-inf, -1)``, below every key: "no walk".
+
+  Pivots run in sweeps of ``p`` (1, or ``_PIVOTS_PER_SWEEP`` from ``n = _BLOCKED_EDGES_MIN_N``):
+  the ``p`` pivot columns and rows are first brought up to date among themselves, one pivot at a
+  time on ``(n, p)`` and ``(p, n)`` panels, recording column and row ``k`` as they stand when pivot
+  ``k`` runs; then ``V = max(V, max_k min(col_k, row_k))`` in one pass over the matrix, which is
+  exactly ``p`` successive Floyd--Warshall steps (a pivot does not change its own row and column).
+  The matrix is padded to a multiple of ``p`` with isolated vertices (keys ``(-inf, -1)``).
+
+  Returns:
+    ``(n*n,)`` ``int32`` flat indices, ``-1`` where there is no walk.
   """
   n = W.shape[-1]
+  p = _PIVOTS_PER_SWEEP if n >= _BLOCKED_EDGES_MIN_N else 1
+  m = -(-n // p) * p
   eye = jnp.eye(n, dtype=bool)
-  V = jnp.where(eye, _low(W.dtype), W)
-  E = jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n))
+  pad = ((0, m - n), (0, m - n))
+  V = jnp.pad(jnp.where(eye, _low(W.dtype), W), pad, constant_values=_low(W.dtype))
+  E = jnp.pad(jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n)), pad, constant_values=-1)
 
-  def pivot(k, carry):
+  def sweep(s, carry):
     V, E = carry
-    col, e_col = lax.dynamic_slice_in_dim(V, k, 1, axis=1), lax.dynamic_slice_in_dim(E, k, 1, axis=1)
-    row, e_row = lax.dynamic_slice_in_dim(V, k, 1, axis=0), lax.dynamic_slice_in_dim(E, k, 1, axis=0)
-    col_lower = (col < row) | ((col == row) & (e_col < e_row))  # min of the two keys
-    via, e_via = jnp.where(col_lower, col, row), jnp.where(col_lower, e_col, e_row)
-    higher = (via > V) | ((via == V) & (e_via > E))  # max with the current key
-    return jnp.where(higher, via, V), jnp.where(higher, e_via, E)
+    k0 = s * p
+    panels = (
+        lax.dynamic_slice_in_dim(V, k0, p, axis=1), lax.dynamic_slice_in_dim(E, k0, p, axis=1),  # (m, p)
+        lax.dynamic_slice_in_dim(V, k0, p, axis=0), lax.dynamic_slice_in_dim(E, k0, p, axis=0),  # (p, m)
+    )
 
-  _, E = lax.fori_loop(0, n, pivot, (V, E))
-  return E.reshape(n * n)
+    def pivot(panels, j):
+      Cv, Ce, Rv, Re = panels
+      col = lax.dynamic_slice_in_dim(Cv, j, 1, axis=1), lax.dynamic_slice_in_dim(Ce, j, 1, axis=1)
+      row = lax.dynamic_slice_in_dim(Rv, j, 1, axis=0), lax.dynamic_slice_in_dim(Re, j, 1, axis=0)
+      row_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=1) for x in row)  # (1, p)
+      col_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=0) for x in col)  # (p, 1)
+      Cv, Ce = _lex_max(Cv, Ce, *_lex_min(*col, *row_in_block))
+      Rv, Re = _lex_max(Rv, Re, *_lex_min(*col_in_block, *row))
+      return (Cv, Ce, Rv, Re), (col[0][:, 0], col[1][:, 0], row[0][0], row[1][0])
+
+    if p == 1:  # a single pivot's row and column are the panels themselves
+      cv, ce, rv, re = panels[0].T, panels[1].T, panels[2], panels[3]
+    else:
+      _, (cv, ce, rv, re) = lax.scan(pivot, panels, jnp.arange(p))
+    for k in range(p):  # one fused pass over (V, E)
+      V, E = _lex_max(V, E, *_lex_min(cv[k][:, None], ce[k][:, None], rv[k][None, :], re[k][None, :]))
+    return V, E
+
+  _, E = lax.fori_loop(0, m // p, sweep, (V, E))
+  return E[:n, :n].reshape(n * n)
 
 
 def _rank_edges(W: jax.Array, *, K: int) -> jax.Array:

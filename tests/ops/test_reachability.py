@@ -7,7 +7,7 @@ import pytest
 from jax.test_util import check_grads
 
 from ste_jax import max_min_product, soft_majority_edges, soft_reachability
-from ste_jax.ops import closure_algorithm
+from ste_jax.ops import _maxmin, closure_algorithm
 from tests import oracles
 
 
@@ -135,3 +135,23 @@ def test_invalid_path_length():
     soft_reachability(jnp.zeros((3, 3)), max_path_length=0)
   with pytest.raises(TypeError, match="max_path_length"):
     soft_reachability(jnp.zeros((3, 3)), max_path_length=2.5)
+
+
+@pytest.mark.parametrize("pivots_per_sweep", [1, 3, 4])
+def test_floyd_warshall_edges_equal_the_rank_closure_edges_ties_included(monkeypatch, pivots_per_sweep):
+  """The bottleneck edges from (value, index) keys are those of the closure on stable-sort ranks.
+
+  Sweeps of several pivots (here from n = 3 on; n = 10 with 3 per sweep pads the matrix to 12) must
+  equal single pivots; exact ties (many entries 1/2 and 1, as in sparse data) must break alike.
+  """
+  monkeypatch.setattr(_maxmin, "_BLOCKED_EDGES_MIN_N", 3)
+  monkeypatch.setattr(_maxmin, "_PIVOTS_PER_SWEEP", pivots_per_sweep)
+  rng = np.random.default_rng(pivots_per_sweep)
+  for n in [1, 2, 3, 10, 13]:
+    W = rng.choice([0.0, 0.25, 0.5, 0.5, 1.0], size=(n, n)).astype(np.float32)
+    distinct = rng.uniform(size=(n, n)) < 0.3
+    W[distinct] = rng.uniform(size=int(distinct.sum()))
+    for matrix in (W, rng.uniform(size=(n, n)).astype(np.float32)):
+      got = jax.jit(_maxmin._floyd_warshall_edges)(jnp.asarray(matrix))
+      expect = jax.jit(lambda w: _maxmin._rank_edges(w, K=max(n - 1, 1)))(jnp.asarray(matrix))
+      np.testing.assert_array_equal(got, expect)
