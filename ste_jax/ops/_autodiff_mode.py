@@ -3,14 +3,15 @@
 The soft cover (:mod:`ste_jax.ops._covering`) has two hand-written derivative rules, and JAX lets a
 function have only one:
 
-* ``"reverse"`` (default): a custom VJP whose backward is two chunked passes reducing over the
-  minor axis -- the fastest ``jax.grad`` on XLA:CPU (``benchmarks/operators.py``; the figures in
+* ``"reverse"`` (default): a custom VJP whose backward is one pass over the value kernel's tiles
+  -- the fastest ``jax.grad`` on XLA:CPU (``benchmarks/operators.py``; the figures in
   ``benchmarks/RESULTS.md`` are of this rule). Forward mode (``jax.jvp``, ``jax.jacfwd``,
   ``jax.linearize``) and second order (``jax.hessian``) are not defined for it: JAX raises
   "can't apply forward-mode autodiff (jvp) to a custom_vjp function".
 * ``"any"``: a custom JVP rule, linear in the tangents, from which JAX derives reverse mode by
-  transposition: every mode and order works, with ``O(n^2)`` memory; ``jax.grad`` at ``n = 1000``
-  was 1.6-1.9x slower than ``"reverse"`` in paired ``benchmarks/operators.py`` runs (table in ``benchmarks/RESULTS.md``).
+  transposition: every mode and order works, with ``O(n^2)`` memory; ``jax.grad`` of ``ste_scores``
+  at ``n = 1000`` was 6x slower than ``"reverse"`` (``benchmarks/operators.py --any-mode``, table
+  in ``benchmarks/RESULTS.md``).
 
 The max-min closure has a single custom JVP rule that serves every mode at full speed, so the mode
 only concerns the cover (``soft_cover_scores``, ``soft_uncovered_score``, ``ste_scores``).
@@ -36,7 +37,7 @@ def autodiff_mode(mode: AutodiffMode) -> Iterator[None]:
   Args:
     mode: ``"reverse"`` (the default outside any block: the fast custom VJP, reverse mode only) or
       ``"any"`` (a custom JVP rule: ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``,
-      ``jax.hessian`` and Hessian-vector products too; reverse mode about 1.6-1.9x slower at
+      ``jax.hessian`` and Hessian-vector products too; reverse mode about 6x slower at
       ``n = 1000``). See the module docstring.
 
   The mode is read when a function is traced; where JAX has ``jax.make_user_context`` it is part of
