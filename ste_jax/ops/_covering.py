@@ -35,7 +35,8 @@ JAX. A literal ``gamma_c = 0`` runs the hard kernels (even split among tied maxi
 curvature); a traced zero runs the soft ones in that limit.
 
 Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
-reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
+reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that
+autodiff of the dense ``(c, a, b)`` tensor would store.
 Under ``jax.vmap`` the value kernel of a batch runs as a loop over its items on CPU and with a
 batch axis on other backends (:mod:`ste_jax.ops._batching`); the derivative blocks, plain JAX,
 always carry the batch axis (``B`` times one block's memory).
@@ -80,10 +81,10 @@ def _block_starts(n: int, rows: int) -> jax.Array:
   return jnp.arange(-(-n // rows), dtype=jnp.int32) * rows
 
 
-def _pad_rows(x: jax.Array, rows: int, value=0.0) -> jax.Array:
-  """Pads axis 0 of ``x`` to a multiple of ``rows`` with ``value``."""
+def _pad_rows(x: jax.Array, rows: int) -> jax.Array:
+  """Pads axis 0 of ``x`` with zeros to a multiple of ``rows``."""
   n = x.shape[0]
-  return jnp.pad(x, ((0, -(-n // rows) * rows - n),) + ((0, 0),) * (x.ndim - 1), constant_values=value)
+  return jnp.pad(x, ((0, -(-n // rows) * rows - n),) + ((0, 0),) * (x.ndim - 1))
 
 
 def _excluded_bias(D: jax.Array) -> jax.Array:
@@ -120,8 +121,9 @@ def _unnormalized_weights(term, M, g_div, hard):
 def _sum_leading(x: jax.Array) -> jax.Array:
   """``jnp.sum(x, axis=0)`` as a tree of elementwise additions of halves.
 
-  XLA:CPU's reduction over the leading axis of a small ``(rows, n, a_rows)`` tile was 6x slower
-  than these ``log2(rows)`` additions (n = 200, 6 rows per tile).
+  XLA:CPU compiled the reduction over the leading axis of a small ``(rows, n, a_rows)`` tile to
+  code several times slower than these ``log2(rows)`` additions (seen while developing the kernel;
+  ``benchmarks/operators.py`` measures the result).
   """
   odd_rows = []
   while x.shape[0] > 1:
@@ -159,7 +161,7 @@ def _forward_single(D, g, *, hard):
       y = lax.dynamic_slice_in_dim(Y_c, c0, c_rows)  # (c, b)
       bc = lax.dynamic_slice_in_dim(bias_c, c0, c_rows)
       term = Da[None, :, :] * y[:, None, :] + (Ba[None, :, :] + bc[:, None, :])  # (c, a, b)
-      term = term.reshape(c_rows * a_rows, n)  # 2-D: XLA:CPU reduces a 3-D minor axis far slower
+      term = term.reshape(c_rows * a_rows, n)  # 2-D: as in _backward_single
       M = jnp.max(term, axis=-1)  # finite: n >= 3 leaves a witness
       total = jnp.sum(_unnormalized_weights(term, M[:, None], g_div, hard), axis=-1)
       return M.reshape(c_rows, a_rows), jnp.log(total).reshape(c_rows, a_rows)
@@ -283,7 +285,7 @@ def _backward_single(D, g, v, M, aux, dv, *, hard):
       term = Da[None, :, :] * y[:, :, None] + (Ba[None, :, :] + bc[:, :, None])  # (c, b, a)
       m = lax.dynamic_slice_in_dim(Ma, c0, c_rows)[:, None, :]
       G = _unnormalized_weights(term, m, g_div, hard) * lax.dynamic_slice_in_dim(scale_a, c0, c_rows)[:, None, :]
-      # Reduced as 2-D: XLA:CPU reduces the minor axis of a 3-D array far slower (5x at n = 1000).
+      # Reduced as 2-D: XLA:CPU compiled the minor-axis reduction of the 3-D tile to far slower code.
       d_cb = -jnp.sum((G * Da[None, :, :]).reshape(-1, a_rows), axis=-1).reshape(c_rows, n)  # (c, b)
       return acc + _sum_leading(G * y[:, :, None]), d_cb
 
