@@ -96,7 +96,8 @@ def schwartz_set_witness(P, games, agents, index: int) -> dict:
   wins while ``x`` reaches no chain of strict wins back to ``y``. Following such ``y`` upwards ends
   in a source component, so some member ``y`` of the set reaches ``x``; and ``x`` cannot reach any
   member that reaches it (it would share that member's component). The witness is the member
-  nearest to ``x`` (a backward breadth-first search from ``x``), with its shortest chain.
+  nearest to ``x`` (:func:`~ste_jax.exact.majority_reach_tree` of the reversed strict relation),
+  with its shortest chain.
 
   Args:
     P: ``(n, n)`` concrete tournament.
@@ -119,25 +120,17 @@ def schwartz_set_witness(P, games, agents, index: int) -> dict:
   out = {"set": [agents[i] for i in np.flatnonzero(members)], "in": bool(members[index]), "chain": None}
   if members[index]:
     return out
-  child = np.full(n, -1, dtype=np.int64)  # child[u]: the next agent from u on a shortest chain to index
-  seen = np.zeros(n, dtype=bool)
-  seen[index] = True
-  frontier = seen.copy()
-  while frontier.any() and not (seen & members).any():
-    cols = np.flatnonzero(frontier)
-    hits = strict[:, cols] & ~seen[:, None]  # (n, frontier): u strictly beats a frontier agent
-    new = hits.any(axis=1)
-    child[new] = cols[np.argmax(hits[new], axis=1)]
-    seen |= new
-    frontier = new
-  tops = np.flatnonzero(seen & members)
-  if not tops.size:  # unreachable for a consistent set; no witness claimed
+  # Chains of strict wins *into* the agent: the breadth-first tree of the reversed strict relation
+  # (0/1 entries, so the tree takes no tie steps), whose paths from the agent are shortest.
+  reverse = strict.T.astype(np.float64)
+  np.fill_diagonal(reverse, 0.5)
+  parent, _ = exact.majority_reach_tree(reverse, index)
+  paths = [exact.witness_path(parent, index, int(y)) for y in np.flatnonzero(members)]
+  paths = [q for q in paths if q]
+  if not paths:  # unreachable for a consistent set; no witness claimed
     return out
-  y = int(tops[0])
-  path = [y]
-  while path[-1] != index:
-    path.append(int(child[path[-1]]))
-  out["chain"] = [{"agent": agents[y]}] + [
+  path = min(paths, key=lambda q: (len(q), q[-1]))[::-1]  # nearest member (lowest index on ties) -> agent
+  out["chain"] = [{"agent": agents[path[0]]}] + [
       {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": False}
       for u, v in zip(path, path[1:])]
   return out
