@@ -6,12 +6,15 @@ Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
 
 * the value (``_forward_single``): tiles of ``c_rows x a_rows`` pairs ``(c, a)`` with all their
   witnesses, flash-attention style. A tile's ``(c_rows, a_rows, n)`` terms (about ``2^18``
-  elements, 1 MB in float32: ``_TILE_ELEMENTS``) are reduced over ``b`` to their maximum and
-  log-sum-exp and discarded. Whole rows ``a`` with several rows ``c`` per tile while ``n^2 <=
-  2^18``, then one row ``c`` and a block of rows ``a``; the outer loop runs over blocks of rows
-  ``a`` and the inner one over rows ``c``, so one block ``D[a_block]`` serves consecutive tiles from
-  cache. The excluded witnesses ``b in {a, c}`` are ``-inf`` terms (two additions of a ``-inf``
-  diagonal bias), which the maximum ignores and whose exponential is ``0``.
+  elements, 1 MB in float32: ``_TILE_ELEMENTS``) are reduced over ``b`` to a log-sum-exp and
+  discarded. Whole rows ``a`` with several rows ``c`` per tile while ``n^2 <= 2^18``, then one row
+  ``c`` and a block of rows ``a``; the outer loop runs over blocks of rows ``a`` and the inner one
+  over rows ``c``, so one block ``D[a_block]`` serves consecutive tiles from cache. The excluded
+  witnesses ``b in {a, c}`` cost nothing per triple: with zero diagonals in ``D`` and ``1 - D``
+  their terms are exactly ``0``, at most every real term, and their known share of each pair's sum
+  is subtracted once per pair. The exponentials are shifted by ``1``, an upper bound of every term,
+  when ``gamma_c >= 1/50`` (one reduction per tile), else by each pair's maximum (a maximum, then a
+  sum).
 * the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_violation`: the tangent
   ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
   witnesses, is linear in the tangents and written in plain JAX over blocks of rows ``c``
@@ -20,9 +23,9 @@ Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
 
 Two derivative rules, chosen by :func:`~ste_jax.ops.autodiff_mode` when a function is traced:
 ``"reverse"`` (the default) is a custom VJP whose backward (``_backward_single``) makes one pass
-over the value kernel's tiles, recomputing the softmax weights from the forward's per-pair maximum
-and log-sum-exp (one exponential per triple) and accumulating both sums of the gradient from them
-(the fastest ``jax.grad`` on XLA:CPU; no forward mode).
+over tiles of one row ``c`` and a block of rows ``a``, recomputing the softmax weights from the
+forward's per-pair shift and log-sum-exp (one exponential per triple) and accumulating both sums of
+the gradient from them (the fastest ``jax.grad`` on XLA:CPU; no forward mode).
 ``"any"`` is the custom JVP rule described next.
 
 In the ``"any"`` mode, which rule gives which derivative: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``)
@@ -54,8 +57,9 @@ from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 
 # Elements of one tile ``(c rows, a rows, n witnesses)`` of the value and reverse kernels (1 MB in
-# float32). Whole rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time;
-# ``benchmarks/operators.py`` measures the result.
+# float32). The value kernel takes whole rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for
+# one ``c`` at a time; the reverse kernel always one ``c`` at a time. ``benchmarks/operators.py``
+# measures the result.
 _TILE_ELEMENTS = 1 << 18
 
 # Elements of one block's ``(rows, n, n)`` intermediates in the tangent map (and in the reverse pass
@@ -77,6 +81,18 @@ def _tile_shape(n: int) -> tuple[int, int]:
   return 1, -(-n // blocks)
 
 
+def _backward_block_rows(n: int) -> int:
+  """Rows ``a`` per block of the backward pass, whose tiles hold one row ``c`` (about ``_TILE_ELEMENTS`` terms, balanced).
+
+  With one row ``c`` per tile the sum over ``c`` is an elementwise accumulation, not a reduction of
+  the tile; XLA:CPU ran that faster than several rows ``c`` per tile at the sizes tried while
+  developing the kernel, and several rows ``c`` reduced as 3-D tiles several times slower
+  (``benchmarks/operators.py`` measures the result).
+  """
+  blocks = -(-n // max(1, _TILE_ELEMENTS // n))
+  return -(-n // blocks)
+
+
 def _block_starts(n: int, rows: int) -> jax.Array:
   return jnp.arange(-(-n // rows), dtype=jnp.int32) * rows
 
@@ -87,98 +103,144 @@ def _pad_rows(x: jax.Array, rows: int) -> jax.Array:
   return jnp.pad(x, ((0, -(-n // rows) * rows - n),) + ((0, 0),) * (x.ndim - 1))
 
 
-def _excluded_bias(D: jax.Array) -> jax.Array:
-  """``(n, n)``: ``-inf`` on the diagonal, ``0`` elsewhere.
+# Temperatures from which the soft value kernel shifts every exponent by ``1``, an upper bound of
+# every term, instead of by each pair's maximum: one pass over the terms instead of two. At
+# ``gamma_c >= 1/50`` the largest term's exponent is ``>= -50``, so the terms whose exponential
+# underflows (exponents below about ``-87`` in float32) weigh less than ``e^-37`` of it each: the
+# sums are those of the maximum's shift to float32 rounding (``benchmarks/operators.py`` measures
+# the speed).
+_SHIFT_BY_ONE_MIN_GAMMA = 1.0 / 50.0
 
-  Added to the witness terms of row ``a`` (as ``bias[a, b]``) and of row ``c`` (as ``bias[c, b]``),
-  it turns the excluded witnesses ``b = a`` and ``b = c`` into ``-inf``, which the maximum ignores
-  and whose exponential is exactly ``0``: two additions per triple instead of index comparisons.
+
+def _witness_factors(D: jax.Array) -> tuple[jax.Array, jax.Array]:
+  """``(D, Y)`` with zero diagonals, ``Y = 1 - D`` off the diagonal: ``term[c, a, b] = D[a, b] Y[c, b]``.
+
+  The zero diagonals make the excluded witnesses' terms exactly ``0`` (``b = a``: ``D[a, a] = 0``;
+  ``b = c``: ``Y[c, c] = 0``), below or equal to every real term (``D`` in ``[0, 1]``): they never
+  change a pair's maximum, and their known contribution to a pair's sum of exponentials is
+  subtracted once per pair instead of being masked in every triple. In the
+  backward pass their weights only reach the diagonal of ``dD`` (their terms vanish with
+  ``D[a, a]`` or ``Y[c, c]``), which is discarded.
   """
-  return jnp.where(eye_mask(D), jnp.full_like(D, -jnp.inf), jnp.zeros_like(D))
+  eye = eye_mask(D)
+  zero = jnp.zeros_like(D)
+  return jnp.where(eye, zero, D), jnp.where(eye, zero, 1.0 - D)
 
 
 def _divisor(g):
   """The exponent divisor of the soft kernels: ``g`` if ``g > 0``, else the smallest normal number.
 
   At a traced ``g = 0`` this turns ``exp((term - M) / g)`` into the hard limit without a 0/0: the
-  kernels set the exponent of the maximizers (``term >= M``) to exactly 0, so ``exp`` gives 1 there
-  and ``exp(-huge) = 0`` elsewhere; ``aux`` is then the log of the number of maximizers and the
-  weights are the even argmax split of the ``hard`` kernels. (The explicit ``term >= M`` is needed:
-  XLA may contract ``term - M`` into a fused multiply-add whose rounding residual at a maximizer,
-  divided by a tiny ``g``, would overflow. It also keeps every exponent ``<= 0``, so padded tiles
-  stay finite.) A scalar select, outside the tile loops.
+  pair-maximum kernels set the exponent of the maximizers to exactly 0 (:func:`_weights_by_max`),
+  so ``exp`` gives 1 there and ``exp(-huge) = 0`` elsewhere; ``aux`` is then the log of the number
+  of maximizers and the weights are the even argmax split of the ``hard`` kernels. A scalar
+  select, outside the tile loops.
   """
   return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
 
 
-def _unnormalized_weights(term, M, g_div, hard):
-  """``exp((term - M) / g)`` (soft) or the indicator of the maximizers (hard); ``0`` at ``-inf`` terms."""
+def _weights_by_max(term, M, inv_g, hard):
+  """``exp((term - M) / g)`` shifted by the pair maxima ``M`` (soft), or ``term == M`` (hard).
+
+  The exponent of a maximizer is set to exactly ``0`` by the comparison ``term >= M``: XLA may
+  contract ``term - M`` into a fused multiply-add whose rounding residual at a maximizer, divided
+  by a tiny ``g`` (a traced zero), would flush its weight to 0 or overflow. It also keeps every
+  exponent ``<= 0``, so padded tiles stay finite. ``inv_g``: ``1 / g``.
+  """
   if hard:
     return (term == M).astype(term.dtype)
-  return jnp.exp(jnp.where(term >= M, jnp.zeros_like(term), term - M) / g_div)
+  return jnp.exp(jnp.where(term >= M, jnp.zeros_like(term), term - M) * inv_g)
 
 
-def _sum_leading(x: jax.Array) -> jax.Array:
-  """``jnp.sum(x, axis=0)`` as a tree of elementwise additions of halves.
+def _weights_by_one(term, inv_g):
+  """``exp((term - 1) / g)``: shifted by ``1``, at least every term, so every exponent is ``<= 0``.
 
-  XLA:CPU compiled the reduction over the leading axis of a small ``(rows, n, a_rows)`` tile to
-  code several times slower than these ``log2(rows)`` additions (seen while developing the kernel;
-  ``benchmarks/operators.py`` measures the result).
+  No comparison is needed: ``term * inv_g - inv_g`` is exactly ``0`` at ``term = 1`` (contracted
+  or not) and negative below, and ``g >= _SHIFT_BY_ONE_MIN_GAMMA`` keeps rounding residuals
+  harmless.
   """
-  odd_rows = []
-  while x.shape[0] > 1:
-    if x.shape[0] % 2:
-      odd_rows.append(x[-1])
-      x = x[:-1]
-    half = x.shape[0] // 2
-    x = x[:half] + x[half:]
-  return functools.reduce(jnp.add, odd_rows, x[0])
+  return jnp.exp(term * inv_g - inv_g)
 
 
-def _forward_single(D, g, *, hard):
-  """One tournament ``(n, n)`` with a zero diagonal: ``(v, M, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+def _map_tiles(D, Y, tile_fn, num_outputs):
+  """Runs ``tile_fn(Da, y) -> outputs`` over the ``(c_rows, a_rows)`` tiles, assembled ``(n, n)`` ``[c, a]``.
 
-  Tiles of ``(c_rows, a_rows)`` pairs (:func:`_tile_shape`), looping over blocks of rows ``a``
-  outside and blocks of rows ``c`` inside, so that one block ``D[a_block]`` serves consecutive tiles
-  from cache. In a tile the witness terms ``D[a, b] (1 - D[c, b])`` (a ``(c, a, b)`` array, ``b``
-  minor, excluded witnesses ``-inf``) are reduced over ``b`` to their maximum ``M`` and ``aux``:
-  ``log sum_b exp((term - M) / g)`` (soft) or the log of the number of maximizers (hard). A soft
-  kernel at ``g <= 0`` (a traced zero) returns the hard values: ``v = M`` and ``aux`` of the hard
-  kernel (see :func:`_divisor`).
+  ``Da``: ``(a_rows, n)`` rows of ``D``; ``y``: ``(c_rows, n)`` rows of ``Y``; each output of
+  ``tile_fn`` is ``(c_rows * a_rows,)``, ordered ``(c, a)``. Blocks of rows ``a`` outside, rows ``c``
+  inside, so one block ``D[a_block]`` serves consecutive tiles from cache. Padded rows are zeros.
   """
   n = D.shape[-1]
   c_rows, a_rows = _tile_shape(n)
-  bias = _excluded_bias(D)
-  D_a, bias_a = _pad_rows(D, a_rows), _pad_rows(bias, a_rows)
-  Y_c, bias_c = _pad_rows(1.0 - D, c_rows), _pad_rows(bias, c_rows)
-  g_div = g if hard else _divisor(g)
+  D_a, Y_c = _pad_rows(D, a_rows), _pad_rows(Y, c_rows)
 
   def a_block(a0):
     Da = lax.dynamic_slice_in_dim(D_a, a0, a_rows)  # (a, b)
-    Ba = lax.dynamic_slice_in_dim(bias_a, a0, a_rows)
+    return lax.map(lambda c0: tile_fn(Da, lax.dynamic_slice_in_dim(Y_c, c0, c_rows)), _block_starts(n, c_rows))
 
-    def tile(c0):
-      y = lax.dynamic_slice_in_dim(Y_c, c0, c_rows)  # (c, b)
-      bc = lax.dynamic_slice_in_dim(bias_c, c0, c_rows)
-      term = Da[None, :, :] * y[:, None, :] + (Ba[None, :, :] + bc[:, None, :])  # (c, a, b)
-      term = term.reshape(c_rows * a_rows, n)  # 2-D: as in _backward_single
-      M = jnp.max(term, axis=-1)  # finite: n >= 3 leaves a witness
-      total = jnp.sum(_unnormalized_weights(term, M[:, None], g_div, hard), axis=-1)
-      return M.reshape(c_rows, a_rows), jnp.log(total).reshape(c_rows, a_rows)
-
-    return lax.map(tile, _block_starts(n, c_rows))  # (c blocks, c_rows, a_rows)
-
-  M, aux = lax.map(a_block, _block_starts(n, a_rows))  # (a blocks, c blocks, c_rows, a_rows)
+  outputs = lax.map(a_block, _block_starts(n, a_rows))  # each (a blocks, c blocks, c_rows * a_rows)
 
   def assemble(x):
     na, nc = x.shape[:2]
-    return x.transpose(1, 2, 0, 3).reshape(nc * c_rows, na * a_rows)[:n, :n]
+    return x.reshape(na, nc, c_rows, a_rows).transpose(1, 2, 0, 3).reshape(nc * c_rows, na * a_rows)[:n, :n]
 
-  M, aux = assemble(M), assemble(aux)
+  return tuple(assemble(x) for x in outputs[:num_outputs])
+
+
+def _tile_terms(Da, y):
+  """``(c_rows * a_rows, n)`` terms ``D[a, b] Y[c, b]`` of one tile, ``b`` minor (reduced as 2-D)."""
+  return (Da[None, :, :] * y[:, None, :]).reshape(-1, Da.shape[-1])
+
+
+def _forward_by_max(D, Y, g, *, hard):
+  """``(S, aux)`` with ``S`` each pair's maximum term: two reductions per tile (maximum, then sum)."""
+  inv_g = g if hard else 1.0 / _divisor(g)
+
+  def tile(Da, y):
+    term = _tile_terms(Da, y)
+    M = jnp.max(term, axis=-1)  # the real witnesses' maximum: excluded terms are 0 <= every term
+    return M, jnp.sum(_weights_by_max(term, M[:, None], inv_g, hard), axis=-1)
+
+  M, total = _map_tiles(D, Y, tile, 2)
+  excluded = 2.0 * _weights_by_max(jnp.zeros_like(M), M, inv_g, hard)  # the two zero terms' share
+  return M, jnp.log(total - excluded)
+
+
+def _forward_by_one(D, Y, g):
+  """``(S, aux)`` with ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``): one fused reduction per tile."""
+  inv_g = 1.0 / g
+
+  def tile(Da, y):
+    return (jnp.sum(_weights_by_one(_tile_terms(Da, y), inv_g), axis=-1),)
+
+  (total,) = _map_tiles(D, Y, tile, 1)
+  excluded = 2.0 * _weights_by_one(jnp.zeros_like(total), inv_g)  # the two zero terms' share
+  return jnp.ones_like(total), jnp.log(total - excluded)
+
+
+def _forward_single(D, g, *, hard):
+  """One tournament ``(n, n)`` with a zero diagonal: ``(v, S, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+
+  Tiles of ``(c_rows, a_rows)`` pairs (:func:`_tile_shape`, :func:`_map_tiles`); in a tile the
+  witness terms ``D[a, b] (1 - D[c, b])`` (excluded witnesses: see :func:`_witness_factors`) are
+  reduced over ``b`` to ``aux = log sum_b exp((term - S) / g)`` over the real witnesses, with the
+  shift ``S`` each pair's maximum (hard kernel, and soft ``g < _SHIFT_BY_ONE_MIN_GAMMA``) or ``1``
+  (soft, larger ``g``: no maximum needed; a ``lax.cond`` on the traced ``g``). Hard: ``aux`` is the
+  log of the number of maximizers. A soft kernel at ``g <= 0`` (a traced zero) returns the hard
+  values: ``v = M`` and ``aux`` of the hard kernel (see :func:`_divisor`).
+  """
+  n = D.shape[-1]
+  D, Y = _witness_factors(D)
   if hard:
+    M, aux = _forward_by_max(D, Y, g, hard=True)
     return M, M, aux
+  S, aux = lax.cond(
+      g >= _SHIFT_BY_ONE_MIN_GAMMA,
+      lambda D, Y, g: _forward_by_one(D, Y, g),
+      functools.partial(_forward_by_max, hard=False),
+      D, Y, g,
+  )
   g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
-  return M + g * (aux - math.log(n - 2)), M, aux
+  return S + g * (aux - math.log(n - 2)), S, aux
 
 
 def _tangent_rows(n: int) -> int:
@@ -246,61 +308,68 @@ def _tangent_blocks(D, g, D_dot, g_dot, *, soft):
   return lax.map(block, starts).reshape(num_blocks * rows, n)[:n]
 
 
-def _backward_single(D, g, v, M, aux, dv, *, hard):
+def _backward_single(D, g, v, S, aux, dv, *, hard):
   """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in one tiled pass.
 
   The ``"reverse"`` rule (:mod:`ste_jax.ops._autodiff_mode`). With ``G[c, a, b] = dv[c, a]
-  w[c, a, b]`` (``w``: the weights over ``b``, rebuilt from the forward's ``M`` and ``aux``, one
-  exponential per triple): ``dD[c, b] -= sum_a G D[a, b]`` and ``dD[a, b] += sum_c G (1 - D[c,
-  b])``. The tiles are those of :func:`_forward_single`, laid out ``(c, b, a)`` with ``a`` minor:
-  the first sum reduces a tile's minor axis, the second accumulates into an ``(n, a_rows)`` carry
-  while the inner loop runs over blocks of rows ``c``. ``dgamma`` needs ``sum G term``, which is
-  ``-sum_cb dD_c[c, b] (1 - D[c, b])`` of the first sum, so it costs no pass of its own. Returns
-  ``(dD, dgamma)``; at ``g <= 0`` (a traced zero) the weights are the hard kernel's and ``dgamma =
-  0``, the gradient of the hard limit.
+  w[c, a, b]`` (``w``: the weights over ``b``, rebuilt from the forward's shift ``S`` and ``aux``,
+  one exponential per triple): ``dD[c, b] -= sum_a G D[a, b]`` and ``dD[a, b] += sum_c G (1 - D[c,
+  b])``. Tiles of one row ``c`` and a block of rows ``a`` (:func:`_backward_block_rows`), laid out
+  ``(b, a)`` with ``a`` minor: the first sum reduces a tile's minor axis, the second accumulates
+  elementwise into a ``(n, a_rows)`` carry while the inner loop runs over the rows ``c``. The
+  excluded witnesses' weights land on the diagonal of ``dD`` only (:func:`_witness_factors`), which
+  is set to ``0``. ``dgamma`` needs ``sum G term``, which is ``-sum_cb dD_c[c, b] (1 - D[c, b])`` of
+  the first sum, so it costs no pass of its own. Returns ``(dD, dgamma)``; at ``g <= 0`` (a traced
+  zero) the weights are the hard kernel's and ``dgamma = 0``, the gradient of the hard limit.
   """
-  n = D.shape[-1]
-  c_rows, a_rows = _tile_shape(n)
-  g_div = g if hard else _divisor(g)
-  bias = _excluded_bias(D)
-  Y = 1.0 - D
-  Y_c, bias_c = _pad_rows(Y, c_rows), _pad_rows(bias, c_rows)
-  DT_a, biasT_a = _pad_rows(D, a_rows).T, _pad_rows(bias, a_rows).T  # (b, a): a minor
-  dv = jnp.where(eye_mask(dv), jnp.zeros_like(dv), dv)
-
-  def pad_ca(x):  # (n, n) [c, a] -> padded rows c, columns a; padded pairs get dv = 0
-    return _pad_rows(_pad_rows(x, c_rows).T, a_rows).T
-
-  M_p, scale_p = pad_ca(M), pad_ca(dv * jnp.exp(-aux))  # scale: dv / sum of unnormalized weights
-
-  def a_block(d_c, a0):
-    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)  # (b, a)
-    Ba = lax.dynamic_slice_in_dim(biasT_a, a0, a_rows, axis=1)
-    Ma = lax.dynamic_slice_in_dim(M_p, a0, a_rows, axis=1)  # (c, a)
-    scale_a = lax.dynamic_slice_in_dim(scale_p, a0, a_rows, axis=1)
-
-    def tile(acc, c0):
-      y = lax.dynamic_slice_in_dim(Y_c, c0, c_rows)  # (c, b)
-      bc = lax.dynamic_slice_in_dim(bias_c, c0, c_rows)
-      term = Da[None, :, :] * y[:, :, None] + (Ba[None, :, :] + bc[:, :, None])  # (c, b, a)
-      m = lax.dynamic_slice_in_dim(Ma, c0, c_rows)[:, None, :]
-      G = _unnormalized_weights(term, m, g_div, hard) * lax.dynamic_slice_in_dim(scale_a, c0, c_rows)[:, None, :]
-      # Reduced as 2-D: XLA:CPU compiled the minor-axis reduction of the 3-D tile to far slower code.
-      d_cb = -jnp.sum((G * Da[None, :, :]).reshape(-1, a_rows), axis=-1).reshape(c_rows, n)  # (c, b)
-      return acc + _sum_leading(G * y[:, :, None]), d_cb
-
-    acc, d_cb = lax.scan(tile, jnp.zeros_like(Da), _block_starts(n, c_rows))
-    return d_c + d_cb.reshape(d_c.shape), acc
-
-  d_c, acc = lax.scan(a_block, jnp.zeros_like(Y_c), _block_starts(n, a_rows))  # acc: (a blocks, b, a)
-  d_c = d_c[:n]
-  dD = d_c + acc.transpose(0, 2, 1).reshape(-1, n)[:n]
+  D, Y = _witness_factors(D)
+  eye = eye_mask(dv)
+  dv = jnp.where(eye, jnp.zeros_like(dv), dv)
+  scale = dv * jnp.exp(-aux)  # dv / each pair's sum of unnormalized weights
+  if hard:
+    d_c, d_a = _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, g, True))
+  else:
+    inv_g = 1.0 / _divisor(g)
+    d_c, d_a = lax.cond(  # the shift the forward used (_forward_single)
+        g >= _SHIFT_BY_ONE_MIN_GAMMA,
+        lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)),
+        lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)),
+        D, Y, S, scale,
+    )
+  dD = jnp.where(eye, jnp.zeros_like(d_c), d_c + d_a)
   if hard:
     return dD, jnp.zeros_like(g)
-  g_term = -jnp.sum(d_c * Y)  # sum over triples of G D[a, b] (1 - D[c, b])
+  g_term = -jnp.sum(d_c * Y)  # sum over triples of G D[a, b] (1 - D[c, b]); Y[c, c] = 0 drops b = c
   positive, g_safe = split_temperature(g)
   dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
   return dD, dg.astype(g.dtype)
+
+
+def _backward_sums(D, Y, S, scale, weights):
+  """``(dD_c, dD_a)``: ``-sum_a G D[a, b]`` at ``[c, b]`` and ``sum_c G Y[c, b]`` at ``[a, b]``.
+
+  ``G = weights(term, S[c, a]) * scale[c, a]`` over tiles of one row ``c`` and a block of rows ``a``.
+  """
+  n = D.shape[-1]
+  a_rows = _backward_block_rows(n)
+  DT_a = _pad_rows(D, a_rows).T  # (b, a): a minor
+  S_a, scale_a = _pad_rows(S.T, a_rows).T, _pad_rows(scale.T, a_rows).T  # (c, a); padded pairs: scale 0
+
+  def a_block(d_c, a0):
+    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)  # (b, a)
+    Sa = lax.dynamic_slice_in_dim(S_a, a0, a_rows, axis=1)  # (c, a)
+    scale = lax.dynamic_slice_in_dim(scale_a, a0, a_rows, axis=1)
+
+    def tile(acc, inputs):
+      y, shift, scale_c = inputs  # (b,), (a,), (a,) for one row c
+      G = weights(Da * y[:, None], shift[None, :]) * scale_c[None, :]  # (b, a)
+      return acc + G * y[:, None], -jnp.sum(G * Da, axis=-1)
+
+    acc, d_cb = lax.scan(tile, jnp.zeros_like(Da), (Y, Sa, scale))
+    return d_c + d_cb, acc
+
+  d_c, acc = lax.scan(a_block, jnp.zeros_like(D), _block_starts(n, a_rows))  # acc: (a blocks, b, a)
+  return d_c, acc.transpose(0, 2, 1).reshape(-1, n)[:n]
 
 
 @functools.lru_cache(maxsize=None)
@@ -318,8 +387,8 @@ def _cover_violation_reverse(D, g, hard):
 
 
 def _cover_violation_reverse_fwd(D, g, hard):
-  v, M, aux = _reverse_kernels(hard)[0](D, g)
-  return v, (D, g, v, M, aux)
+  v, S, aux = _reverse_kernels(hard)[0](D, g)
+  return v, (D, g, v, S, aux)
 
 
 def _cover_violation_reverse_bwd(hard, residuals, dv):

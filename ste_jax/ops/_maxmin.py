@@ -6,7 +6,7 @@ The exact (zero-temperature) reachability of Eqs. ``maxmin_boolean_product`` and
 Each output therefore equals one input entry, the walk's bottleneck edge. This module computes
 
 * the closure for ``K >= n - 1`` by Floyd--Warshall in the max-min semiring (``O(n^3)`` work,
-  ``O(n^2)`` memory, one ``fori_loop`` step per pivot) on CPU, and on accelerators up to
+  ``O(n^2)`` memory, one ``fori_loop`` step per sweep of 8 pivots from ``n = 128``) on CPU, and on accelerators up to
   ``n = 1024`` by repeated squaring (``O(n^3 log n)`` work in ``ceil(log2(n - 2)) + 1`` large
   products instead of ``n`` dependent small steps; :func:`closure_algorithm`), and for smaller ``K`` by repeated squaring
   (``O(n^3 log K)``), and
@@ -51,13 +51,15 @@ def closure_algorithm(algorithm: ClosureAlgorithm) -> Iterator[None]:
   Both algorithms give the same values (bottleneck values are input entries; no rounding), the same
   derivatives and ``O(n^2)`` memory; they differ in speed by backend and size:
 
-  * ``"floyd_warshall"``: ``n`` dependent pivot steps of ``O(n^2)`` work each. The fastest on
+  * ``"floyd_warshall"``: ``n`` dependent pivot steps of ``O(n^2)`` work each (from ``n = 128``
+    in sweeps of 8 pivots, one pass over the matrix per sweep). The fastest on
     XLA:CPU (the closure alone at ``n = 100``: 0.13 ms against 0.64 ms for squaring).
   * ``"squaring"``: ``ceil(log2(n - 2)) + 1`` max-min matrix products (``O(n^3 log n)`` work). On
     a GPU each pivot step of Floyd--Warshall is a tiny kernel whose launch latency dominates, so a
     few large products win for one tournament: on an H200, ``ste_scores`` fwd+bwd 0.38 ms against
     1.78 ms at ``n = 100``, 4.8 against 9.7 ms at ``n = 300``, even at ``n = 1000`` and ``2000``; the
-    closure alone at ``n = 2000`` 41 against 29 ms. A batch axis fills the device either way
+    closure alone at ``n = 2000`` 41 against 29 ms (GPU figures measured with one pivot per
+    Floyd--Warshall step, before the sweeps). A batch axis fills the device either way
     (1000 tournaments of ``n = 100``: the same time).
   * ``"auto"`` (the default outside any block): Floyd--Warshall on CPU; on every other backend
     squaring for ``n <= 1024`` and Floyd--Warshall above, chosen when the program is compiled
@@ -103,15 +105,13 @@ def maxmin_matmul(X: jax.Array, Y: jax.Array) -> jax.Array:
 
 
 def _floyd_warshall(W: jax.Array) -> jax.Array:
-  """Bottleneck closure over walks of any length >= 1 of one ``(n, n)`` matrix ``W``."""
+  """Bottleneck closure over walks of any length >= 1 of one ``(n, n)`` matrix ``W``.
+
+  Floyd--Warshall in the max-min semiring, in sweeps of pivots (:func:`_floyd_warshall_sweeps`).
+  """
   n = W.shape[-1]
-
-  def pivot(k, W):
-    col = lax.dynamic_slice_in_dim(W, k, 1, axis=1)  # (n, 1): best a -> k
-    row = lax.dynamic_slice_in_dim(W, k, 1, axis=0)  # (1, n): best k -> b
-    return jnp.maximum(W, jnp.minimum(col, row))
-
-  return lax.fori_loop(0, n, pivot, W)
+  (V,) = _floyd_warshall_sweeps((W,), jnp.minimum, jnp.maximum, _low(W.dtype), _pivots_per_sweep(n))
+  return V
 
 
 def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
@@ -181,12 +181,16 @@ def _rank_dtype(n: int):
   return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
 
 
-# Pivots per sweep of :func:`_floyd_warshall_edges` over the whole key matrix, from this size on.
-# Below it the matrices stay in cache and one pivot per sweep is fastest; above it each sweep
-# streams ``(n, n)`` values and indices from memory, and 8 pivots per sweep cut that traffic 8-fold
-# (``benchmarks/operators.py`` measures the result).
-_BLOCKED_EDGES_MIN_N = 512
+# Pivots per sweep of :func:`_floyd_warshall_sweeps` over the whole matrix, from this size on.
+# Below it the matrices stay in cache and one pivot per sweep is as fast; above it each sweep streams
+# the ``(n, n)`` matrices, and 8 pivots per sweep cut that traffic 8-fold and let XLA fuse 8 pivot
+# updates into one pass (``benchmarks/operators.py`` measures the result).
+_SWEEP_MIN_N = 128
 _PIVOTS_PER_SWEEP = 8
+
+
+def _pivots_per_sweep(n: int) -> int:
+  return _PIVOTS_PER_SWEEP if n >= _SWEEP_MIN_N else 1
 
 
 def _lex_min(v1, e1, v2, e2):
@@ -201,60 +205,87 @@ def _lex_max(v1, e1, v2, e2):
   return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
 
 
+def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
+  """Floyd--Warshall in the (max, min) semiring of a totally ordered key, ``p`` pivots per sweep.
+
+  One general loop for the closure's values (the key is the value) and its bottleneck edges (the
+  key is ``(value, flat index)``, ordered lexicographically).
+
+  The ``p`` pivot columns and rows of a sweep are first brought up to date among themselves, one
+  pivot at a time on ``(n, p)`` and ``(p, n)`` panels, recording column and row ``k`` as they stand
+  when pivot ``k`` runs; then ``V = max(V, max_k min(col_k, row_k))`` in one pass over the matrix.
+  That is exactly ``p`` successive Floyd--Warshall steps: a pivot does not change its own row and
+  column (``min(V[a, k], V[k, k]) <= V[a, k]``). The matrix is padded to a multiple of ``p`` with
+  isolated vertices (every component of their keys ``none``, below every key).
+
+  Args:
+    keys: tuple of ``(n, n)`` arrays, the components of each entry's key; entries without an edge
+      (the diagonal) hold keys below every edge's.
+    key_min, key_max: ``(*key1, *key2) -> key`` (tuples for several components, an array for one).
+    none: tuple of the padding value of each component (or one value for a single component).
+    p: pivots per sweep, static.
+
+  Returns:
+    The tuple of the closure's key components, ``(n, n)`` each.
+  """
+  single = not isinstance(none, tuple)
+  as_tuple = (lambda x: (x,)) if single else tuple
+  kmin = lambda *args: as_tuple(key_min(*args))  # noqa: E731
+  kmax = lambda *args: as_tuple(key_max(*args))  # noqa: E731
+  nones = as_tuple(none)
+  n = keys[0].shape[-1]
+  m = -(-n // p) * p
+  keys = tuple(jnp.pad(x, ((0, m - n), (0, m - n)), constant_values=v) for x, v in zip(keys, nones))
+  r = len(keys)
+
+  def sweep(s, keys):
+    k0 = s * p
+    cols = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=1) for x in keys)  # (m, p) each
+    rows = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=0) for x in keys)  # (p, m) each
+
+    def pivot(panels, j):
+      cols, rows = panels[:r], panels[r:]
+      col = tuple(lax.dynamic_slice_in_dim(x, j, 1, axis=1) for x in cols)  # (m, 1)
+      row = tuple(lax.dynamic_slice_in_dim(x, j, 1, axis=0) for x in rows)  # (1, m)
+      row_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=1) for x in row)  # (1, p)
+      col_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=0) for x in col)  # (p, 1)
+      cols = kmax(*cols, *kmin(*col, *row_in_block))
+      rows = kmax(*rows, *kmin(*col_in_block, *row))
+      return cols + rows, tuple(x[:, 0] for x in col) + tuple(x[0] for x in row)
+
+    if p == 1:  # a single pivot's row and column are the panels themselves
+      pivots = tuple(x.T for x in cols) + rows
+    else:
+      _, pivots = lax.scan(pivot, cols + rows, jnp.arange(p))
+    for k in range(p):  # one fused pass over the matrix
+      col = tuple(x[k][:, None] for x in pivots[:r])
+      row = tuple(x[k][None, :] for x in pivots[r:])
+      keys = kmax(*keys, *kmin(*col, *row))
+    return keys
+
+  keys = lax.fori_loop(0, m // p, sweep, keys)
+  return tuple(x[:n, :n] for x in keys)
+
+
 def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
   """Bottleneck edges of the full closure of one ``(n, n)`` matrix, by Floyd--Warshall on keys.
 
   Each entry carries the key ``(W[e], e)`` (its value, then its flat index ``e``), ordered
   lexicographically: the order of a stable sort, so the edges are those of :func:`_rank_edges`
   (ties included) without the sort (XLA:CPU's sort was most of the derivative's time). The diagonal
-  is ``(-inf, -1)``, below every key: "no walk".
-
-  Pivots run in sweeps of ``p`` (1, or ``_PIVOTS_PER_SWEEP`` from ``n = _BLOCKED_EDGES_MIN_N``):
-  the ``p`` pivot columns and rows are first brought up to date among themselves, one pivot at a
-  time on ``(n, p)`` and ``(p, n)`` panels, recording column and row ``k`` as they stand when pivot
-  ``k`` runs; then ``V = max(V, max_k min(col_k, row_k))`` in one pass over the matrix, which is
-  exactly ``p`` successive Floyd--Warshall steps (a pivot does not change its own row and column).
-  The matrix is padded to a multiple of ``p`` with isolated vertices (keys ``(-inf, -1)``).
+  is ``(-inf, -1)``, below every key: "no walk". Sweeps of pivots as the values'
+  (:func:`_floyd_warshall_sweeps`).
 
   Returns:
     ``(n*n,)`` ``int32`` flat indices, ``-1`` where there is no walk.
   """
   n = W.shape[-1]
-  p = _PIVOTS_PER_SWEEP if n >= _BLOCKED_EDGES_MIN_N else 1
-  m = -(-n // p) * p
   eye = jnp.eye(n, dtype=bool)
-  pad = ((0, m - n), (0, m - n))
-  V = jnp.pad(jnp.where(eye, _low(W.dtype), W), pad, constant_values=_low(W.dtype))
-  E = jnp.pad(jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n)), pad, constant_values=-1)
-
-  def sweep(s, carry):
-    V, E = carry
-    k0 = s * p
-    panels = (
-        lax.dynamic_slice_in_dim(V, k0, p, axis=1), lax.dynamic_slice_in_dim(E, k0, p, axis=1),  # (m, p)
-        lax.dynamic_slice_in_dim(V, k0, p, axis=0), lax.dynamic_slice_in_dim(E, k0, p, axis=0),  # (p, m)
-    )
-
-    def pivot(panels, j):
-      Cv, Ce, Rv, Re = panels
-      col = lax.dynamic_slice_in_dim(Cv, j, 1, axis=1), lax.dynamic_slice_in_dim(Ce, j, 1, axis=1)
-      row = lax.dynamic_slice_in_dim(Rv, j, 1, axis=0), lax.dynamic_slice_in_dim(Re, j, 1, axis=0)
-      row_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=1) for x in row)  # (1, p)
-      col_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=0) for x in col)  # (p, 1)
-      Cv, Ce = _lex_max(Cv, Ce, *_lex_min(*col, *row_in_block))
-      Rv, Re = _lex_max(Rv, Re, *_lex_min(*col_in_block, *row))
-      return (Cv, Ce, Rv, Re), (col[0][:, 0], col[1][:, 0], row[0][0], row[1][0])
-
-    if p == 1:  # a single pivot's row and column are the panels themselves
-      cv, ce, rv, re = panels[0].T, panels[1].T, panels[2], panels[3]
-    else:
-      _, (cv, ce, rv, re) = lax.scan(pivot, panels, jnp.arange(p))
-    for k in range(p):  # one fused pass over (V, E)
-      V, E = _lex_max(V, E, *_lex_min(cv[k][:, None], ce[k][:, None], rv[k][None, :], re[k][None, :]))
-    return V, E
-
-  _, E = lax.fori_loop(0, m // p, sweep, (V, E))
-  return E[:n, :n].reshape(n * n)
+  V = jnp.where(eye, _low(W.dtype), W)
+  E = jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n))
+  none = (_low(W.dtype), jnp.int32(-1))
+  _, E = _floyd_warshall_sweeps((V, E), _lex_min, _lex_max, none, _pivots_per_sweep(n))
+  return E.reshape(n * n)
 
 
 def _rank_edges(W: jax.Array, *, K: int) -> jax.Array:

@@ -92,3 +92,32 @@ def test_vmap_batch_and_jit_agree(block_budget):
   g_b = jax.grad(lambda d: soft_uncovered_score(d, gamma_c=0.05).sum())(D)
   g_s = np.stack([np.asarray(jax.grad(lambda d: soft_uncovered_score(d, gamma_c=0.05).sum())(d)) for d in D])
   np.testing.assert_allclose(g_b, g_s, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("gamma_c", [0.0199, 0.02, 0.05])
+def test_float32_shift_by_one_matches_float64_equations_at_its_threshold(gamma_c):
+  """From gamma_c = 1/50 the value kernel shifts every exponent by 1 instead of each pair's maximum.
+
+  At the threshold the smallest maximum (0: the pairs of a row of zeros) sits 50 below the
+  shift; float32 values and gradients must still match the float64 dense equations (the pair-max
+  shift runs just below the threshold, so both sides of it are checked).
+  """
+  rng = np.random.default_rng(7)
+  n = 40
+  D = random_edges(rng, n)
+  D[3] = 0.0  # every term of a = 3 is 0
+  D[:, 5] = 1.0  # 1 - D[c, 5] = 0: terms of witness 5 vanish
+  D[7] = rng.uniform(size=n) * 1e-3  # small maxima
+  np.fill_diagonal(D, 0.0)
+  W = rng.normal(size=(n, n))
+  got = soft_cover_scores(jnp.asarray(D, jnp.float32), gamma_c=gamma_c)
+  f = lambda D: jnp.sum(jnp.asarray(W, D.dtype) * soft_cover_scores(D, gamma_c=gamma_c))
+  grad = jax.grad(f)(jnp.asarray(D, jnp.float32))
+  with jax.enable_x64(True):
+    D64 = jnp.asarray(D, jnp.float64)
+    expect = np.asarray(oracles.naive_cover(D64, gamma_c))
+    f_naive = lambda D: jnp.sum(jnp.asarray(W) * oracles.naive_cover(D, gamma_c))
+    expect_grad = np.asarray(jax.grad(f_naive)(D64))
+  assert got.dtype == jnp.float32 and grad.dtype == jnp.float32
+  np.testing.assert_allclose(got, expect, atol=2e-6)
+  np.testing.assert_allclose(grad, expect_grad, atol=2e-5 * np.abs(expect_grad).max())

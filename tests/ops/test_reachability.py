@@ -143,8 +143,9 @@ def test_floyd_warshall_edges_equal_the_rank_closure_edges_ties_included(monkeyp
 
   Sweeps of several pivots (here from n = 3 on; n = 10 with 3 per sweep pads the matrix to 12) must
   equal single pivots; exact ties (many entries 1/2 and 1, as in sparse data) must break alike.
+  The values' closure runs the same sweeps and must equal the literal K-product closure.
   """
-  monkeypatch.setattr(_maxmin, "_BLOCKED_EDGES_MIN_N", 3)
+  monkeypatch.setattr(_maxmin, "_SWEEP_MIN_N", 3)
   monkeypatch.setattr(_maxmin, "_PIVOTS_PER_SWEEP", pivots_per_sweep)
   rng = np.random.default_rng(pivots_per_sweep)
   for n in [1, 2, 3, 10, 13]:
@@ -155,3 +156,8 @@ def test_floyd_warshall_edges_equal_the_rank_closure_edges_ties_included(monkeyp
       got = jax.jit(_maxmin._floyd_warshall_edges)(jnp.asarray(matrix))
       expect = jax.jit(lambda w: _maxmin._rank_edges(w, K=max(n - 1, 1)))(jnp.asarray(matrix))
       np.testing.assert_array_equal(got, expect)
+      if n >= 3:
+        values = jax.jit(lambda w: _maxmin._closure_single(w, K=n - 1))(jnp.asarray(matrix))
+        off = ~np.eye(n, dtype=bool)
+        literal = np.asarray(oracles.naive_reachability(jnp.asarray(matrix), n - 1, 0.0))
+        np.testing.assert_array_equal(np.asarray(values)[off], literal[off])
