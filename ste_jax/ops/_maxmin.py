@@ -194,15 +194,22 @@ def _pivots_per_sweep(n: int) -> int:
 
 
 def _lex_min(v1, e1, v2, e2):
-  """The smaller of the keys ``(v1, e1)`` and ``(v2, e2)`` (value first, then index)."""
-  first = (v1 < v2) | ((v1 == v2) & (e1 < e2))
-  return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
+  """The smaller of the keys ``(v1, e1)`` and ``(v2, e2)`` (value first, then index).
+
+  The value is the smaller value; the index the smaller index among the keys holding that value
+  (the other key's index replaced by the largest ``int32``): a minimum, two comparisons, two selects
+  and a minimum, which XLA:CPU ran faster than one select on a compound lexicographic predicate.
+  """
+  v = jnp.minimum(v1, v2)
+  big = jnp.full_like(e1, jnp.iinfo(e1.dtype).max)
+  return v, jnp.minimum(jnp.where(v1 == v, e1, big), jnp.where(v2 == v, e2, big))
 
 
 def _lex_max(v1, e1, v2, e2):
-  """The larger of the keys ``(v1, e1)`` and ``(v2, e2)``."""
-  first = (v1 > v2) | ((v1 == v2) & (e1 > e2))
-  return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
+  """The larger of the keys ``(v1, e1)`` and ``(v2, e2)`` (indices are ``>= -1``, ``-1``: no walk)."""
+  v = jnp.maximum(v1, v2)
+  low = jnp.full_like(e1, -1)
+  return v, jnp.maximum(jnp.where(v1 == v, e1, low), jnp.where(v2 == v, e2, low))
 
 
 def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
