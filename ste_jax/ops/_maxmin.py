@@ -110,7 +110,10 @@ def _floyd_warshall(W: jax.Array) -> jax.Array:
   Floyd--Warshall in the max-min semiring, in sweeps of pivots (:func:`_floyd_warshall_sweeps`).
   """
   n = W.shape[-1]
-  (V,) = _floyd_warshall_sweeps((W,), jnp.minimum, jnp.maximum, _low(W.dtype), _pivots_per_sweep(n))
+  (V,) = _floyd_warshall_sweeps(
+      (W,), lambda v1, v2: (jnp.minimum(v1, v2),), lambda v1, v2: (jnp.maximum(v1, v2),), (_low(W.dtype),),
+      _pivots_per_sweep(n),
+  )
   return V
 
 
@@ -228,21 +231,16 @@ def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
   Args:
     keys: tuple of ``(n, n)`` arrays, the components of each entry's key; entries without an edge
       (the diagonal) hold keys below every edge's.
-    key_min, key_max: ``(*key1, *key2) -> key`` (tuples for several components, an array for one).
-    none: tuple of the padding value of each component (or one value for a single component).
+    key_min, key_max: ``(*key1, *key2) -> key``, the key a tuple of its components.
+    none: tuple of the padding value of each component.
     p: pivots per sweep, static.
 
   Returns:
     The tuple of the closure's key components, ``(n, n)`` each.
   """
-  single = not isinstance(none, tuple)
-  as_tuple = (lambda x: (x,)) if single else tuple
-  kmin = lambda *args: as_tuple(key_min(*args))  # noqa: E731
-  kmax = lambda *args: as_tuple(key_max(*args))  # noqa: E731
-  nones = as_tuple(none)
   n = keys[0].shape[-1]
   m = -(-n // p) * p
-  keys = tuple(jnp.pad(x, ((0, m - n), (0, m - n)), constant_values=v) for x, v in zip(keys, nones))
+  keys = tuple(jnp.pad(x, ((0, m - n), (0, m - n)), constant_values=v) for x, v in zip(keys, none))
   r = len(keys)
 
   def sweep(s, keys):
@@ -256,8 +254,8 @@ def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
       row = tuple(lax.dynamic_slice_in_dim(x, j, 1, axis=0) for x in rows)  # (1, m)
       row_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=1) for x in row)  # (1, p)
       col_in_block = tuple(lax.dynamic_slice_in_dim(x, k0, p, axis=0) for x in col)  # (p, 1)
-      cols = kmax(*cols, *kmin(*col, *row_in_block))
-      rows = kmax(*rows, *kmin(*col_in_block, *row))
+      cols = key_max(*cols, *key_min(*col, *row_in_block))
+      rows = key_max(*rows, *key_min(*col_in_block, *row))
       return cols + rows, tuple(x[:, 0] for x in col) + tuple(x[0] for x in row)
 
     if p == 1:  # a single pivot's row and column are the panels themselves
@@ -267,7 +265,7 @@ def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
     for k in range(p):  # one fused pass over the matrix
       col = tuple(x[k][:, None] for x in pivots[:r])
       row = tuple(x[k][None, :] for x in pivots[r:])
-      keys = kmax(*keys, *kmin(*col, *row))
+      keys = key_max(*keys, *key_min(*col, *row))
     return keys
 
   keys = lax.fori_loop(0, m // p, sweep, keys)
