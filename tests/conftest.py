@@ -1,8 +1,10 @@
 """Shared test configuration: compile flags, strict numerics, keys, x64 scoping and tolerances."""
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 
 import jax  # imported, not initialized: the backend starts at first use, after pytest_configure
 import jax.numpy as jnp
@@ -37,12 +39,44 @@ def _with_fast_compile_flags(env):
   return candidate if probe.returncode == 0 else None
 
 
+# One XLA compilation cache per test session, shared by the pytest-xdist workers and by the
+# subprocesses the tests start (the CLI, the planted benchmark). Many tests build fresh functions
+# (lambdas, ``jax.jit`` of closures) whose programs another test, or the other worker, has already
+# compiled; the in-process caches key on the Python function, the persistent cache on the program,
+# so those compilations are read back instead of redone (every compilation is written:
+# ``jax_persistent_cache_min_compile_time_secs = 0``). The cache key includes XLA_FLAGS and the
+# jaxlib version. The directory is new for each session and removed at its end, so a session never
+# reads another's programs and timings on a clean clone are what `make test` takes there.
+_CACHE_ENV = "STE_JAX_TEST_COMPILATION_CACHE"
+
+
+def _use_session_compilation_cache(config):
+  cache = os.environ.get(_CACHE_ENV)
+  if cache is None:  # the controlling process (or a run without xdist): create it
+    cache = tempfile.mkdtemp(prefix="ste-jax-test-xla-cache-")
+    os.environ[_CACHE_ENV] = cache
+    config._ste_jax_owned_cache = cache
+  # The environment reaches workers and subprocesses, whose JAX reads it on import; this process
+  # imported JAX already (module top), so it is configured directly too.
+  os.environ["JAX_COMPILATION_CACHE_DIR"] = cache
+  os.environ["JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS"] = "0"
+  jax.config.update("jax_compilation_cache_dir", cache)
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+
+
 def pytest_configure(config):
   flags = _with_fast_compile_flags(os.environ)
   if flags is not None:
     os.environ["XLA_FLAGS"] = flags
   # Set once: xdist workers and subprocesses inherit XLA_FLAGS and need not probe again.
   os.environ["STE_JAX_TEST_FAST_COMPILE"] = "0"
+  _use_session_compilation_cache(config)
+
+
+def pytest_unconfigure(config):
+  cache = getattr(config, "_ste_jax_owned_cache", None)
+  if cache is not None:
+    shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

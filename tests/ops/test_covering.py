@@ -80,7 +80,18 @@ def test_hard_limit_on_examples():
   np.testing.assert_array_equal(soft_uncovered_score(A, gamma_c=0.0), [1.0, 0.0, 1.0, 1.0])
 
 
-@_MANY_CHUNKS_BY_DEFAULT
+# Batching is checked by default with several rows ``c`` per tile (the small-n layout); the blocks of
+# rows ``a`` (the large-n layout, whose values and gradients the other tests check by default) and
+# the single tile in `make test-slow` (5-10 s each on 2 cores).
+@pytest.mark.parametrize(
+    "block_budget",
+    [
+        pytest.param(None, id="one_tile", marks=pytest.mark.slow),
+        pytest.param(20, id="a_blocks", marks=pytest.mark.slow),
+        pytest.param(100, id="c_blocks"),
+    ],
+    indirect=True,
+)
 def test_vmap_batch_and_jit_agree(block_budget):
   rng = np.random.default_rng(12)
   D = np.stack([random_edges(rng, 7) for _ in range(4)]).astype(np.float32)
