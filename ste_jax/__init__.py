@@ -78,6 +78,8 @@ from ste_jax import stats as stats
 _LAZY_NAMES = {
     "CertifiedMemberships": "ste_jax.evaluate",
     "certified_memberships": "ste_jax.evaluate",
+    "core_candidates": "ste_jax.evaluate",
+    "CoreCandidates": "ste_jax.evaluate",
     "CoreTable": "ste_jax.evaluate",
     "evidence_diagnostics": "ste_jax.evaluate",
     "fit_model_tournament": "ste_jax.evaluate",
@@ -104,6 +106,8 @@ _LAZY_SUBMODULES = ("evaluate", "models", "training", "plotting")
 if typing.TYPE_CHECKING:  # static analysers see the lazy names as ordinary imports
   from ste_jax.evaluate import CertifiedMemberships as CertifiedMemberships
   from ste_jax.evaluate import certified_memberships as certified_memberships
+  from ste_jax.evaluate import core_candidates as core_candidates
+  from ste_jax.evaluate import CoreCandidates as CoreCandidates
   from ste_jax.evaluate import CoreTable as CoreTable
   from ste_jax.evaluate import evidence_diagnostics as evidence_diagnostics
   from ste_jax.evaluate import fit_model_tournament as fit_model_tournament
@@ -152,6 +156,7 @@ __all__ = [
     "BradleyTerryLogit",
     "CertifiedMemberships",
     "Comparisons",
+    "CoreCandidates",
     "CoreTable",
     "IntransitiveLogit",
     "LoadReport",
@@ -172,6 +177,7 @@ __all__ = [
     "condensation_tiers",
     "condorcet_winner",
     "copeland_set",
+    "core_candidates",
     "elo",
     "essential_set",
     "evidence_diagnostics",

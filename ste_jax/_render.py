@@ -6,6 +6,8 @@ import dataclasses
 import io
 import math
 
+import numpy as np
+
 from ste_jax.evaluate._leaderboard import COLUMNS
 
 VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
@@ -95,9 +97,28 @@ def _verdict_summary(table) -> list[str]:
     und = sum(1 for x in v if x == "undetermined")
     out.append(f"{label} at {table.settings.confidence:g}: in {_names(ins)}; {und} undetermined, "
                f"{sum(1 for x in v if x == 'out')} out")
+  out += _candidate_lines(table)
   if any(x == "undetermined" for col in ("tc_verdict", "uc_verdict") for x in table.columns[col]):
     out.append("undetermined: the comparisons oriented at this confidence neither connect the agent to every "
                "other agent nor put it below a group that beats everyone else; comparing the open pairs decides it")
+  return out
+
+
+def _candidate_lines(table) -> list[str]:
+  """The replicas' candidates of each concept with undetermined verdicts (one line for both when equal)."""
+  open_ = [(label, concept, p) for label, concept, p, col in (("Top Cycle", "top_cycle", "P(TC)", "tc_verdict"),
+                                                             ("Uncovered Set", "uncovered", "P(UC)", "uc_verdict"))
+           if table.candidates(concept) is not None and (table.columns[col] == "undetermined").any()]
+  if len(open_) == 2:
+    tc, uc = table.candidates("top_cycle"), table.candidates("uncovered")
+    if np.array_equal(tc.members, uc.members) and tc.share == uc.share:
+      open_ = [("Top Cycle and Uncovered Set", "top_cycle", "P(TC)")]
+  out = []
+  for label, concept, p in open_:
+    c, names = table.candidates(concept), table.candidate_names(concept)
+    out.append(f"{label} candidates (the agents most often in the replicas' hard cores, by {p}): {_names(names)}: "
+               f"{len(names)} agent{'s' * (len(names) != 1)}, holding the whole hard core of {c.share:.0%} of the "
+               f"{table.settings.num_replicas} replicas")
   return out
 
 
@@ -207,6 +228,10 @@ def to_json(tables, load=None) -> dict:
               "num_comparisons": t.num_comparisons,
               "top_cycle": t.top_cycle,
               "uncovered_set": t.uncovered_set,
+              **{f"{concept}_candidates": None if t.candidates(concept) is None else {
+                  "agents": t.candidate_names(concept), "share": t.candidates(concept).share,
+                  "level": t.candidates(concept).level}
+                 for concept in ("top_cycle", "uncovered")},
               "soft_intervals": t.soft_intervals,
               "diagnostics": t.diagnostics.to_dict(),
               "bt_identifiable": t.bt_identifiable,

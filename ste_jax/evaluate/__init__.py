@@ -18,15 +18,18 @@ from ._model_estimator import Candidate as Candidate
 from ._model_estimator import ModelTournament as ModelTournament
 from ._model_estimator import fit_model_tournament as fit_model_tournament
 from ._verdicts import CertifiedMemberships as CertifiedMemberships
+from ._verdicts import CoreCandidates as CoreCandidates
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import Verdicts as Verdicts
 from ._verdicts import certified_memberships as certified_memberships
+from ._verdicts import core_candidates as core_candidates
 from ._verdicts import membership_verdicts as membership_verdicts
 
 __all__ = [
     "Candidate",
     "CertifiedMemberships",
     "Contradiction",
+    "CoreCandidates",
     "CoreTable",
     "ESTIMATORS",
     "EvidenceDiagnostics",
@@ -36,6 +39,7 @@ __all__ = [
     "SuggestedPairs",
     "Verdicts",
     "certified_memberships",
+    "core_candidates",
     "core_table",
     "core_tables",
     "evidence_diagnostics",

@@ -33,7 +33,7 @@ from ste_jax.evaluate import _estimators
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
-from ste_jax.evaluate._verdicts import verdicts_from_replicas
+from ste_jax.evaluate._verdicts import CoreCandidates, verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
 CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
@@ -126,6 +126,10 @@ class CoreTable:
     num_comparisons: rows behind the table.
     settings: the :class:`LeaderboardSettings`.
     soft_intervals: whether the soft scores were bootstrapped (``tc_lo`` ... filled).
+    top_cycle_candidates / uncovered_candidates: :class:`~ste_jax.evaluate.CoreCandidates` of the
+      bootstrap replicas at level ``settings.confidence`` (``None`` without replicas): the agents
+      most often in the replicas' hard cores, enough of them to hold the whole core of that share
+      of the replicas.
   """
 
   context: str | None
@@ -143,6 +147,17 @@ class CoreTable:
   num_comparisons: int
   settings: LeaderboardSettings
   soft_intervals: bool
+  top_cycle_candidates: CoreCandidates | None = None
+  uncovered_candidates: CoreCandidates | None = None
+
+  def candidates(self, concept: str) -> CoreCandidates | None:
+    """:attr:`top_cycle_candidates` (``concept="top_cycle"``) or :attr:`uncovered_candidates` (``"uncovered"``)."""
+    return {"top_cycle": self.top_cycle_candidates, "uncovered": self.uncovered_candidates}[concept]
+
+  def candidate_names(self, concept: str) -> list[str] | None:
+    """Names of :meth:`candidates`, by decreasing share of replicas; ``None`` without replicas."""
+    c = self.candidates(concept)
+    return None if c is None else [self.agents[i] for i in c.members]
 
   @property
   def column_names(self) -> tuple[str, ...]:
@@ -485,6 +500,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   }
   with_soft = settings.soft_intervals_for(n)
   nan = np.full(n, np.nan)
+  candidates = (None, None)
   if settings.num_replicas:
     boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
                                       batch_size=settings.batch_size, soft=(tau, gamma) if with_soft else None,
@@ -494,6 +510,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
                                observed=observed)
     cols.update(p_tc=v.top_cycle.probability, p_uc=v.uncovered.probability, tc_verdict=v.top_cycle.verdict,
                 uc_verdict=v.uncovered.verdict)
+    candidates = (v.top_cycle.candidates, v.uncovered.candidates)
     if with_soft:
       alpha = (1 - settings.confidence) / 2
       for name_, x in (("tc", boot.soft_top_cycle), ("uc", boot.soft_uncovered)):
@@ -544,6 +561,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
       games_matrix=np.asarray(counts.totals, dtype=np.float64), estimator=name, estimator_reason=reason,
       model=est.model, diagnostics=diagnostics, bt_identifiable=identifiable, bt_note=note,
       num_comparisons=comparisons.num_comparisons, settings=settings, soft_intervals=with_soft,
+      top_cycle_candidates=candidates[0], uncovered_candidates=candidates[1],
   )
 
 

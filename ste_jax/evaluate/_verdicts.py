@@ -128,6 +128,61 @@ def certificate_labels(is_in, possible) -> np.ndarray:
   return out
 
 
+class CoreCandidates(NamedTuple):
+  """The agents most often in the replicas' hard cores: see :func:`core_candidates`.
+
+  Attributes:
+    members: ``(k,)`` agent indices, by decreasing share of replicas whose core holds them.
+    share: the share of replicas whose whole hard core is among ``members`` (``>= level``).
+    level: the level asked for.
+  """
+
+  members: np.ndarray
+  share: float
+  level: float
+
+
+def core_candidates(memberships, level: float) -> CoreCandidates:
+  """The fewest agents, taken by decreasing membership share, that hold the whole core of ``level`` of the replicas.
+
+  Agents are ordered by ``p_i``, the share of replicas whose hard core holds agent ``i`` (ties by
+  index), and taken in that order until the taken set contains the *whole* core of at least a
+  share ``level`` of the replicas; agents with the same ``p_i > 0`` as the last one taken are
+  taken too, so the set does not depend on the agents' order. Where every replica's core is
+  empty, the set is empty.
+
+  This is a statement about the replicas, not a confidence set for the true core: the bootstrap
+  resamples around the sample, so its coverage of the true core is measured, not promised
+  (``benchmarks/sparse_candidates.py``). Its use is on sparse data, where the certified verdicts
+  are all ``undetermined`` and the point estimate's core is one agent among many that the
+  data cannot tell apart: it narrows the field to the agents worth comparing.
+
+  Args:
+    memberships: ``(R, n)`` boolean hard-core membership of ``R >= 1`` replicas.
+    level: share in ``(0, 1]``.
+
+  Returns:
+    :class:`CoreCandidates`.
+  """
+  m = np.asarray(memberships)
+  if m.ndim != 2 or m.dtype != bool or m.shape[0] < 1:
+    raise ValueError(f"memberships must be a boolean array of shape (num_replicas >= 1, n); got {m.dtype} {m.shape}.")
+  level = float(level)
+  if not 0.0 < level <= 1.0:
+    raise ValueError(f"level must be in (0, 1], got {level}.")
+  p = m.mean(axis=0)
+  order = np.argsort(-p, kind="stable")
+  position = np.empty(m.shape[1], dtype=np.int64)
+  position[order] = np.arange(m.shape[1])
+  # A replica's core is inside the first k agents iff its last member (in that order) is before k.
+  last = np.where(m, position[None, :], -1).max(axis=1)
+  covered = np.cumsum(np.bincount(last + 1, minlength=m.shape[1] + 1)) / m.shape[0]  # [k]: share with last < k
+  k = int(np.argmax(covered >= level - 1e-12))
+  if k > 0:
+    k = int(np.searchsorted(-p[order], -p[order[k - 1]], side="right"))
+  return CoreCandidates(order[:k], float(covered[k]), level)
+
+
 @dataclasses.dataclass(frozen=True)
 class Verdicts:
   """Verdicts for one solution concept.
@@ -138,12 +193,14 @@ class Verdicts:
     verdict: ``(n,)`` object array of ``"in"``, ``"out"`` or ``"undetermined"`` (certified).
     confidence: the confidence level used.
     num_replicas: number of replicas behind ``probability`` and the edge orientations.
+    candidates: :class:`CoreCandidates` at level ``confidence``.
   """
 
   probability: np.ndarray
   verdict: np.ndarray
   confidence: float
   num_replicas: int
+  candidates: CoreCandidates
 
 
 @dataclasses.dataclass(frozen=True)
@@ -194,7 +251,7 @@ def verdicts_from_replicas(top_cycle, uncovered, beats, *, confidence: float = 0
       raise ValueError(f"observed must be a ({n}, {n}) boolean mask, got shape {observed.shape}.")
     beats = np.where(observed, beats, 0.0)
   cert = certified_memberships(jnp.asarray(beats), c)
-  out = [Verdicts(m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]))
+  out = [Verdicts(m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]), core_candidates(m, c))
          for m, is_in, possible in ((ms[0], cert.top_cycle_in, cert.top_cycle_possible),
                                     (ms[1], cert.uncovered_in, cert.uncovered_possible))]
   return MembershipVerdicts(*out, beats)

@@ -224,3 +224,35 @@ def test_unsettled_top_warning():
   spread = unsettled_top_warning([True, False, False], [0.17, 0.03, 0.01], names, num_replicas=200)
   assert "at most 17%" in spread and "a (17%), b (3%), c (1%)" in spread  # the top is nowhere in most replicas
   assert unsettled_top_warning([True, False, False], [np.nan] * 3, names, num_replicas=200) is None
+
+
+def test_candidates_are_reported_where_verdicts_stay_open():
+  """Few games per pair: verdicts stay undetermined, and the table names the replicas' candidates
+  (text, Markdown and JSON); with every verdict certified no candidates line is printed."""
+  from ste_jax._render import format_markdown, format_text, to_json
+
+  rng = np.random.default_rng(5)
+  n = 8
+  a, b = np.triu_indices(n, 1)
+  a, b = np.repeat(a, 2), np.repeat(b, 2)
+  outcome = (rng.random(a.size) < 0.5 + 0.05 * (b - a)).astype(float)
+  table = core_table(Comparisons.from_arrays(a, b, outcome), LeaderboardSettings(num_replicas=40))
+  c = table.top_cycle_candidates
+  p = table.columns["p_tc"]
+  assert c is not None and c.share >= 0.95 and c.level == 0.95
+  assert table.candidate_names("top_cycle") == [table.agents[i] for i in c.members]
+  assert p[c.members].min() >= np.delete(p, c.members).max(initial=0.0)
+  assert (table.columns["tc_verdict"] == "undetermined").any()
+  text = format_text([table])
+  assert "candidates (the agents most often in the replicas' hard cores" in text
+  assert "candidates" in format_markdown([table])
+  doc = to_json([table])["tables"][0]
+  assert doc["top_cycle_candidates"]["agents"] == table.candidate_names("top_cycle")
+  assert doc["uncovered_candidates"]["share"] == table.uncovered_candidates.share
+
+  wins = np.zeros((3, 3))
+  wins[0, 1:], wins[1, 2] = 40, 40
+  settled = core_table(from_wins(wins), LeaderboardSettings(num_replicas=40))
+  assert settled.top_cycle_candidates.members.tolist() == [0]
+  assert "candidates" not in format_text([settled])
+  assert core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None

@@ -14,7 +14,7 @@ import pytest
 
 from ste_jax import exact
 from ste_jax.data import Comparisons
-from ste_jax.evaluate._verdicts import certified_memberships, membership_verdicts
+from ste_jax.evaluate._verdicts import certified_memberships, core_candidates, membership_verdicts
 from tests.oracles import brute_uncovered_set, nx_top_cycle
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -147,3 +147,69 @@ def test_verdict_calibration_quick():
   for estimator in ("posterior", "winrate"):
     r = pooled.loc[("share", estimator, "TC")]
     assert r["in"] >= 50 and r.wrong_in > 0.3 * r["in"], (estimator, r.wrong_in, r["in"])
+
+
+def _candidates_by_loops(m, level):
+  """The definition of ``core_candidates``, literally: prefixes of the agents by decreasing share."""
+  R, n = m.shape
+  p = [sum(m[r, i] for r in range(R)) / R for i in range(n)]
+  order = sorted(range(n), key=lambda i: (-p[i], i))
+  for k in range(n + 1):
+    taken = set(order[:k])
+    share = sum(all(i in taken for i in range(n) if m[r, i]) for r in range(R)) / R
+    if share >= level - 1e-12:
+      while 0 < k < n and p[order[k]] == p[order[k - 1]]:
+        k += 1
+      taken = set(order[:k])
+      share = sum(all(i in taken for i in range(n) if m[r, i]) for r in range(R)) / R
+      return order[:k], share
+  raise AssertionError("unreachable: all agents hold every core")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_core_candidates_follow_their_definition(seed):
+  rng = np.random.default_rng(seed)
+  R, n = int(rng.integers(1, 30)), int(rng.integers(1, 9))
+  # Cores of 0-3 agents, skewed toward low indices, some replicas with an empty core.
+  m = (rng.random((R, n)) < rng.uniform(0.05, 0.6, size=n)[None, :]) & (rng.random((R, 1)) < 0.9)
+  for level in (0.3, 0.5, 0.9, 0.95, 1.0):
+    got = core_candidates(m, level)
+    members, share = _candidates_by_loops(m, level)
+    assert got.members.tolist() == members and got.share == pytest.approx(share) and got.level == level
+    assert got.share >= level - 1e-12
+    p = m.mean(axis=0)
+    if got.members.size:  # every member is at least as often in a core as every non-member
+      assert p[got.members].min() >= np.delete(p, got.members).max(initial=0.0)
+
+
+def test_core_candidates_edge_cases_and_bad_input():
+  assert core_candidates(np.zeros((4, 3), bool), 0.95).members.size == 0
+  one = core_candidates(np.array([[True, False, False]] * 10), 0.95)
+  assert one.members.tolist() == [0] and one.share == 1.0
+  # Two agents equally often in the replicas' cores are taken together.
+  tied = core_candidates(np.array([[True, False], [False, True]]), 0.5)
+  assert tied.members.tolist() == [0, 1] and tied.share == 1.0
+  with pytest.raises(ValueError, match="memberships"):
+    core_candidates(np.zeros((4, 3)), 0.9)
+  with pytest.raises(ValueError, match="memberships"):
+    core_candidates(np.zeros((0, 3), bool), 0.9)
+  with pytest.raises(ValueError, match="level"):
+    core_candidates(np.zeros((4, 3), bool), 0.0)
+
+
+def test_membership_verdicts_carry_the_candidates():
+  """On a stack of tournaments: the candidates of the replicas' Top Cycles (networkx) and Uncovered Sets."""
+  rng = np.random.default_rng(3)
+  stack = []
+  for _ in range(40):  # a 3-cycle {0, 1, 2} on top of 3 > 4, with the 0-1 edge reversed in some replicas
+    P = np.triu(np.ones((5, 5)), 1)
+    P[0, 1], P[1, 2], P[0, 2] = rng.random() < 0.8, 1.0, 0.0
+    stack.append(P + np.tril(1.0 - P.T, -1) + 0.5 * np.eye(5))
+  stack = np.stack(stack)
+  v = membership_verdicts(stack)
+  tc = np.array([nx_top_cycle(P) for P in stack])
+  uc = np.array([[bool(x) for x in brute_uncovered_set(P)] for P in stack])
+  for got, masks in ((v.top_cycle.candidates, tc), (v.uncovered.candidates, uc)):
+    want = core_candidates(masks, 0.95)
+    assert got.members.tolist() == want.members.tolist() and got.share == want.share and got.level == 0.95
+  assert set(v.top_cycle.candidates.members.tolist()) <= {0, 1, 2}

@@ -1,0 +1,122 @@
+"""Sparse data, unsettled top: what the leaderboard says about the true Top Cycle, and whether the replicas' candidates hold it.
+
+Two kinds of sparse data, each over several seeds, each run through ``ste_jax.evaluate.core_table``
+with its defaults (model estimator, 200 parametric bootstrap replicas, verdicts at 0.95):
+
+* ``uniform``: 300 agents with normal log-strengths, each paired with 4 opponents drawn uniformly
+  (so about 8 opponents per agent), 3 games per pair; the three strongest play rock-paper-scissors
+  (P = 0.7 around the cycle) and beat every other agent with P >= 0.75; plus 100 qualifiers with one
+  game each against a random agent. Every strong agent crushes its few random opponents, so the
+  data cannot say which of the top few dozen agents are the strongest.
+* ``league``: ``ste_jax.stats.sparse_league`` (300 agents, 6,000 matches, heavy-tailed activity,
+  local pairing) with the three strongest in a cycle of logit ``--cycle``.
+
+For each run: the true Top Cycle (``exact.top_cycle`` of the true P), the point estimate's hard
+Top Cycle and how many of its agents are true members, the certified ``in`` / ``out`` counts, the
+Top-Cycle candidates at 0.95 (``ste_jax.evaluate.core_candidates``: the agents most often in the
+replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the replicas), whether they
+hold every true member, each true member's rank by ``P(TC)`` with its number of games, and how
+many pairs among the true members were compared.
+
+Usage: .venv/bin/python benchmarks/sparse_candidates.py [--seeds 0 1 2 3] [--kinds uniform league]
+"""
+
+import argparse
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import jax  # noqa: E402
+import numpy as np  # noqa: E402
+
+from benchmarks._timing import machine_description  # noqa: E402
+from ste_jax.data import Comparisons, pair_counts  # noqa: E402
+from ste_jax.evaluate import LeaderboardSettings, core_table  # noqa: E402
+from ste_jax.exact import top_cycle  # noqa: E402
+from ste_jax.stats import sparse_league  # noqa: E402
+
+
+def uniform_league(seed: int, n_main: int = 300, n_qualifiers: int = 100, opponents: int = 4, games: int = 3):
+  """``(comparisons, true P)`` of the ``uniform`` design (module docstring)."""
+  rng = np.random.default_rng(seed)
+  n = n_main + n_qualifiers
+  s = rng.normal(size=n)
+  P = 1.0 / (1.0 + np.exp(-(s[:, None] - s[None, :])))
+  top = np.argsort(-s[:n_main], kind="stable")[:3]
+  rest = np.setdiff1d(np.arange(n), top)
+  P[np.ix_(top, rest)] = np.maximum(P[np.ix_(top, rest)], 0.75)
+  P[np.ix_(rest, top)] = 1.0 - P[np.ix_(top, rest)].T
+  for x, y in ((top[0], top[1]), (top[1], top[2]), (top[2], top[0])):
+    P[x, y], P[y, x] = 0.7, 0.3
+  i = np.repeat(np.arange(n_main), opponents)
+  j = rng.integers(n_main, size=i.size)
+  keep = i != j
+  pairs = np.unique(np.sort(np.stack([i[keep], j[keep]], axis=1), axis=1), axis=0)
+  core_pairs = np.sort(np.array([[top[0], top[1]], [top[1], top[2]], [top[2], top[0]]]), axis=1)
+  pairs = np.unique(np.concatenate([pairs, core_pairs]), axis=0)
+  a = np.concatenate([np.repeat(pairs[:, 0], games), np.arange(n_main, n)])
+  b = np.concatenate([np.repeat(pairs[:, 1], games), rng.integers(n_main, size=n_qualifiers)])
+  outcome = (rng.random(a.size) < P[a, b]).astype(np.float32)
+  comps = Comparisons.from_arrays(a.astype(np.int32), b.astype(np.int32), outcome,
+                                  agents=[f"agent{k:03d}" for k in range(n)])
+  return comps, P
+
+
+def league(seed: int, cycle: float):
+  lg = sparse_league(jax.random.key(seed), num_agents=300, num_comparisons=6000, cycle_strength=cycle)
+  return lg.comparisons, np.asarray(lg.P, np.float64)
+
+
+def run(kind: str, seed: int, cycle: float) -> dict:
+  comps, P = uniform_league(seed) if kind == "uniform" else league(seed, cycle)
+  truth = np.flatnonzero(np.asarray(top_cycle(jax.numpy.asarray(P))))
+  t0 = time.perf_counter()
+  table = core_table(comps, LeaderboardSettings(), key=jax.random.key(seed))
+  seconds = time.perf_counter() - t0
+  cols = table.columns
+  point = np.flatnonzero(cols["hard_tc"])
+  cands = table.top_cycle_candidates
+  by_p = np.argsort(-cols["p_tc"], kind="stable")
+  rank = {int(i): int(np.flatnonzero(by_p == i)[0]) + 1 for i in truth}
+  totals = np.asarray(pair_counts(comps).totals)
+  return {
+      "kind": kind, "seed": seed, "agents": len(table.agents), "truth": len(truth),
+      "point": len(point), "point_true": int(np.isin(point, truth).sum()),
+      "in": int((cols["tc_verdict"] == "in").sum()), "out": int((cols["tc_verdict"] == "out").sum()),
+      "candidates": len(cands.members), "share": cands.share,
+      "holds_truth": bool(np.isin(truth, cands.members).all()),
+      "members": sorted((rank[int(i)], int(totals[i].sum()), bool(np.isin(i, cands.members))) for i in truth),
+      "seconds": seconds,
+      "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
+  }
+
+
+def main(argv=None):
+  parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+  parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
+  parser.add_argument("--kinds", nargs="+", default=["uniform", "league"], choices=["uniform", "league"])
+  parser.add_argument("--cycle", type=float, default=2.5, help="league: cycle logit among the three strongest")
+  args = parser.parse_args(argv)
+  print(f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
+        f"confidence 0.95); league cycle logit {args.cycle}")
+  print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
+        "(share of replicas held) | candidates hold the true TC | true members: rank by P(TC) (games; * = candidate) "
+        "| pairs among them compared | seconds |")
+  print("|---|---:|---:|---:|---|---|---|---|---|---|---:|")
+  held = {}
+  for kind in args.kinds:
+    for seed in args.seeds:
+      r = run(kind, seed, args.cycle)
+      held.setdefault(kind, []).append(r["holds_truth"])
+      print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
+            f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {'yes' if r['holds_truth'] else 'no'} | "
+            f"{', '.join(f'{k} ({g}){chr(42) * c}' for k, g, c in r['members'])} | {r['core_pairs']} | "
+            f"{r['seconds']:.1f} |", flush=True)
+  for kind, h in held.items():
+    print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
+
+
+if __name__ == "__main__":
+  main()
