@@ -16,7 +16,9 @@ Top Cycle and how many of its agents are true members, the certified ``in`` / ``
 Top-Cycle candidates at 0.95 (``ste_jax.evaluate.core_candidates``: the agents most often in the
 replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the replicas), whether they
 hold every true member, each true member's rank by ``P(TC)`` with its number of games, and how
-many pairs among the true members were compared.
+many pairs among the true members were compared; and of the 10 pairs ``suggest_pairs`` proposes
+(seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
+None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
 
 Usage: .venv/bin/python benchmarks/sparse_candidates.py [--seeds 0 1 2 3] [--kinds uniform league]
 """
@@ -33,7 +35,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks._timing import machine_description  # noqa: E402
 from ste_jax.data import Comparisons, pair_counts  # noqa: E402
-from ste_jax.evaluate import LeaderboardSettings, core_table  # noqa: E402
+from ste_jax.evaluate import LeaderboardSettings, core_table, replica_cores, suggest_pairs  # noqa: E402
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
 
@@ -81,6 +83,11 @@ def run(kind: str, seed: int, cycle: float) -> dict:
   by_p = np.argsort(-cols["p_tc"], kind="stable")
   rank = {int(i): int(np.flatnonzero(by_p == i)[0]) + 1 for i in truth}
   totals = np.asarray(pair_counts(comps).totals)
+  # `ste-jax suggest --k 10`: the relevance from posterior draws, and from the replicas' cores.
+  touching = {}
+  for source, cores in (("posterior", None), ("model", replica_cores(comps, LeaderboardSettings()))):
+    pairs = np.asarray(suggest_pairs(jax.random.key(0), comps, k=10, plausible_cores=cores).pairs)
+    touching[source] = int(np.isin(pairs, cands.members).any(axis=1).sum())
   return {
       "kind": kind, "seed": seed, "agents": len(table.agents), "truth": len(truth),
       "point": len(point), "point_true": int(np.isin(point, truth).sum()),
@@ -88,7 +95,7 @@ def run(kind: str, seed: int, cycle: float) -> dict:
       "candidates": len(cands.members), "share": cands.share,
       "holds_truth": bool(np.isin(truth, cands.members).all()),
       "members": sorted((rank[int(i)], int(totals[i].sum()), bool(np.isin(i, cands.members))) for i in truth),
-      "seconds": seconds,
+      "seconds": seconds, "touching": touching,
       "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
   }
 
@@ -103,8 +110,8 @@ def main(argv=None):
         f"confidence 0.95); league cycle logit {args.cycle}")
   print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
         "(share of replicas held) | candidates hold the true TC | true members: rank by P(TC) (games; * = candidate) "
-        "| pairs among them compared | seconds |")
-  print("|---|---:|---:|---:|---|---|---|---|---|---|---:|")
+        "| pairs among them compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
+  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---:|")
   held = {}
   for kind in args.kinds:
     for seed in args.seeds:
@@ -113,6 +120,7 @@ def main(argv=None):
       print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
             f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {'yes' if r['holds_truth'] else 'no'} | "
             f"{', '.join(f'{k} ({g}){chr(42) * c}' for k, g, c in r['members'])} | {r['core_pairs']} | "
+            f"{r['touching']['posterior']} / {r['touching']['model']} | "
             f"{r['seconds']:.1f} |", flush=True)
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")

@@ -246,8 +246,16 @@ def _suggest_parser(sub, data_options) -> None:
                  help="bonferroni (default): split 1 - confidence over the n(n-1)/2 pairs (union bound), as "
                  "adaptive sampling that stops at the first certification needs; none: confidence per pair, "
                  "the level of `score` verdicts")
+  p.add_argument("--plausible", choices=("auto", "posterior", "model"), default="auto",
+                 help="tournaments behind the relevance of a pair (how often it touches a plausible core): "
+                 "posterior (drawn from each pair's Beta posterior; a pair never compared is a coin flip), model "
+                 "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
+                 "P(TC)) or auto (default: model when some pair was never compared, else posterior)")
+  p.add_argument("--replicas", type=_nonnegative_int, default=200,
+                 help="bootstrap replicas behind --plausible model (default 200)")
   p.add_argument("--output", choices=("table", "csv", "json"), default="table", help="output format (default table)")
-  p.add_argument("--seed", type=_seed, default=0, help="seed of the randomized draw of pairs (default 0)")
+  p.add_argument("--seed", type=_seed, default=0,
+                 help="seed of the randomized draw of pairs and of the model's fit and replicas (default 0)")
 
 
 # --------------------------------------------------------------------------------------------
@@ -473,6 +481,8 @@ def cmd_planted(args) -> int:
 
 def cmd_suggest(args) -> int:
   from ste_jax._suggest_render import render_suggestions
+  from ste_jax.evaluate import LeaderboardSettings, replica_cores
+  from ste_jax.evaluate._estimators import resolve_estimator
 
   comparisons, _ = load(args)
   n = comparisons.num_agents
@@ -480,8 +490,19 @@ def cmd_suggest(args) -> int:
     raise UserError(f"{args.file}: suggest needs at least two agents, found {n}")
   if not 1 <= args.k <= n * (n - 1) // 2:
     raise UserError(f"--k must be between 1 and {n * (n - 1) // 2} (the pairs of {n} agents), got {args.k}")
+  plausible = args.plausible
+  if plausible == "auto":
+    plausible = "model" if resolve_estimator("auto", comparisons)[0] == "model" else "posterior"
+  cores = None
+  if plausible == "model":
+    if args.replicas < 1:
+      raise UserError("--plausible model needs --replicas >= 1")
+    print(f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas of the model "
+          "estimator (as `ste-jax score` computes P(TC))", file=sys.stderr)
+    settings = LeaderboardSettings(estimator="model", num_replicas=args.replicas, seed=args.seed)
+    cores = replica_cores(comparisons, settings, target=args.target)
   print(render_suggestions(comparisons, k=args.k, target=args.target, confidence=args.confidence,
-                           correction=args.correction, seed=args.seed, output=args.output))
+                           correction=args.correction, seed=args.seed, output=args.output, plausible_cores=cores))
   return 0
 
 

@@ -18,8 +18,10 @@ def _names(names, limit: int = 3) -> str:
   return f"{', '.join(names[:limit])} and {len(names) - limit} more"
 
 
-def suggestion_rows(comparisons, suggestion, *, target: str) -> list[dict]:
-  """One dict per suggested pair: names, probability, score, games so far, ``Pr(a beats b)``, reason."""
+def suggestion_rows(comparisons, suggestion, *, target: str, plausible: str = "plausible tournaments") -> list[dict]:
+  """One dict per suggested pair: names, probability, score, games so far, ``Pr(a beats b)``, reason.
+
+  ``plausible`` names the tournaments behind the relevance term in the reasons."""
   from ste_jax.data import pair_counts
 
   agents = list(comparisons.agents)
@@ -40,7 +42,7 @@ def suggestion_rows(comparisons, suggestion, *, target: str) -> list[dict]:
       reason = f"decides whether {_names(decided)} {'is' if len(decided) == 1 else 'are'} in the {concept}"
     elif score > 0:
       who = _names(open_ends) if open_ends else f"{agents[a]}, {agents[b]}"
-      reason = (f"needed to certify {who}: in {min(float(score), 1.0):.0%} of plausible tournaments "
+      reason = (f"needed to certify {who}: in {min(float(score), 1.0):.0%} of {plausible} "
                 f"{agents[a]} or {agents[b]} is in the {concept}")
     else:
       reason = "cannot change a verdict now (fewer useful pairs than requested)"
@@ -63,15 +65,19 @@ def level_note(confidence: float, correction: str, n: int, level: float) -> str:
 
 
 def render_suggestions(comparisons, *, k: int, target: str, confidence: float, seed: int, output: str,
-                       correction: str = "bonferroni") -> str:
-  """The ``suggest`` report of ``comparisons`` as a table, CSV or JSON string."""
+                       correction: str = "bonferroni", plausible_cores=None) -> str:
+  """The ``suggest`` report of ``comparisons`` as a table, CSV or JSON string.
+
+  ``plausible_cores``: optional ``(R, n)`` cores of the model's bootstrap replicas behind the
+  relevance term (:func:`~ste_jax.evaluate.suggest_pairs`); ``None``: posterior draws."""
   import jax
 
   from ste_jax.evaluate import suggest_pairs
 
   s = suggest_pairs(jax.random.key(seed), comparisons, k=k, target=target, confidence=confidence,
-                    correction=correction)
-  rows = suggestion_rows(comparisons, s, target=target)
+                    correction=correction, plausible_cores=plausible_cores)
+  source = "plausible tournaments" if plausible_cores is None else "the model's bootstrap replicas"
+  rows = suggestion_rows(comparisons, s, target=target, plausible=source)
   verdicts = dict(zip(comparisons.agents, s.verdicts().tolist()))
   certified = bool(s.certified)
   concept = CONCEPTS[target]
@@ -79,6 +85,7 @@ def render_suggestions(comparisons, *, k: int, target: str, confidence: float, s
   note = level_note(confidence, correction, comparisons.num_agents, level)
   if output == "json":
     return json.dumps({"target": target, "confidence": confidence, "correction": correction, "edge_level": level,
+                       "plausible": "posterior" if plausible_cores is None else "model",
                        "edge_level_note": note, "certified": certified, "verdicts": verdicts, "pairs": rows},
                       indent=1)
   if output == "csv":

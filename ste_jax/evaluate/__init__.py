@@ -13,6 +13,7 @@ from ._leaderboard import LeaderboardSettings as LeaderboardSettings
 from ._leaderboard import core_table as core_table
 from ._leaderboard import core_tables as core_tables
 from ._leaderboard import leaderboard as leaderboard
+from ._leaderboard import replica_cores as replica_cores
 from ._leaderboard import subset_context as subset_context
 from ._model_estimator import Candidate as Candidate
 from ._model_estimator import ModelTournament as ModelTournament
@@ -47,6 +48,7 @@ __all__ = [
     "head_to_head_contradictions",
     "leaderboard",
     "membership_verdicts",
+    "replica_cores",
     "subset_context",
     "simulate_certification",
     "suggest_pairs",

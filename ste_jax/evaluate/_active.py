@@ -25,7 +25,11 @@ pairs with inclusion probabilities proportional to the score.
   whose core it has an endpoint, counted only while an endpoint is undetermined. This focuses the
   comparisons on the ``O(n |C|)`` pairs that a certificate needs (the Top Cycle can be found with
   ``O(n k + n log n)`` queries when it has at most ``k`` members, against ``Omega(n^2)`` in
-  general: Maiti & Dey, arXiv 1611.06189) long before any single pair decides a verdict.
+  general: Maiti & Dey, arXiv 1611.06189) long before any single pair decides a verdict. On
+  sparse data the posterior tournaments are a poor guide (a pair never compared is a coin flip,
+  so their cores hold nearly everyone); the caller may then pass the cores of other plausible
+  tournaments (``plausible_cores``: ``ste-jax suggest`` passes those of the model estimator's
+  bootstrap replicas).
 
 The score of an open pair is look-ahead + relevance; sure pairs score 0, and so does every pair
 once the verdicts are certified (no undetermined agent is left). The draw is *systematic PPS
@@ -281,8 +285,8 @@ _LOOKAHEAD = {"top_cycle": (_top_cycle_lookahead, _top_cycle_decided),
               "uncovered": (_uncovered_lookahead, _uncovered_decided)}
 
 
-def _relevance(beats, sure, target, num_draws):
-  """``[a, b]``: share of posterior tournaments (sure edges kept) whose core holds ``a`` or ``b``."""
+def _posterior_cores(beats, sure, target, num_draws):
+  """``(num_draws, n)`` cores of tournaments drawn from the pairs' posteriors (sure edges kept)."""
   from ste_jax import exact
 
   n = beats.shape[-1]
@@ -290,10 +294,14 @@ def _relevance(beats, sure, target, num_draws):
   u = jax.random.uniform(jax.random.key(_DRAW_SEED), (num_draws, n, n), dtype=beats.dtype)
   forward = sure[None] | (~sure.T[None] & (u < beats[None]))  # orientation of a < b
   T = (upper[None] & forward) | (upper.T[None] & ~jnp.swapaxes(forward, -1, -2))
-  core = exact.reach_all(T) if target == "top_cycle" else exact.kings_in_relation(T)
-  cf = core.astype(_COUNT)
+  return exact.reach_all(T) if target == "top_cycle" else exact.kings_in_relation(T)
+
+
+def _relevance(cores):
+  """``[a, b]``: share of the ``(R, n)`` plausible cores that hold ``a`` or ``b``."""
+  cf = cores.astype(_COUNT)
   p = jnp.mean(cf, axis=0)
-  both = jnp.matmul(cf.T, cf) / num_draws
+  both = jnp.matmul(cf.T, cf) / cores.shape[0]
   return p[:, None] + p[None, :] - both
 
 
@@ -355,8 +363,11 @@ def _draw_pairs(key, weight, free, required, is_open, k):
 
 
 @functools.partial(jax.jit, static_argnames=("k", "target", "num_draws", "prior"))
-def _suggest(key, wins, exclude, require, level, *, k, target, num_draws, prior):
-  """The policy at edge level ``level`` (the correction is applied by the caller: one compilation for all)."""
+def _suggest(key, wins, exclude, require, level, cores=None, *, k, target, num_draws, prior):
+  """The policy at edge level ``level`` (the correction is applied by the caller: one compilation for all).
+
+  ``cores``: ``(R, n)`` plausible cores behind the relevance term, or ``None`` for ``num_draws``
+  posterior draws."""
   n = wins.shape[-1]
   rows, cols = np.triu_indices(n, k=1)
   beats = posterior_beats(wins, prior=prior)
@@ -369,7 +380,9 @@ def _suggest(key, wins, exclude, require, level, *, k, target, num_draws, prior)
   look = lookahead_fn(sure, possible, und)
   expected = beats.astype(_COUNT) * look.gain
   expected = expected + expected.T
-  relevance = _relevance(beats, sure, target, num_draws) * (und[:, None] | und[None, :]).astype(_COUNT)
+  if cores is None:
+    cores = _posterior_cores(beats, sure, target, num_draws)
+  relevance = _relevance(cores) * (und[:, None] | und[None, :]).astype(_COUNT)
   scores = jnp.where(is_open, expected + relevance, jnp.zeros_like(expected)).astype(beats.dtype)
   excluded = exclude | exclude.T
   required = (require | require.T) & ~excluded
@@ -448,7 +461,7 @@ def _as_wins(data):
 
 def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycle", confidence=0.95,
                   correction: str = "bonferroni", exclude=None, require=None, prior: float = 0.5,
-                  num_draws: int = 32) -> SuggestedPairs:
+                  num_draws: int = 32, plausible_cores=None) -> SuggestedPairs:
   """The ``k`` pairs to compare next so that the core's membership verdicts certify soonest.
 
   The verdicts are those of :func:`~ste_jax.evaluate.certified_memberships` on the per-pair Beta
@@ -465,8 +478,9 @@ def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycl
   :func:`~ste_jax.evaluate.membership_verdicts`, whose verdicts are therefore per-pair-level (not
   corrected) and can differ from these. Every open pair (sure neither way) gets a score: the expected number of undetermined
   agents whose verdict it decides at once when it becomes sure (exact look-ahead over both
-  orientations, weighted by their posterior probabilities) plus the share of posterior
-  tournaments whose core certificate needs it (Thompson sampling); see the module docstring.
+  orientations, weighted by their posterior probabilities) plus the share of plausible
+  tournaments whose core certificate needs it (Thompson sampling; by default tournaments drawn
+  from the pairs' posteriors, or the cores given as ``plausible_cores``); see the module docstring.
   ``k`` distinct pairs are drawn with inclusion probabilities proportional to the score (capped at
   1, summing to ``k``). Once every verdict is certified every score is 0 and the pairs drawn
   (uniformly among the allowed ones, open pairs first) cannot change any verdict.
@@ -490,6 +504,14 @@ def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycl
     require: pairs always proposed (probability 1), in the same forms; at most ``k``.
     prior: ``alpha`` of the symmetric ``Beta(alpha, alpha)`` prior of every pair (static).
     num_draws: posterior tournaments behind the relevance term (static).
+    plausible_cores: optional ``(R, n)`` boolean, the ``target`` cores of ``R`` plausible
+      tournaments, used by the relevance term instead of the posterior draws: e.g. the hard cores
+      of a fitted model's bootstrap replicas (``ste-jax suggest`` on data with pairs never
+      compared). On sparse data the posterior of a pair never compared is a coin flip, so the
+      drawn tournaments' cores hold nearly every agent and the relevance is the same for nearly
+      every pair (the draw is then close to uniform); a model's replicas put it on the pairs that
+      touch the agents most often on top. The verdicts and the look-ahead stay those of the
+      pairs' posteriors.
 
   Returns:
     :class:`SuggestedPairs`.
@@ -537,9 +559,15 @@ def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycl
       raise ValueError(f"{num_required} required pairs do not fit in k={k}.")
     if num_allowed < k:
       raise ValueError(f"only {num_allowed} pairs are not excluded; k={k} distinct pairs cannot be drawn.")
+  if plausible_cores is not None:
+    plausible_cores = jnp.asarray(plausible_cores)
+    if plausible_cores.ndim != 2 or plausible_cores.shape[1] != n or plausible_cores.shape[0] < 1 \
+        or plausible_cores.dtype != jnp.bool_:
+      raise ValueError(f"plausible_cores must be a boolean array of shape (R >= 1, {n}); got "
+                       f"{plausible_cores.dtype} {plausible_cores.shape}.")
   level = edge_level(jnp.asarray(confidence, wins.dtype), n, correction)
-  return _suggest(key, wins, exclude, require, level, k=int(k), target=target, num_draws=int(num_draws),
-                  prior=float(prior))
+  return _suggest(key, wins, exclude, require, level, plausible_cores, k=int(k), target=target,
+                  num_draws=int(num_draws), prior=float(prior))
 
 
 # --------------------------------------------------------------------------------------------

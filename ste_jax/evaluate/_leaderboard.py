@@ -565,6 +565,28 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   )
 
 
+def replica_cores(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *,
+                  target: str = "top_cycle", progress=None) -> np.ndarray:
+  """``(R, n)`` hard cores (``target``: ``"top_cycle"`` or ``"uncovered"``) of the bootstrap replicas of :func:`core_table`.
+
+  The same estimator, replicas and key as the table of ``comparisons`` with ``settings``, so the
+  column means are the table's ``p_tc`` / ``p_uc``; ``ste-jax suggest`` uses them as the plausible
+  cores of :func:`~ste_jax.evaluate.suggest_pairs` on data with pairs never compared.
+  """
+  if target not in ("top_cycle", "uncovered"):
+    raise ValueError(f"target must be 'top_cycle' or 'uncovered', got {target!r}.")
+  if not settings.num_replicas:
+    raise ValueError("replica_cores needs num_replicas >= 1.")
+  k_fit, k_boot = jax.random.split(jax.random.key(settings.seed))
+  name, _ = _estimators.resolve_estimator(settings.estimator, comparisons)
+  est = _estimators.build_estimator(name, comparisons, key=k_fit,
+                                    model_options={"record_tolerance": settings.record_tolerance})
+  boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
+                                    batch_size=settings.batch_size, progress=progress,
+                                    resampling=settings.resampling)
+  return np.asarray(boot.top_cycle if target == "top_cycle" else boot.uncovered, dtype=bool)
+
+
 def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *,
                 by_context: bool = False, progress=None) -> list[CoreTable]:
   """One :class:`CoreTable` for all data, or one per context (agents that play in it only)."""

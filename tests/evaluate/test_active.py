@@ -295,6 +295,54 @@ def test_cli_suggest_bad_arguments_are_one_line(comparisons_file, capsys, argv):
   assert err and len(err.splitlines()) == 1
 
 
+def test_plausible_cores_set_the_relevance():
+  """With no comparison no single pair decides a verdict, so each score is the relevance: the share
+  of the given cores that hold either agent of the pair."""
+  cores = np.array([[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], bool)
+  s = suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores)
+  either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
+  off = ~np.eye(N, dtype=bool)
+  np.testing.assert_allclose(np.asarray(s.scores)[off], either[off], rtol=1e-6)
+  assert {tuple(sorted(p)) for p in np.asarray(s.pairs).tolist()} <= {(a, b) for a in range(N) for b in range(a + 1, N)
+                                                                      if either[a, b] > 0}
+  with pytest.raises(ValueError, match="plausible_cores"):
+    suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores[:, :3])
+  with pytest.raises(ValueError, match="plausible_cores"):
+    suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores.astype(np.float32))
+
+
+def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_path, capsys):
+  """Pairs never compared: by default the relevance comes from the model's bootstrap replicas, whose
+  cores are those of `score` (its P(TC)); --plausible posterior keeps the posterior draws."""
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import LeaderboardSettings, core_table
+  from ste_jax.evaluate import replica_cores
+
+  rng = np.random.default_rng(1)
+  lines = ["a,b,winner"]
+  for a, b in itertools.combinations(range(N), 2):
+    if (a, b) in ((0, 5), (1, 4)):
+      continue  # never compared
+    for _ in range(2):
+      lines.append(f"{NAMES[a]},{NAMES[b]},{'a' if rng.random() < 0.5 + 0.08 * (b - a) else 'b'}")
+  path = tmp_path / "sparse.csv"
+  path.write_text("\n".join(lines) + "\n")
+  assert main(["suggest", str(path), "--k", str(K), "--replicas", "20", "--output", "json"]) == 0
+  out = capsys.readouterr()
+  report = json.loads(out.out)
+  assert report["plausible"] == "model" and "parametric bootstrap replicas of the model" in out.err
+  c, _ = load_comparisons(path)
+  settings = LeaderboardSettings(estimator="model", num_replicas=20)
+  cores = replica_cores(c, settings)
+  np.testing.assert_allclose(cores.mean(axis=0), core_table(c, settings).columns["p_tc"])
+  either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
+  for p in report["pairs"]:
+    a, b = list(c.agents).index(p["agent_a"]), list(c.agents).index(p["agent_b"])
+    assert p["score"] >= either[a, b] - 1e-6
+  assert main(["suggest", str(path), "--k", str(K), "--plausible", "posterior", "--output", "json"]) == 0
+  assert json.loads(capsys.readouterr().out)["plausible"] == "posterior"
+
+
 @pytest.mark.slow
 def test_simulation_certifies_true_cores_vmapped():
   """The compiled simulator: many seeds of the three policies on a cycle-on-top tournament."""
