@@ -231,6 +231,7 @@ class CoreTable:
     frame.attrs.update(
         context=self.context, estimator=self.estimator, conventions=self.conventions(),
         diagnostics=self.diagnostics.to_dict(), top_cycle=self.top_cycle, uncovered_set=self.uncovered_set,
+        top_cycle_candidates=self.candidate_names("top_cycle"), uncovered_candidates=self.candidate_names("uncovered"),
         num_comparisons=self.num_comparisons,
     )
     if self.model is not None:
@@ -615,7 +616,8 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
   ``confidence``, certified from the replicas' edge orientations: :mod:`ste_jax.evaluate._verdicts`),
   ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
   ``elo``, ``games``. ``frame.attrs`` holds the conventions line, the estimator and model
-  selection, the evidence diagnostics (with warnings), and the hard cores.
+  selection, the evidence diagnostics (with warnings), the hard cores and the replicas' candidates
+  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`).
 
   Args:
     data: a :class:`~ste_jax.data.Comparisons` or a pandas DataFrame in a schema

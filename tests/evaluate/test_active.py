@@ -3,8 +3,8 @@
 Compilation dominates here, so the default tests share a few compiled functions: every
 ``suggest_pairs`` call uses ``N`` agents and ``K`` pairs (one compilation per target; the edge
 level is traced, so ``confidence`` and ``correction`` do not recompile), and every batched call
-goes through the module-level ``_BATCHED`` with ``RUNS`` keys. The multi-policy simulation and the
-Uncovered-Set certification run are ``slow``.
+goes through the module-level ``_BATCHED`` with ``RUNS`` keys. The multi-policy simulation, the
+Uncovered-Set certification run and the CLI on sparse data (the model's replicas) are ``slow``.
 """
 
 import csv
@@ -311,12 +311,12 @@ def test_plausible_cores_set_the_relevance():
     suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores.astype(np.float32))
 
 
+@pytest.mark.slow  # 20-30 s on 2 cores: the model's fit and parametric bootstrap compile for this data
 def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_path, capsys):
-  """Pairs never compared: by default the relevance comes from the model's bootstrap replicas, whose
-  cores are those of `score` (its P(TC)); --plausible posterior keeps the posterior draws."""
+  """Pairs never compared: by default the relevance comes from the model's bootstrap replicas (the
+  cores behind `score`'s P(TC)); --plausible posterior keeps the posterior draws."""
   from ste_jax.data import load_comparisons
-  from ste_jax.evaluate import LeaderboardSettings, core_table
-  from ste_jax.evaluate import replica_cores
+  from ste_jax.evaluate import LeaderboardSettings, core_candidates, core_table, replica_cores
 
   rng = np.random.default_rng(1)
   lines = ["a,b,winner"]
@@ -332,9 +332,11 @@ def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_pat
   report = json.loads(out.out)
   assert report["plausible"] == "model" and "parametric bootstrap replicas of the model" in out.err
   c, _ = load_comparisons(path)
-  settings = LeaderboardSettings(estimator="model", num_replicas=20)
-  cores = replica_cores(c, settings)
-  np.testing.assert_allclose(cores.mean(axis=0), core_table(c, settings).columns["p_tc"])
+  settings = LeaderboardSettings(estimator="model", num_replicas=20, soft_intervals=False)
+  cores = replica_cores(c, settings)  # the replicas of score's table: its P(TC) and candidates
+  table = core_table(c, settings)
+  np.testing.assert_allclose(cores.mean(axis=0), table.columns["p_tc"])
+  assert table.top_cycle_candidates.members.tolist() == core_candidates(cores, 0.95).members.tolist()
   either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
   for p in report["pairs"]:
     a, b = list(c.agents).index(p["agent_a"]), list(c.agents).index(p["agent_b"])

@@ -227,21 +227,21 @@ def test_unsettled_top_warning():
 
 
 def test_candidates_are_reported_where_verdicts_stay_open():
-  """Few games per pair: verdicts stay undetermined, and the table names the replicas' candidates
-  (text, Markdown and JSON); with every verdict certified no candidates line is printed."""
+  """Two or three games per pair: verdicts stay undetermined, and the table names the replicas'
+  candidates (text, Markdown, JSON, frame attrs); with every verdict certified no candidates line
+  is printed. (The shapes and replicas of
+  ``test_clear_winner_is_in_and_others_out``: one weighted row per ordered pair of 4 agents, 60
+  replicas, so the compiled bootstrap is shared.)"""
   from ste_jax._render import format_markdown, format_text, to_json
 
-  rng = np.random.default_rng(5)
-  n = 8
-  a, b = np.triu_indices(n, 1)
-  a, b = np.repeat(a, 2), np.repeat(b, 2)
-  outcome = (rng.random(a.size) < 0.5 + 0.05 * (b - a)).astype(float)
-  table = core_table(Comparisons.from_arrays(a, b, outcome), LeaderboardSettings(num_replicas=40))
+  n = 4
+  close = from_wins((1.0 + np.random.default_rng(5).integers(0, 2, size=(n, n))) * (1 - np.eye(n)))
+  settings = LeaderboardSettings(num_replicas=60)
+  table = core_table(close, settings)
   c = table.top_cycle_candidates
   p = table.columns["p_tc"]
-  assert c is not None and c.share >= 0.95 and c.level == 0.95
+  assert c.share >= 0.95 and c.level == 0.95 and p[c.members].min() >= np.delete(p, c.members).max(initial=0.0)
   assert table.candidate_names("top_cycle") == [table.agents[i] for i in c.members]
-  assert p[c.members].min() >= np.delete(p, c.members).max(initial=0.0)
   assert (table.columns["tc_verdict"] == "undetermined").any()
   text = format_text([table])
   assert "candidates (the agents most often in the replicas' hard cores" in text
@@ -249,10 +249,13 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   doc = to_json([table])["tables"][0]
   assert doc["top_cycle_candidates"]["agents"] == table.candidate_names("top_cycle")
   assert doc["uncovered_candidates"]["share"] == table.uncovered_candidates.share
+  assert table.to_frame().attrs["top_cycle_candidates"] == table.candidate_names("top_cycle")
 
-  wins = np.zeros((3, 3))
-  wins[0, 1:], wins[1, 2] = 40, 40
-  settled = core_table(from_wins(wins), LeaderboardSettings(num_replicas=40))
+  wins = np.zeros((4, 4))  # the clear winner of test_clear_winner_is_in_and_others_out
+  wins[0, 1:] = 40
+  wins[1:, 0] = 2
+  wins[1, 2], wins[2, 1], wins[2, 3], wins[3, 2], wins[1, 3], wins[3, 1] = 30, 10, 30, 10, 30, 10
+  settled = core_table(from_wins(wins), settings)
   assert settled.top_cycle_candidates.members.tolist() == [0]
   assert "candidates" not in format_text([settled])
   assert core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
