@@ -292,7 +292,7 @@ def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: in
   listed = ", ".join(f"{agents[i]} ({p_tc[i]:.0%})" for i in frequent)
   return (f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
           f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the replicas' Top "
-          f"Cycles: {listed}; read P(TC) before the order of the first rows, and "
+          f"Cycles: {listed}; read P(TC) and the Top Cycle candidates before the order of the first rows, and "
           "compare these agents more (ste-jax suggest)")
 
 
