@@ -12,7 +12,8 @@ with its defaults (model estimator, 200 parametric bootstrap replicas, verdicts 
   local pairing) with the three strongest in a cycle of logit ``--cycle``.
 
 For each run: the true Top Cycle (``exact.top_cycle`` of the true P), the point estimate's hard
-Top Cycle and how many of its agents are true members, the certified ``in`` / ``out`` counts, the
+Top Cycle and how many of its agents are true members, its soft Top-Cycle score and ``P(TC)``
+next to the best soft score of the other agents, the certified ``in`` / ``out`` counts, the
 Top-Cycle candidates at 0.95 (``ste_jax.evaluate.core_candidates``: the agents most often in the
 replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the replicas), whether they
 hold every true member, each true member's rank by ``P(TC)`` with its number of games, and how
@@ -92,6 +93,8 @@ def run(kind: str, seed: int, cycle: float) -> dict:
       "kind": kind, "seed": seed, "agents": len(table.agents), "truth": len(truth),
       "point": len(point), "point_true": int(np.isin(point, truth).sum()),
       "in": int((cols["tc_verdict"] == "in").sum()), "out": int((cols["tc_verdict"] == "out").sum()),
+      "soft": (float(cols["tc_score"][point].max()), float(cols["p_tc"][point].max()),
+               float(np.delete(cols["tc_score"], point).max())),
       "candidates": len(cands.members), "share": cands.share,
       "holds_truth": bool(np.isin(truth, cands.members).all()),
       "members": sorted((rank[int(i)], int(totals[i].sum()), bool(np.isin(i, cands.members))) for i in truth),
@@ -109,16 +112,17 @@ def main(argv=None):
   print(f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
         f"confidence 0.95); league cycle logit {args.cycle}")
   print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
-        "(share of replicas held) | candidates hold the true TC | true members: rank by P(TC) (games; * = candidate) "
+        "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: rank by P(TC) (games; * = candidate) "
         "| pairs among them compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
-  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---:|")
+  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---:|")
   held = {}
   for kind in args.kinds:
     for seed in args.seeds:
       r = run(kind, seed, args.cycle)
       held.setdefault(kind, []).append(r["holds_truth"])
       print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
-            f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {'yes' if r['holds_truth'] else 'no'} | "
+            f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
+            f"{'yes' if r['holds_truth'] else 'no'} | "
             f"{', '.join(f'{k} ({g}){chr(42) * c}' for k, g, c in r['members'])} | {r['core_pairs']} | "
             f"{r['touching']['posterior']} / {r['touching']['model']} | "
             f"{r['seconds']:.1f} |", flush=True)
