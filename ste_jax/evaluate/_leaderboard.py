@@ -467,6 +467,15 @@ def _baselines(comparisons, counts, n):
   return cols, False, note
 
 
+def _fitted_estimator(comparisons: Comparisons, settings: LeaderboardSettings, key):
+  """``(name, reason, estimator, bootstrap key)``: the table's estimator fitted with the first half of ``key``."""
+  k_fit, k_boot = jax.random.split(key)
+  name, reason = _estimators.resolve_estimator(settings.estimator, comparisons)
+  est = _estimators.build_estimator(name, comparisons, key=k_fit,
+                                    model_options={"record_tolerance": settings.record_tolerance})
+  return name, reason, est, k_boot
+
+
 def core_table(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *, context=None,
                key=None, progress=None) -> CoreTable:
   """The :class:`CoreTable` of one (single-context or pooled) set of comparisons.
@@ -482,10 +491,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
     raise ValueError("no comparisons to score.")
   n = comparisons.num_agents
   key = jax.random.key(settings.seed) if key is None else key
-  k_fit, k_boot = jax.random.split(key)
-  name, reason = _estimators.resolve_estimator(settings.estimator, comparisons)
-  est = _estimators.build_estimator(name, comparisons, key=k_fit,
-                                    model_options={"record_tolerance": settings.record_tolerance})
+  name, reason, est, k_boot = _fitted_estimator(comparisons, settings, key)
   tau, gamma = settings.tau, settings.gamma_value
   edges = est.edges
   soft = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
@@ -578,10 +584,7 @@ def replica_cores(comparisons: Comparisons, settings: LeaderboardSettings = Lead
     raise ValueError(f"target must be 'top_cycle' or 'uncovered', got {target!r}.")
   if not settings.num_replicas:
     raise ValueError("replica_cores needs num_replicas >= 1.")
-  k_fit, k_boot = jax.random.split(jax.random.key(settings.seed))
-  name, _ = _estimators.resolve_estimator(settings.estimator, comparisons)
-  est = _estimators.build_estimator(name, comparisons, key=k_fit,
-                                    model_options={"record_tolerance": settings.record_tolerance})
+  _, _, est, k_boot = _fitted_estimator(comparisons, settings, jax.random.key(settings.seed))
   boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
                                     batch_size=settings.batch_size, progress=progress,
                                     resampling=settings.resampling)
