@@ -20,7 +20,8 @@ PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
 PLANTED_OUT = "planted_core"  # ste-jax planted --out default, relative to the working directory
-SCHEMAS = ("auto", "arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks", "simple")
+SCHEMAS = ("auto", "arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks", "simple",
+           "winner-loser", "scores", "chess")
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
@@ -103,15 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
   sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
 
   def data_options(p):
-    p.add_argument("file", metavar="FILE", help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet; "
-                   ".gz/.bz2/.xz ok), or an lm-evaluation-harness output folder")
+    p.add_argument("file", metavar="FILE", help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet, "
+                   ".pgn; .gz/.bz2/.xz ok), or an lm-evaluation-harness output folder")
     p.add_argument("--format", choices=SCHEMAS, default="auto",
                    help="input schema (README 'Input formats'): arena (model_a, model_b, winner, or the 55k "
                    "one-hot winner_model_a/_b/winner_tie), mtbench (model_1, model_2, g1_winner, g2_winner), "
                    "arena-hard (model, games), alpacaeval (generator_1, generator_2, preference), inspect (model, "
                    "id, epoch, score_*), lm-eval (samples_*.jsonl: doc_id + metric), tasks (one row per agent and "
-                   "task with a score; pairs formed per task), simple (a, b, winner[, context]) or auto (detected "
-                   "from the columns; ambiguous files are refused; default)")
+                   "task with a score; pairs formed per task), simple (a, b, winner[, context]), winner-loser "
+                   "(winner_name, loser_name or winner, loser: tennis match files), scores (home_team, away_team, "
+                   "home_score, away_score or team1, team2, score1, score2), chess (White, Black, Result: PGN "
+                   "files or tables; or white_id, black_id, winner) or auto (detected from the columns; "
+                   "ambiguous files are refused; default)")
     p.add_argument("--agent-column", default="agent", help="tasks format: agent column (default agent)")
     p.add_argument("--task-column", default="task", help="tasks format: task column (default task)")
     p.add_argument("--score-column", default="score",
@@ -317,7 +321,7 @@ def _load_summary(report, path) -> dict:
       "merged_names": {name: list(raws) for name, raws in report.merged},
       "position_bias": None if report.position_bias is None else {
           "first_wins": report.position_bias.first_wins, "second_wins": report.position_bias.second_wins,
-          "ties": report.position_bias.ties},
+          "ties": report.position_bias.ties, "first": report.position_bias.first},
   }
 
 

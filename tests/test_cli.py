@@ -461,25 +461,28 @@ FIXTURES = ROOT / "tests" / "data" / "fixtures"
 def test_score_each_schema_end_to_end():
   """``ste-jax score FILE --format X`` on the hand-written fixtures: schema, counts, mappings."""
   runs = [
-      ("mtbench_pair.jsonl", "mtbench", ["--skip-bad-rows"], 5),
-      ("arena_hard.jsonl", "arena-hard", ["--skip-bad-rows", "--strong-weight", "1"], 6),
-      ("lm_eval", "lm-eval", [], 3),
-      ("alpacaeval_annotations.json", "auto", ["--skip-bad-rows", "--fractional", "weights"], 6),
+      ("mtbench_pair.jsonl", "mtbench", ["--skip-bad-rows"], 5, "mtbench"),
+      ("arena_hard.jsonl", "arena-hard", ["--skip-bad-rows", "--strong-weight", "1"], 6, "arena-hard"),
+      ("lm_eval", "lm-eval", [], 3, "lm-eval"),
+      ("alpacaeval_annotations.json", "auto", ["--skip-bad-rows", "--fractional", "weights"], 6, "alpacaeval"),
+      ("atp_matches.csv", "auto", ["--skip-bad-rows", "--context-column", "surface"], 5, "winner-loser"),
+      ("football_results.csv", "scores", ["--skip-bad-rows"], 5, "scores"),
+      ("engine_games.pgn", "auto", ["--skip-bad-rows"], 3, "chess"),
   ]
-  for name, fmt, extra, comparisons in runs:
+  for name, fmt, extra, comparisons, schema in runs:
     code, out, err = run("score", FIXTURES / name, "--format", fmt, "--estimator", "winrate",
                          "--bootstrap", "0", "--output", "json", *extra)
     assert code == 0, (name, err)
     load = json.loads(out)["load"]
     assert load["comparisons"] == comparisons, (name, load)
     assert load["rows_read"] == load["rows_used"] + load["rejected"]
-    assert load["mappings"] and load["schema"] == (fmt if fmt != "auto" else "alpacaeval")
+    assert load["mappings"] and load["schema"] == schema
   code, out, err = run("score", FIXTURES / "mtbench_pair.jsonl", "--order-swap", "consistent",
                        "--estimator", "winrate", "--bootstrap", "0", "--output", "json", "--skip-bad-rows")
   load = json.loads(out)["load"]
   assert code == 0 and load["comparisons"] == 3 and load["rejected_by_reason"] == {
       "dropped by policy": 2, "judge error": 1}
-  assert load["position_bias"] == {"first_wins": 6, "second_wins": 2, "ties": 2}
+  assert load["position_bias"] == {"first_wins": 6, "second_wins": 2, "ties": 2, "first": "first position"}
 
 
 def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():

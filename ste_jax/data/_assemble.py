@@ -107,6 +107,7 @@ def assemble(
     weight: np.ndarray | None = None,
     drop: np.ndarray | None = None,
     position=None,
+    position_label: str = "first position",
     context: np.ndarray | None = None,
     agents=None,
     contexts=None,
@@ -133,6 +134,7 @@ def assemble(
       judgment whose presentation order is known: its row and its outcome for the agent shown
       first. The report's position bias counts the judgments of rows not rejected as bad
       (policy-dropped rows count: their judgments are valid).
+    position_label: who holds the first position, for the report (``"white"``, ``"home team"``).
     context: optional object ``(N,)`` context names (``(none)`` already substituted).
     agents: optional fixed agent names.
     contexts: optional fixed context names.
@@ -236,7 +238,8 @@ def assemble(
     valid = ok | np.isin(rej.code, rej.code_of(R.POLICY_DROP))
     p_rows, p_out = (np.asarray(x) for x in position)
     o = np.asarray(p_out, dtype=np.float64)[valid[p_rows]]
-    bias = PositionBias(int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)))
+    bias = PositionBias(int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)),
+                        first=position_label)
   report = LoadReport(
       rows_read=num_rows,
       rows_used=int(ok.sum()),

@@ -66,11 +66,14 @@ class PositionBias:
       ``model_a``, the judge's "Assistant A").
     second_wins: decisive judgments won by the agent in the second position.
     ties: judgments with outcome 1/2 (not counted in ``share``).
+    first: who holds the first position, for :meth:`describe` (``"white"`` in chess,
+      ``"home team"`` in sports results).
   """
 
   first_wins: int
   second_wins: int
   ties: int = 0
+  first: str = "first position"
 
   @property
   def share(self) -> float:
@@ -84,7 +87,7 @@ class PositionBias:
     if not decisive:
       return f"position bias: no decisive judgment ({self.ties} ties)"
     return (
-        f"position bias: first position won {100 * self.share:.1f}% of {decisive} decisive "
+        f"position bias: {self.first} won {100 * self.share:.1f}% of {decisive} decisive "
         f"judgments ({self.ties} ties; 50% = no bias)"
     )
 

@@ -12,19 +12,26 @@ inspect        ``model, id, epoch`` and a ``score_*`` column                   `
 lm-eval        ``doc_id`` (a ``samples_*.jsonl`` file or folder)               ``_per_sample``
 tasks          ``agent, task, score``                                          ``_task_results``
 simple         ``a, b, winner``                                                ``_rows``
+winner-loser   ``winner_name, loser_name`` or ``winner, loser`` (any case)       ``_games``
+scores         ``home_team, away_team, home_score, away_score`` or ``team1,      ``_games``
+               team2, score1, score2`` (any case)
+chess          ``White, Black, Result`` or ``white_id, black_id, winner`` (any    ``_games``
+               case; PGN files give the tags as columns)
 =============  ==============================================================  ==================
 
 Auto-detection picks the one schema whose columns are all present; when several match it
 refuses, listing them, and when none does it reports the columns it looked for.
 """
 
+from ._games import find_columns, game_rows
 from ._judges import arena_hard_rows, mtbench_rows
 from ._per_sample import inspect_rows, lm_eval_rows
 from ._preferences import ONE_HOT, alpacaeval_rows, arena_onehot_rows
 from ._task_results import pair_on_tasks
 
 SCHEMAS = ("arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks",
-           "simple")
+           "simple", "winner-loser", "scores", "chess")
+GAME_SCHEMAS = ("winner-loser", "scores", "chess")
 REQUIRED = {
     "arena": "model_a, model_b, winner (or winner_model_a, winner_model_b, winner_tie)",
     "mtbench": "model_1, model_2, g1_winner, g2_winner",
@@ -34,10 +41,15 @@ REQUIRED = {
     "lm-eval": "doc_id and a metric field",
     "tasks": "agent, task, score",
     "simple": "a, b, winner",
+    "winner-loser": "winner_name, loser_name (or winner, loser)",
+    "scores": "home_team, away_team, home_score, away_score (or team1, team2, score1, score2)",
+    "chess": "White, Black, Result (or white_id, black_id, winner)",
 }
 
 
 def _matches(schema: str, h: set) -> bool:
+  if schema in GAME_SCHEMAS:
+    return find_columns(h, schema) is not None
   if schema == "arena":
     return {"model_a", "model_b"} <= h and ("winner" in h or set(ONE_HOT) <= h)
   if schema == "mtbench":
@@ -134,6 +146,9 @@ def load_table(header, column, lines, pre, *, schema: str, source, sources=None,
   if schema == "alpacaeval":
     return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, contexts=contexts,
                            **common)
+  if schema in GAME_SCHEMAS:
+    return game_rows(column, lines, header, schema=schema, pre=pre, context=ctx,
+                     contexts=contexts, **common)
   if contexts is not None:
     raise ValueError(f"`contexts` cannot be fixed for the {schema} schema.")
   if schema == "inspect":

@@ -1,4 +1,4 @@
-"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet, lm-eval folders).
+"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet, PGN, lm-eval folders).
 
 The file formats are read here; the *schema* (which columns mean what: Chatbot Arena battles,
 MT-Bench or Arena-Hard judgments, AlpacaEval annotations, Inspect or lm-evaluation-harness
@@ -30,6 +30,7 @@ _FORMATS = {
     ".json": "json",
     ".parquet": "parquet",
     ".pq": "parquet",
+    ".pgn": "pgn",
 }
 _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
@@ -189,20 +190,27 @@ def load_comparisons(
   * ``"lm-eval"``: lm-evaluation-harness ``samples_<task>_<time>.jsonl`` (a file, or the output
     folder with one sub-folder per model);
   * ``"tasks"``: a long table ``agent, task, score`` (column names ``agent``/``task``/``score``);
-  * ``"simple"``: ``a, b, winner`` with ``a``, ``b``, ``tie`` and an optional ``context``.
+  * ``"simple"``: ``a, b, winner`` with ``a``, ``b``, ``tie`` and an optional ``context``;
+  * ``"winner-loser"``: tennis-style match files ``winner_name, loser_name`` or ``winner, loser``;
+  * ``"scores"``: game results ``home_team, away_team, home_score, away_score`` or ``team1, team2,
+    score1, score2`` (higher score wins, equal scores tie; home advantage reported);
+  * ``"chess"``: ``White, Black, Result`` (a ``.pgn`` file, or a table) or the lichess export's
+    ``white_id, black_id, winner`` (white's advantage reported).
 
   Each schema's conventions are documented in its loader module (``_judges``, ``_preferences``,
-  ``_per_sample``); the report names the schema and lists every mapping applied. Rows with an
+  ``_per_sample``, ``_games``); the report names the schema and lists every mapping applied. Rows with an
   empty context go to the context ``(none)``. Line numbers in the report: for CSV/TSV the header is line 1
   (the first data row is line 2, a quoted field spanning lines is reported at its first line);
   for JSONL the first line is line 1 and blank lines are skipped (not counted as rows); for JSON
-  arrays and Parquet files, the 1-based record number. A CSV row with the wrong number of fields,
+  arrays and Parquet files, the 1-based record number; for PGN files, the line of each game's
+  first tag pair (each game's tags are its fields; the movetext is not read). A CSV row with the wrong number of fields,
   or a JSONL line that is not a JSON object, is rejected as ``"malformed record"``.
 
   Args:
     path: file path. ``.gz``, ``.bz2`` and ``.xz`` compression is handled for text formats.
-    format: ``"auto"`` (from the file suffix), ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"`` or
-      ``"parquet"``. A ``.json`` file that holds JSON lines is read as JSONL.
+    format: ``"auto"`` (from the file suffix), ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"``,
+      ``"parquet"`` or ``"pgn"``. A ``.json`` file that holds JSON lines is read as JSONL; a PGN
+      file is read with the ``chess`` schema unless its tags match another one.
     strict: raise on the first bad row (naming its line number) instead of reporting it.
     a, b, winner, context, weight, agents, contexts: as in :func:`from_dataframe`; ``context``
       names the context column for every schema (default: ``context`` when present; Inspect:
@@ -236,6 +244,12 @@ def load_comparisons(
       available, column, lines, pre = _read_jsonl(path, opener)
     elif fmt == "json":
       available, column, lines, pre = _read_json(path, opener)
+    elif fmt == "pgn":
+      available, column, lines, pre = _read_pgn(path, opener)
+      if schema == "auto":  # tags of another kind than White/Black/Result: the chess schema's error
+        from ._schemas import detect_schema  # pylint: disable=g-import-not-at-top
+
+        schema = detect_schema(available, path) or "chess"
     else:
       available, column, lines, pre = _read_parquet(path)
     if os.path.basename(path).startswith("samples_"):
@@ -566,6 +580,52 @@ def _read_json(path: str, opener):
       records.append(None)
       pre.append((R.MALFORMED, f"expected a JSON object, got {type(rec).__name__}"))
   return _records_table(records, np.arange(1, len(records) + 1), pre, keys)
+
+
+# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes.
+_PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"((?:[^"\\\n]|\\.)*)"[ \t]*\][ \t]*\r?$'
+
+
+def _read_pgn(path: str, opener):
+  """Reads the tag pairs of every game of a PGN file: one record per game, the tags its fields.
+
+  A game is a run of tag-pair lines followed by its movetext (which is not read); a tag line after
+  movetext, or repeating a tag of the current game, starts the next game. A record's line is the
+  line of its first tag. Text before the first tag pair is reported as a malformed record at its
+  first line (a game whose tags are damaged there, and nothing else, would otherwise vanish); a
+  file with text but no tag pair raises ``ValueError``.
+  """
+  import re  # pylint: disable=g-import-not-at-top
+
+  unescape = re.compile(r"\\(.)").sub
+  with _open_text(path, opener) as f:
+    text = f.read()
+  records, lines, pre = [], [], []
+  keys = {}
+  line, pos = 1, 0
+  current = None
+  for m in re.finditer(_PGN_TAG, text, flags=re.MULTILINE):
+    start = m.start()
+    gap = text[pos:start]
+    line += gap.count("\n")
+    name, value = m.group(1), unescape(r"\1", m.group(2))
+    if current is None and gap.strip():
+      lead = gap[:len(gap) - len(gap.lstrip())].count("\n")
+      records.append(None)
+      lines.append(line - gap.count("\n") + lead)
+      pre.append((R.MALFORMED, "text before the first PGN tag pair"))
+    if current is None or gap.strip() or name in current:
+      current = {}
+      records.append(current)
+      lines.append(line)
+      pre.append(None)
+    current[name] = value
+    keys[name] = None
+    pos = m.end()  # a tag pair holds no newline
+  if current is None and text.strip():
+    raise ValueError(f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in '
+                     f'the file.')
+  return _records_table(records, lines, pre, keys)
 
 
 def _read_parquet(path: str):
