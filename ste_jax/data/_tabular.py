@@ -582,8 +582,10 @@ def _read_json(path: str, opener):
   return _records_table(records, np.arange(1, len(records) + 1), pre, keys)
 
 
-# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes.
+# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes;
+# and a run of such lines (the tag section of a game).
 _PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"((?:[^"\\\n]|\\.)*)"[ \t]*\][ \t]*\r?$'
+_PGN_TAG_RUN = r'(?:^[ \t]*\[[A-Za-z0-9_]+[ \t]+"(?:[^"\\\n]|\\.)*"[ \t]*\][ \t]*\r?(?:\n|\Z))+'
 
 
 def _read_pgn(path: str, opener):
@@ -593,10 +595,12 @@ def _read_pgn(path: str, opener):
   movetext, or repeating a tag of the current game, starts the next game. A record's line is the
   line of its first tag. Text before the first tag pair is reported as a malformed record at its
   first line (a game whose tags are damaged there, and nothing else, would otherwise vanish); a
-  file with text but no tag pair raises ``ValueError``.
+  file with text but no tag pair raises ``ValueError``. The runs of tag lines are found by one
+  regular expression and each run's tags by another (C loops; Python code runs once per game).
   """
   import re  # pylint: disable=g-import-not-at-top
 
+  tag = re.compile(_PGN_TAG, re.MULTILINE)
   unescape = re.compile(r"\\(.)").sub
   with _open_text(path, opener) as f:
     text = f.read()
@@ -604,24 +608,27 @@ def _read_pgn(path: str, opener):
   keys = {}
   line, pos = 1, 0
   current = None
-  for m in re.finditer(_PGN_TAG, text, flags=re.MULTILINE):
-    start = m.start()
+  for run in re.finditer(_PGN_TAG_RUN, text, flags=re.MULTILINE):
+    start = run.start()
     gap = text[pos:start]
-    line += gap.count("\n")
-    name, value = m.group(1), unescape(r"\1", m.group(2))
     if current is None and gap.strip():
-      lead = gap[:len(gap) - len(gap.lstrip())].count("\n")
       records.append(None)
-      lines.append(line - gap.count("\n") + lead)
+      lines.append(line + gap[:len(gap) - len(gap.lstrip())].count("\n"))
       pre.append((R.MALFORMED, "text before the first PGN tag pair"))
-    if current is None or gap.strip() or name in current:
-      current = {}
-      records.append(current)
-      lines.append(line)
-      pre.append(None)
-    current[name] = value
-    keys[name] = None
-    pos = m.end()  # a tag pair holds no newline
+    line += gap.count("\n")
+    if gap.strip():  # movetext: the next tag starts a new game
+      current = None
+    block = run.group(0)
+    for k, (name, value) in enumerate(tag.findall(block)):
+      if current is None or name in current:
+        current = {}
+        records.append(current)
+        lines.append(line + k)
+        pre.append(None)
+      current[name] = unescape(r"\1", value) if "\\" in value else value
+      keys[name] = None
+    line += block.count("\n")
+    pos = run.end()
   if current is None and text.strip():
     raise ValueError(f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in '
                      f'the file.')
