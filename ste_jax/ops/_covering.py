@@ -55,6 +55,7 @@ from jax import lax
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
+from ste_jax.ops._compiled import compiled_entry
 
 # Elements of one tile ``(c rows, a rows, n witnesses)`` of the value and reverse kernels (1 MB in
 # float32). The value kernel takes whole rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for
@@ -422,6 +423,7 @@ def _cover_violation_jvp(hard, primals, tangents):
   return _cover_violation(D, g, hard), _tangent_single(D, g, D_dot, g_dot, hard=hard)
 
 
+@compiled_entry(temperatures=("gamma_c",))
 def soft_cover_violation(D, *, gamma_c) -> jax.Array:
   r"""Soft violation of "c covers a" (Eq. ``soft_cover_violation``), ``v[..., c, a]``.
 
@@ -460,6 +462,7 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
   return jnp.where(eye, jnp.zeros_like(v), v)
 
 
+@compiled_entry(temperatures=("gamma_c",))
 def soft_cover_scores(D, *, gamma_c) -> jax.Array:
   r"""Soft covering relation (Eq. ``soft_cover_score``), ``cover[..., c, a]``.
 

@@ -87,6 +87,11 @@ def closure_algorithm(algorithm: ClosureAlgorithm) -> Iterator[None]:
     yield
 
 
+def current_closure_algorithm() -> ClosureAlgorithm:
+  """The closure algorithm in effect where this is called (see :func:`closure_algorithm`)."""
+  return _current_algorithm()  # type: ignore[return-value]
+
+
 # Largest n*n for which float32 holds every rank exactly (2**24).
 _MAX_EXACT_FLOAT32_RANK = 2**24
 

@@ -14,6 +14,7 @@ from jax import lax
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
+from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._edges import tempered_sigmoid
 from ste_jax.ops._extrema import normalized_smax
 from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
@@ -102,6 +103,7 @@ def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
   return jnp.where(positive, soft, running_max)
 
 
+@compiled_entry(temperatures=("gamma",), static=("max_path_length",))
 def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   r"""Bounded soft reachability (Eqs. ``soft_path_length_k`` and ``soft_reachability``).
 

@@ -6,6 +6,7 @@ from typing import NamedTuple
 import jax
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, check_temperature, eye_mask, is_static_zero
+from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._covering import soft_cover_scores
 from ste_jax.ops._edges import soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax, normalized_softmin
@@ -39,6 +40,7 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
   return normalized_softmin(R, gamma=gamma, axis=-1, where=~eye_mask(R))
 
 
+@compiled_entry(temperatures=("gamma_c",))
 def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
   r"""Soft Uncovered-Set membership (Eqs. ``soft_cover_aggregate`` and ``soft_uncovered_set_score``).
 
@@ -68,6 +70,7 @@ def _check_temperatures(**temperatures) -> None:
       check_temperature(value, name, allow_zero=True)
 
 
+@compiled_entry(temperatures=("gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
 def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
   """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
 
@@ -99,6 +102,7 @@ def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach
   )
 
 
+@compiled_entry(temperatures=("tau", "gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
 def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
   r"""Soft Top-Cycle and Uncovered-Set membership scores of a probabilistic tournament.
 

@@ -64,8 +64,8 @@ def test_temperature_gradient_and_finite_differences(x64, block_budget):
   f = lambda D, g: jnp.sum(W * soft_cover_scores(D, gamma_c=g))
   f_naive = lambda D, g: jnp.sum(W * oracles.naive_cover(D, g))
   np.testing.assert_allclose(jax.grad(f, 1)(D, 0.2), jax.grad(f_naive, 1)(D, 0.2), rtol=1e-10)
-  check_grads(f, (D, jnp.float64(0.2)), order=1, modes=("rev",), eps=1e-6)
-  check_grads(lambda D: soft_uncovered_score(D, gamma_c=0.2), (D,), order=1, modes=("rev",), eps=1e-6)
+  check_grads(jax.jit(f), (D, jnp.float64(0.2)), order=1, modes=("rev",), eps=1e-6)
+  check_grads(jax.jit(lambda D: soft_uncovered_score(D, gamma_c=0.2)), (D,), order=1, modes=("rev",), eps=1e-6)
 
 
 def test_hard_limit_on_examples():

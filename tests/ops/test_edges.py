@@ -1,5 +1,6 @@
 """Soft majority edges (Eq. soft_majority_edge)."""
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
@@ -32,7 +33,7 @@ def test_hard_limit_and_batch(rng):
 def test_gradients(x64):
   rng = np.random.default_rng(1)
   P = jnp.asarray(oracles.random_tournament(rng, 4, tie_prob=0.3))
-  check_grads(lambda P, t: soft_majority_edges(P, tau=t), (P, jnp.float64(0.2)), order=2)
+  check_grads(jax.jit(lambda P, t: soft_majority_edges(P, tau=t)), (P, jnp.float64(0.2)), order=2)
 
 
 def test_non_square_raises():

@@ -56,7 +56,7 @@ def test_gradients_match_finite_differences_and_unrolled(x64):
   def loss(M, tau):
     return jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=tau))
 
-  check_grads(loss, (M, tau), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
+  check_grads(jax.jit(loss), (M, tau), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
   gM, gt = jax.grad(loss, argnums=(0, 1))(M, tau)
   rM, rt = jax.grad(lambda M, t: jnp.dot(w, unrolled_soft_ml(M, t)), argnums=(0, 1))(M, tau)
   np.testing.assert_allclose(gM, rM, atol=1e-9)
@@ -151,7 +151,7 @@ def test_alpha_rank_batched_and_differentiable(x64):
   Ps = np.stack([oracles.random_tournament(rng, 4) for _ in range(3)])
   batched = np.asarray(ste_jax.alpha_rank(Ps, alpha=2.0))
   np.testing.assert_allclose(batched, np.stack([np.asarray(ste_jax.alpha_rank(P, alpha=2.0)) for P in Ps]), atol=1e-12)
-  check_grads(lambda P, a: ste_jax.alpha_rank(P, alpha=a, population_size=8)[0], (jnp.asarray(Ps[0]), 2.0),
+  check_grads(jax.jit(lambda P, a: ste_jax.alpha_rank(P, alpha=a, population_size=8)[0]), (jnp.asarray(Ps[0]), 2.0),
               order=1, atol=1e-6, rtol=1e-6)
   with pytest.raises(ValueError, match="population_size"):
     ste_jax.alpha_rank(Ps, alpha=1.0, population_size=1)

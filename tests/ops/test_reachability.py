@@ -73,7 +73,7 @@ def test_custom_vjp_equals_autodiff_of_literal_products(x64, K):
   f_fast = lambda D: jnp.sum(W * soft_reachability(D, max_path_length=K))
   f_naive = lambda D: jnp.sum(W * oracles.naive_reachability(D, k, 0.0))
   np.testing.assert_allclose(jax.grad(f_fast)(D), jax.grad(f_naive)(D), atol=1e-12)
-  check_grads(f_fast, (D,), order=1, modes=("rev",), eps=1e-7)
+  check_grads(jax.jit(f_fast), (D,), order=1, modes=("rev",), eps=1e-7)
 
 
 @pytest.mark.parametrize("K", [1, pytest.param(3, marks=pytest.mark.slow), None])  # K = 3: about 7 s on 2 cores
@@ -91,7 +91,7 @@ def test_soft_products_match_equations_values_and_gradients(x64, K):
   f_naive = lambda D, g: jnp.sum(W * oracles.naive_reachability(D, k, g))
   for a, b in zip(jax.grad(f, (0, 1))(D, 0.1), jax.grad(f_naive, (0, 1))(D, 0.1)):
     np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
-  check_grads(f, (D, jnp.float64(0.1)), order=1, modes=("rev",), eps=1e-6)
+  check_grads(jax.jit(f), (D, jnp.float64(0.1)), order=1, modes=("rev",), eps=1e-6)
 
 
 def test_max_min_product(x64):
@@ -106,7 +106,7 @@ def test_max_min_product(x64):
   inner = -g * np.log((np.exp(-x / g) + np.exp(-y / g)) / 2)
   soft = g * np.log(np.mean(np.exp(inner / g), axis=2))
   np.testing.assert_allclose(max_min_product(X, Y, gamma=g), soft, rtol=1e-12)
-  check_grads(lambda X, Y, g: max_min_product(X, Y, gamma=g), (X, Y, jnp.float64(0.3)), order=1)
+  check_grads(jax.jit(lambda X, Y, g: max_min_product(X, Y, gamma=g)), (X, Y, jnp.float64(0.3)), order=1)
   with pytest.raises(ValueError, match="X and Y must have shapes"):
     max_min_product(X, X)
 

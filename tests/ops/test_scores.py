@@ -166,6 +166,7 @@ def test_gradients_match_dense_transcription_and_finite_differences(x64, reach_g
     t, u = oracles.naive_ste_scores(P, tau, gamma, gamma_c, n - 1, reach_gamma)
     return jnp.sum(wt * t) + jnp.sum(wu * u)
 
+  f = jax.jit(f)  # one compilation instead of op-by-op dispatch (the oracle branches on its temperatures)
   args = (P, jnp.float64(0.1), jnp.float64(0.07), jnp.float64(0.05))
   np.testing.assert_allclose(f(*args), f_naive(*args), rtol=1e-12)
   for a, b in zip(jax.grad(f, (0, 1, 2, 3))(*args), jax.grad(f_naive, (0, 1, 2, 3))(*args)):
