@@ -21,6 +21,7 @@ from jax.scipy.special import betainc, erf, xlogy
 
 from ste_jax._checks import as_float_array, check_square
 from ste_jax._validation import validate_symmetric_prior
+from ste_jax.ops._compiled import compiled_entry
 
 from ._counts import PairCounts
 
@@ -165,6 +166,12 @@ def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
   if isinstance(wins, PairCounts):
     wins = wins.wins
   alpha, _ = validate_symmetric_prior(prior)
+  return _posterior_edges(wins, alpha=float(alpha))
+
+
+@compiled_entry(static=("alpha",))
+def _posterior_edges(wins, *, alpha: float) -> jax.Array:
+  """:func:`posterior_edges` of an array of counts, compiled when called eagerly."""
   w = as_float_array(wins, "wins")
   n = check_square(w, "wins")
   # One incomplete beta per unordered pair {a, b} (a < b), the dominant cost of a bootstrap

@@ -79,7 +79,7 @@ def compiled_entry(*, temperatures: tuple[str, ...] = (), static: tuple[str, ...
         elif name in static:
           fixed[name] = value
           continue
-        if isinstance(value, (list, tuple)):  # nested lists of numbers: one array
+        if type(value) in (list, tuple):  # nested lists of numbers: one array (not NamedTuples)
           try:
             value = np.asarray(value)
           except ValueError:  # ragged

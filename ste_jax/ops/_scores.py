@@ -132,7 +132,9 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   products (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are subgradients: the closure
   follows one bottleneck edge among equal ones, a hard maximum splits evenly among tied maximizers.
 
-  Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for each:
+  Called outside ``jax.jit`` it compiles itself once per shape, static arguments and trace options
+  (:mod:`ste_jax.ops._compiled`); inside a user's ``jit``, ``grad`` or ``vmap`` it is a nested
+  ``jit``. Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for each:
   it is the exact hard limit of that operator, whether the zero is a literal (which compiles the
   exact kernels) or traced (e.g. ``jax.jit(lambda t: ste_scores(P, tau=t))(0.0)``, which runs the
   smooth kernels in their limit), with finite values and gradients in both cases. With all of them
