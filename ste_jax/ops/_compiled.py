@@ -3,7 +3,10 @@
 Called outside ``jax.jit``, JAX runs a function one operation at a time, and every ``lax.map``,
 ``lax.scan`` or ``lax.cond`` whose body is a fresh closure is traced and compiled again at each
 call: the loops of the soft cover and of the max-min closure made every eager ``ste_scores`` call
-pay for their compilation. :func:`compiled_entry` makes a public operator jit itself: array
+pay for their compilation. :func:`compiled_entry` makes a public operator jit itself (``ste_scores``,
+``ste_scores_from_edges``, ``soft_reachability``, the cover functions, ``soft_uncovered_score``,
+``soft_maximal_lottery``, ``alpha_rank``, ``posterior_edges``; the exact solutions of
+:mod:`ste_jax.exact` are plain ``jax.jit`` functions, having no temperatures): array
 arguments are traced, structural arguments (``max_path_length``) are static, and a temperature is
 traced unless it is ``None`` or a literal zero -- the literal zero that selects an operator's exact
 kernels (:func:`~ste_jax._checks.is_static_zero`) stays a static literal, so a new temperature
@@ -43,13 +46,16 @@ def _is_numeric(value) -> bool:
   return False
 
 
-def compiled_entry(*, temperatures: tuple[str, ...] = (), static: tuple[str, ...] = ()):
+def compiled_entry(*, temperatures: tuple[str, ...] = (), static: tuple[str, ...] = (),
+                   positive: tuple[str, ...] = ()):
   """Decorator: calls of the operator run as one ``jax.jit``-compiled computation (module docstring).
 
   Args:
     temperatures: names of the temperature arguments (traced, except ``None`` and literal zeros;
       concrete values checked by :func:`~ste_jax._checks.check_temperature` first).
     static: names of structural arguments passed as static values (hashable).
+    positive: the temperatures among ``temperatures`` that must be ``> 0`` (a concrete zero
+      raises; a literal zero reaches the function, whose own check raises).
 
   Returns:
     A decorator; the decorated function keeps the signature and docstring, and the undecorated one
@@ -75,7 +81,7 @@ def compiled_entry(*, temperatures: tuple[str, ...] = (), static: tuple[str, ...
           if value is None or is_static_zero(value):
             fixed[name] = value
             continue
-          check_temperature(value, name, allow_zero=True)
+          check_temperature(value, name, allow_zero=name not in positive)
         elif name in static:
           fixed[name] = value
           continue

@@ -18,6 +18,7 @@ from jax import lax
 
 from ste_jax._checks import as_float_array, as_temperature, check_square
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
+from ste_jax.ops._compiled import compiled_entry
 
 _MAX_SOLVER_ITERATIONS = 100_000
 
@@ -98,6 +99,7 @@ def _soft_ml_bwd(res, g):
 _soft_ml_single.defvjp(_soft_ml_fwd, _soft_ml_bwd)
 
 
+@compiled_entry(temperatures=("temperature",), positive=("temperature",))
 def soft_maximal_lottery(M, *, temperature) -> jax.Array:
   """Soft maximal lottery: the logit (entropy-regularized) equilibrium of the margin game ``M``.
 
@@ -236,6 +238,7 @@ def _alpha_rank_single(payoff: jax.Array, alpha: jax.Array, m: int) -> jax.Array
   return jnp.linalg.solve(system, jnp.zeros((n,), dtype).at[-1].set(1.0))
 
 
+@compiled_entry(temperatures=("alpha",), static=("population_size",))
 def alpha_rank(payoff, *, alpha, population_size: int = 50) -> jax.Array:
   """Single-population alpha-Rank: the stationary distribution of the evolutionary response graph.
 

@@ -76,6 +76,12 @@ def test_eager_operators_equal_their_undecorated_functions(x64):
     got, expect = fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs)
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(expect)):
       np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=fn.__name__)
+  M = P - P.T
+  for fn, args, kwargs in [(ste_jax.soft_maximal_lottery, (M,), dict(temperature=0.2)),
+                           (ste_jax.alpha_rank, (P,), dict(alpha=3.0, population_size=7))]:
+    np.testing.assert_allclose(fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs), rtol=1e-10)
+  with pytest.raises(ValueError, match="temperature"):  # positive: a concrete zero array raises
+    ste_jax.soft_maximal_lottery(M, temperature=jnp.float64(0.0))
   counts = jnp.asarray([[0.0, 8.0], [2.0, 0.0]])
   np.testing.assert_allclose(ste_jax.posterior_edges(counts, prior=(1, 1)),
                              [[0.0, 1.0 - 2.0 * 0.032714843750], [0.0, 0.0]], rtol=1e-9)
