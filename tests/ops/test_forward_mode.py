@@ -81,9 +81,9 @@ OPERATORS = {
 }
 
 
-# The smooth products and reachability (O(n^3) dense scans, 20-30 s each on 2 cores) run in
-# `make test-slow`, and so do the composite scores, the smooth cover and the extrema (6-13 s each on
-# 2 cores; by default: the closure, the hard cover and the Top-Cycle score here, the smooth cover
+# The smooth products and reachability (O(n^3) dense scans) run in `make test-slow`, and so do the
+# composite scores, the smooth cover and the extrema (2-12 s each on 2 cores since the checks run
+# compiled, 2026-11-27; by default: the closure, the hard cover and the Top-Cycle score here, the smooth cover
 # against the dense equations below, the extrema to second order in tests/ops/test_extrema.py).
 _SLOW_CHECKS = (
     "max_min_product", "soft_reachability.smooth", "ste_scores.smooth", "ste_scores_from_edges.smooth",
@@ -126,19 +126,21 @@ def _oracle_pairs():
 
 
 @pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard",
-                                  pytest.param("ste_scores", marks=pytest.mark.slow),  # about 17 s on 2 cores
+                                  pytest.param("ste_scores", marks=pytest.mark.slow),  # 4-5 s on 2 cores
                                   pytest.param("ste_scores_smooth", marks=pytest.mark.slow)])
 def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   ours, naive = _oracle_pairs()[name]
   x = _tournament(2) if name.startswith("ste") else _edges(2)
   tol = dict(atol=1e-12, rtol=1e-10)  # float64; both sides sum the same terms in another order
-  chex.assert_trees_all_close(jax.jacfwd(ours)(x), jax.jacrev(naive)(x), **tol)
-  chex.assert_trees_all_close(jax.jacrev(ours)(x), jax.jacrev(naive)(x), **tol)
+  # Each derivative compiled (jax.jit), not run op by op.
+  expect = jax.jit(jax.jacrev(naive))(x)
+  chex.assert_trees_all_close(jax.jit(jax.jacfwd(ours))(x), expect, **tol)
+  chex.assert_trees_all_close(jax.jit(jax.jacrev(ours))(x), expect, **tol)
   scalar = lambda f: (lambda x: jnp.sum(jnp.sin(3.0 * f(x))))  # a loss with curvature of its own
-  chex.assert_trees_all_close(jax.hessian(scalar(ours))(x), jax.hessian(scalar(naive))(x), **tol)
+  chex.assert_trees_all_close(jax.jit(jax.hessian(scalar(ours)))(x), jax.jit(jax.hessian(scalar(naive)))(x), **tol)
 
 
-@pytest.mark.slow  # about 30 s on 2 cores
+@pytest.mark.slow  # about 25 s on 2 cores (the oracle runs op by op)
 def test_temperature_derivatives_equal_the_dense_equations(x64):
   P = _tournament(3)
   temps = jnp.asarray([0.1, 0.2, 0.3, 0.15])
@@ -150,13 +152,15 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
     return jnp.stack(oracles.naive_ste_scores(P, t[0], t[1], t[2], N - 1, t[3]))
 
   tol = dict(atol=1e-12, rtol=1e-10)
-  chex.assert_trees_all_close(jax.jacfwd(ours, 1)(P, temps), jax.jacrev(naive, 1)(P, temps), **tol)
+  # Ours compiled (jax.jit); the oracle branches on its temperatures' values, so it runs op by op.
+  chex.assert_trees_all_close(jax.jit(jax.jacfwd(ours, 1))(P, temps), jax.jacrev(naive, 1)(P, temps), **tol)
   chex.assert_trees_all_close(
-      jax.hessian(lambda t: jnp.sum(ours(P, t)))(temps), jax.hessian(lambda t: jnp.sum(naive(P, t)))(temps), **tol
+      jax.jit(jax.hessian(lambda t: jnp.sum(ours(P, t))))(temps), jax.hessian(lambda t: jnp.sum(naive(P, t)))(temps),
+      **tol,
   )
 
 
-# 5-15 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
+# 2-5 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
 @pytest.mark.slow
 @pytest.mark.parametrize("block_budget", [None, 60, 100], ids=["one_block", "row_blocks", "padded_blocks"])
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, monkeypatch, block_budget):
@@ -168,10 +172,11 @@ def test_cover_tangent_blocks_do_not_change_derivatives(x64, monkeypatch, block_
     f = lambda D: soft_cover_scores(D, gamma_c=gamma_c)
     naive = lambda D: oracles.naive_cover(D, gamma_c)
     tol = dict(atol=1e-13, rtol=1e-11)
-    chex.assert_trees_all_close(jax.jacfwd(f)(D), jax.jacrev(naive)(D), **tol)
-    chex.assert_trees_all_close(jax.jacrev(f)(D), jax.jacrev(naive)(D), **tol)
+    expect = jax.jit(jax.jacrev(naive))(D)  # every derivative compiled, not run op by op
+    chex.assert_trees_all_close(jax.jit(jax.jacfwd(f))(D), expect, **tol)
+    chex.assert_trees_all_close(jax.jit(jax.jacrev(f))(D), expect, **tol)
     loss = lambda f: (lambda D: jnp.sum(jnp.sin(3.0 * f(D))))
-    chex.assert_trees_all_close(jax.hessian(loss(f))(D), jax.hessian(loss(naive))(D), **tol)
+    chex.assert_trees_all_close(jax.jit(jax.hessian(loss(f)))(D), jax.jit(jax.hessian(loss(naive)))(D), **tol)
 
 
 class TransformationsTest(chex.TestCase):
@@ -186,7 +191,7 @@ class TransformationsTest(chex.TestCase):
     }
 
   @chex.variants(with_jit=True, without_jit=True)
-  @pytest.mark.slow  # 10-25 s per variant on 2 cores
+  @pytest.mark.slow  # 3-6 s per variant on 2 cores
   def test_jvp_is_the_jacobian_times_the_tangent(self):
     with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
       x = _tournament(5, n=6)
@@ -200,7 +205,7 @@ class TransformationsTest(chex.TestCase):
         )
 
   @chex.variants(with_jit=True, without_jit=True)
-  @pytest.mark.slow  # 10-12 s per variant on 2 cores
+  @pytest.mark.slow  # 3-4 s per variant on 2 cores
   def test_linearize_and_its_transpose(self):
     with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
       x = _tournament(6, n=6)
@@ -219,7 +224,7 @@ class TransformationsTest(chex.TestCase):
         chex.assert_trees_all_close(x_bar, jax.vjp(f, x)[1](ct)[0], atol=1e-12, rtol=1e-10, custom_message=name)
 
   @chex.variants(with_jit=True, without_jit=True)
-  @pytest.mark.slow  # 40-50 s per variant on 2 cores
+  @pytest.mark.slow  # 5-13 s per variant on 2 cores
   def test_hessian_vector_products_agree_across_modes(self):
     with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
       P = _tournament(7, n=6)
@@ -233,14 +238,15 @@ class TransformationsTest(chex.TestCase):
         chex.assert_trees_all_close(rev_over_fwd, dense, atol=1e-11, rtol=1e-9)
 
 
-@pytest.mark.slow  # about 30 s on 2 cores
+@pytest.mark.slow  # about 4 s on 2 cores
 def test_forward_mode_under_vmap_matches_a_loop():
   P = jnp.stack([_tournament(s, n=6) for s in range(3)]).astype(jnp.float32)
   f = lambda P: jnp.stack(ste_scores(P, tau=0.05))
-  batched = jax.vmap(jax.jacfwd(f))(P)
-  loop = jnp.stack([jax.jacfwd(f)(p) for p in P])
+  batched = jax.jit(jax.vmap(jax.jacfwd(f)))(P)
+  jac = jax.jit(jax.jacfwd(f))
+  loop = jnp.stack([jac(p) for p in P])
   chex.assert_trees_all_close(batched, loop, atol=1e-6, rtol=1e-5)  # float32
-  chex.assert_trees_all_close(jax.jacfwd(f)(P), jax.jacrev(f)(P), atol=1e-6, rtol=1e-5)  # (..., n, n) input
+  chex.assert_trees_all_close(jac(P), jax.jit(jax.jacrev(f))(P), atol=1e-6, rtol=1e-5)  # (..., n, n) input
 
 
 def _hvp(P, v):
@@ -285,7 +291,7 @@ def _default_rule_loss(P):
   return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
 
 
-@pytest.mark.slow  # about 15 s on 2 cores
+@pytest.mark.slow  # under 2 s on 2 cores since the operators compile themselves (2026-11-27)
 def test_default_rule_gradients_equal_jvp_rule(x64):
   """The default (reverse-only) cover rule gives the JVP rule's gradients."""
   P = _tournament(3, 6)

@@ -76,7 +76,7 @@ def test_custom_vjp_equals_autodiff_of_literal_products(x64, K):
   check_grads(jax.jit(f_fast), (D,), order=1, modes=("rev",), eps=1e-7)
 
 
-@pytest.mark.parametrize("K", [1, pytest.param(3, marks=pytest.mark.slow), None])  # K = 3: about 7 s on 2 cores
+@pytest.mark.parametrize("K", [1, pytest.param(3, marks=pytest.mark.slow), None])  # K = 3: about 5 s on 2 cores
 def test_soft_products_match_equations_values_and_gradients(x64, K):
   rng = np.random.default_rng(6)
   n = 5

@@ -63,7 +63,7 @@ def _hard_consistency_check(P, temp=1e-3):
 
 
 # n = 8 runs by default; n = 3 and the larger sizes, which run the same code paths (one cover chunk
-# up to n = 64), run in `make test-slow` (each size compiles anew, about 5 s on 2 cores).
+# up to n = 64), run in `make test-slow` (each size compiles anew, about 1.5 s on 2 cores).
 @pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), 8, pytest.param(20, marks=pytest.mark.slow),
                                pytest.param(60, marks=pytest.mark.slow)])
 def test_zero_temperature_consistency_random(n):
@@ -82,7 +82,7 @@ def test_zero_temperature_consistency_planted(n, core):
   np.testing.assert_array_equal(np.asarray(ste_scores(P, tau=1e-3).top_cycle) > 0.5, mask)
 
 
-@pytest.mark.slow  # about 10 s on 2 cores (four sizes)
+@pytest.mark.slow  # about 2 s on 2 cores (four sizes)
 def test_condorcet_winner_has_unique_top_scores_and_uc_subset_tc():
   rng = np.random.default_rng(3)
   for n in [2, 3, 7, 15]:
@@ -115,7 +115,7 @@ def test_permutation_equivariance(seed):
 _jitted_scores = jax.jit(lambda P, tau: ste_scores(P, tau=tau))
 
 
-@pytest.mark.slow  # about 10 s on 2 cores; tests/ops/test_batching.py checks batching by default
+@pytest.mark.slow  # about 2 s on 2 cores; tests/ops/test_batching.py checks batching by default
 def test_batched_equals_per_item_equals_vmap_and_jit_equals_eager():
   rng = np.random.default_rng(4)
   P = np.stack([oracles.random_tournament(rng, 6, tie_prob=0.2) for _ in range(6)]).reshape(3, 2, 6, 6)
