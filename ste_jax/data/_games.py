@@ -48,11 +48,17 @@ CHESS_RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5,
 _TRUE = ("true", "1", "yes")
 
 
-def find_columns(header, schema: str):
-  """The header's names of the first column set of ``schema`` it holds (any case), or ``None``."""
+def _by_lower_case(header) -> dict:
+  """``{lower-case name: the header's name}`` (the first of names equal up to case)."""
   by_lower = {}
   for name in header:
     by_lower.setdefault(str(name).lower(), str(name))
+  return by_lower
+
+
+def find_columns(header, schema: str):
+  """The header's names of the first column set of ``schema`` it holds (any case), or ``None``."""
+  by_lower = _by_lower_case(header)
   for names in COLUMN_SETS[schema]:
     if all(n in by_lower for n in names):
       return tuple(by_lower[n] for n in names)
@@ -114,7 +120,7 @@ def game_rows(column, lines, header, *, schema: str, pre=None, context=None, pol
     mappings = [f"higher score wins: {names[2]!r} vs {names[3]!r} for {names[0]!r} vs "
                 f"{names[1]!r}; equal scores -> tie", tie_mapping(policy)]
     home = np.arange(n)
-    neutral_col = {str(h).lower(): str(h) for h in header}.get("neutral")
+    neutral_col = _by_lower_case(header).get("neutral")
     if neutral_col is not None:
       _, _, flags = classify(column(neutral_col))
       neutral = np.isin(np.char.lower(flags.astype(str)), _TRUE)
@@ -124,7 +130,9 @@ def game_rows(column, lines, header, *, schema: str, pre=None, context=None, pol
     position = (home, outcome[home])
   else:
     lower = np.char.lower(s["x"].astype(str))
-    outcome = np.array([CHESS_RESULTS.get(v, np.nan) for v in lower])
+    outcome = np.full(n, np.nan)
+    for label, value in CHESS_RESULTS.items():  # a loop over the labels, not the rows
+      outcome[lower == label] = value
     rej.flag(np.isnan(outcome), R.UNKNOWN_WINNER,
              lambda i: f"column {names[2]!r} = {s['x'][i]!r}; expected 1-0, 0-1, 1/2-1/2 "
              f"(or white, black, draw)")

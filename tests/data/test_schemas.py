@@ -7,7 +7,6 @@ convention; the expected counts below are worked out by hand in the comments.
 """
 
 import json
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,25 +17,11 @@ from ste_jax.data import (
     detect_schema,
     from_dataframe,
     load_comparisons,
-    pair_counts,
 )
 
-FIX = Path(__file__).resolve().parent / "fixtures"
-
-
-def _wins(c, by_context=False):
-  """``{(winner, loser[, context]): wins}`` for every nonzero entry of the pair counts."""
-  w = np.asarray(pair_counts(c, by_context=by_context).wins, dtype=np.float64)
-  out = {}
-  for idx in zip(*np.nonzero(w)):
-    names = tuple(c.agents[i] for i in idx[-2:])
-    key = names + ((c.contexts[idx[0]],) if by_context else ())
-    out[key] = float(w[idx])
-  return out
-
-
-def _reasons(report):
-  return [(r.line, r.reason) for r in report.rejected]
+from tests.data.loaded import FIX
+from tests.data.loaded import rejected_lines as _reasons
+from tests.data.loaded import wins_by_pair as _wins
 
 
 def _invariant(report):
