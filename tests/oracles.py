@@ -142,18 +142,28 @@ def naive_edges(P, tau):
   return jnp.where(jnp.eye(n, dtype=bool), 0.0, jax.nn.sigmoid((P - 0.5) / tau))
 
 
+def is_concrete_zero(x) -> bool:
+  """``x == 0`` for a concrete value; ``False`` for a traced one (a positive temperature by contract)."""
+  try:
+    return bool(x == 0)
+  except jax.errors.ConcretizationTypeError:
+    return False
+
+
 def naive_reachability(D, K, gamma):
   """Eqs. soft_boolean_product / soft_path_length_k / soft_reachability, K dense products.
 
-  ``gamma = 0`` uses exact max/min. The diagonal of the result is zeroed (unused by t).
+  ``gamma = 0`` uses exact max/min. The diagonal of the result is zeroed (unused by t). A traced
+  ``gamma`` (under ``jax.jit``) is taken as positive, so the oracle can be compiled.
   """
   n = D.shape[-1]
+  hard = is_concrete_zero(gamma)
   D = jnp.where(jnp.eye(n, dtype=bool), 0.0, D)  # Eq. soft_majority_edge: no self-loops
 
   def product(X, Y):
     x = jnp.broadcast_to(X[:, :, None], (n, n, n))
     y = jnp.broadcast_to(Y[None, :, :], (n, n, n))
-    if gamma == 0:
+    if hard:
       return jnp.max(jnp.minimum(x, y), axis=1)
     inner = _nsmin(jnp.stack([x, y]), gamma, axis=0)
     return _nsmax(inner, gamma, axis=1)
@@ -162,19 +172,19 @@ def naive_reachability(D, K, gamma):
   for _ in range(2, K + 1):
     Qs.append(product(Qs[-1], D))
   Q = jnp.stack(Qs)
-  R = jnp.max(Q, axis=0) if gamma == 0 else _nsmax(Q, gamma, axis=0)
+  R = jnp.max(Q, axis=0) if hard else _nsmax(Q, gamma, axis=0)
   return jnp.where(jnp.eye(n, dtype=bool), 0.0, R)
 
 
 def naive_cover(D, gamma_c):
-  """Eqs. soft_cover_violation and soft_cover_score as a dense (c, a, b) tensor."""
+  """Eqs. soft_cover_violation and soft_cover_score as a dense (c, a, b) tensor (a traced ``gamma_c``: positive)."""
   n = D.shape[-1]
   term = D[None, :, :] * (1.0 - D[:, None, :])  # [c, a, b]
   idx = jnp.arange(n)
   mask = (idx[None, None, :] != idx[None, :, None]) & (idx[None, None, :] != idx[:, None, None])
   if n <= 2:
     v = jnp.zeros((n, n), D.dtype)
-  elif gamma_c == 0:
+  elif is_concrete_zero(gamma_c):
     v = jnp.max(jnp.where(mask, term, -jnp.inf), axis=-1)
   else:
     v = _nsmax(term, gamma_c, axis=-1, mask=mask)

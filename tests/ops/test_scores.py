@@ -40,7 +40,8 @@ def test_walkthrough_reachability_and_top_cycle_do_not_match_printed_values():
   assert R[0, 1] <= 0.9821 < 0.985  # printed 0.985 is unreachable for a max-min bottleneck
   for reach_gamma in [0.0, 0.05]:
     s = ste_scores(WALKTHROUGH_P, tau=0.05, max_path_length=3, reach_gamma=reach_gamma)
-    t_eq, u_eq = oracles.naive_ste_scores(jnp.asarray(WALKTHROUGH_P), 0.05, 0.05, 0.05, 3, reach_gamma)
+    naive = jax.jit(lambda P: oracles.naive_ste_scores(P, 0.05, 0.05, 0.05, 3, reach_gamma))  # compiled, not op by op
+    t_eq, u_eq = naive(jnp.asarray(WALKTHROUGH_P))
     np.testing.assert_allclose(s.top_cycle, t_eq, atol=1e-5)
     np.testing.assert_allclose(s.uncovered, u_eq, atol=1e-5)
     assert np.max(np.abs(np.asarray(s.top_cycle) - [0.994, 0.204, 0.159, 0.044])) > 0.02
@@ -149,7 +150,7 @@ def test_no_retrace_on_second_call_or_new_temperature():
 
 
 # The smooth reachability's gradients are also checked against the dense equations (operator by
-# operator) in tests/ops/test_reachability.py; through ste_scores (about 10 s on 2 cores) here in
+# operator) in tests/ops/test_reachability.py; through ste_scores (about 3 s on 2 cores) here in
 # `make test-slow`.
 @pytest.mark.parametrize("reach_gamma", [0.0, pytest.param(0.1, marks=pytest.mark.slow)])
 def test_gradients_match_dense_transcription_and_finite_differences(x64, reach_gamma):
@@ -166,7 +167,9 @@ def test_gradients_match_dense_transcription_and_finite_differences(x64, reach_g
     t, u = oracles.naive_ste_scores(P, tau, gamma, gamma_c, n - 1, reach_gamma)
     return jnp.sum(wt * t) + jnp.sum(wu * u)
 
-  f = jax.jit(f)  # one compilation instead of op-by-op dispatch (the oracle branches on its temperatures)
+  # Both compiled: one program each instead of op-by-op dispatch (the oracle's traced temperatures
+  # are positive, its literal reach_gamma = 0 the exact closure).
+  f, f_naive = jax.jit(f), jax.jit(f_naive)
   args = (P, jnp.float64(0.1), jnp.float64(0.07), jnp.float64(0.05))
   np.testing.assert_allclose(f(*args), f_naive(*args), rtol=1e-12)
   for a, b in zip(jax.grad(f, (0, 1, 2, 3))(*args), jax.grad(f_naive, (0, 1, 2, 3))(*args)):
