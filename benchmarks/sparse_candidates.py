@@ -16,7 +16,10 @@ Top Cycle and how many of its agents are true members, its soft Top-Cycle score 
 next to the best soft score of the other agents, the certified ``in`` / ``out`` counts, the
 Top-Cycle candidates at 0.95 (``ste_jax.evaluate.core_candidates``: the agents most often in the
 replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the replicas), whether they
-hold every true member, each true member's rank by ``P(TC)`` with its number of games, and how
+hold every true member, each true member's row in the table (``CoreTable.order``: agents with a
+higher ``P(TC)`` than every member of the point estimate's Top Cycle above it) and in the point
+estimate's order (tier, then soft scores: the table's order before that rule) with its number of
+games, and how
 many pairs among the true members were compared; and of the 10 pairs ``suggest_pairs`` proposes
 (seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
 None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
@@ -37,8 +40,12 @@ import numpy as np  # noqa: E402
 from benchmarks._timing import machine_description  # noqa: E402
 from ste_jax.data import Comparisons, pair_counts  # noqa: E402
 from ste_jax.evaluate import LeaderboardSettings, core_table, replica_cores, suggest_pairs  # noqa: E402
+from ste_jax.evaluate._leaderboard import display_order  # noqa: E402
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
+
+
+TOP_ROWS = 10  # the rows an analyst reads first (`ste-jax score --top 10`)
 
 
 def uniform_league(seed: int, n_main: int = 300, n_qualifiers: int = 100, opponents: int = 4, games: int = 3):
@@ -81,8 +88,11 @@ def run(kind: str, seed: int, cycle: float) -> dict:
   cols = table.columns
   point = np.flatnonzero(cols["hard_tc"])
   cands = table.top_cycle_candidates
-  by_p = np.argsort(-cols["p_tc"], kind="stable")
-  rank = {int(i): int(np.flatnonzero(by_p == i)[0]) + 1 for i in truth}
+  # Each agent's table row (1 = first): the table's order, and the point estimate's order (tier,
+  # then soft scores: the table's order without replicas).
+  row, point_row = np.empty(len(table.agents), np.int64), np.empty(len(table.agents), np.int64)
+  row[table.order] = np.arange(1, len(table.agents) + 1)
+  point_row[display_order(cols, bootstrapped=False)] = np.arange(1, len(table.agents) + 1)
   totals = np.asarray(pair_counts(comps).totals)
   # `ste-jax suggest --k 10`: the relevance from posterior draws, and from the replicas' cores.
   touching = {}
@@ -97,7 +107,8 @@ def run(kind: str, seed: int, cycle: float) -> dict:
                float(np.delete(cols["tc_score"], point).max())),
       "candidates": len(cands.members), "share": cands.share,
       "holds_truth": bool(np.isin(truth, cands.members).all()),
-      "members": sorted((rank[int(i)], int(totals[i].sum()), bool(np.isin(i, cands.members))) for i in truth),
+      "members": sorted((int(row[i]), int(point_row[i]), int(totals[i].sum()), bool(np.isin(i, cands.members)))
+                        for i in truth),
       "seconds": seconds, "touching": touching,
       "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
   }
@@ -112,22 +123,33 @@ def main(argv=None):
   print(f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
         f"confidence 0.95); league cycle logit {args.cycle}")
   print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
-        "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: rank by P(TC) (games; * = candidate) "
+        "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
         "| pairs among them compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
   print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---:|")
-  held = {}
+  held, top_rows, first_row = {}, {}, {}
   for kind in args.kinds:
     for seed in args.seeds:
       r = run(kind, seed, args.cycle)
       held.setdefault(kind, []).append(r["holds_truth"])
+      for k, k0, _, _ in r["members"]:
+        top_rows.setdefault(kind, []).append((k <= TOP_ROWS, k0 <= TOP_ROWS))
+      first_row.setdefault(kind, []).append(tuple(any(m[j] == 1 for m in r["members"]) for j in (0, 1)))
       print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
             f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
             f"{'yes' if r['holds_truth'] else 'no'} | "
-            f"{', '.join(f'{k} ({g}){chr(42) * c}' for k, g, c in r['members'])} | {r['core_pairs']} | "
+            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | "
             f"{r['touching']['posterior']} / {r['touching']['model']} | "
             f"{r['seconds']:.1f} |", flush=True)
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
+  for kind, rows in top_rows.items():
+    now, before = (sum(x[k] for x in rows) for k in (0, 1))
+    print(f"{kind}: true Top-Cycle members in the first {TOP_ROWS} rows: {now} of {len(rows)} in the table's order, "
+          f"{before} of {len(rows)} in the point estimate's order")
+  for kind, runs in first_row.items():
+    now, before = (sum(x[k] for x in runs) for k in (0, 1))
+    print(f"{kind}: the first row a true Top-Cycle member in {now} of {len(runs)} runs in the table's order, "
+          f"{before} of {len(runs)} in the point estimate's order")
 
 
 if __name__ == "__main__":

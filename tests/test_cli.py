@@ -121,8 +121,11 @@ def check_rows(rows, name, context=None, *, bootstrap=True, soft_intervals=True)
           assert r[col] is not None and 0.0 <= r[col] <= 1.0, (col, r)
         assert r["tc_lo"] <= r["tc_hi"] and r["uc_lo"] <= r["uc_hi"]
   assert [r["rank"] for r in rows] == list(range(1, len(rows) + 1))
-  keys = [(r["tier"], -r["tc_score"]) for r in rows]
-  assert keys == sorted(keys)  # tiers first, then soft Top-Cycle score
+  # Tier, then soft Top-Cycle score; with replicas, agents with a higher P(TC) than every member of
+  # the hard Top Cycle first.
+  bar = max((r["p_tc"] for r in rows if r["hard_tc"]), default=0.0) if bootstrap else 0.0
+  keys = [((-max(r["p_tc"], bar),) if bootstrap else ()) + (r["tier"], -r["tc_score"]) for r in rows]
+  assert keys == sorted(keys)
   assert all(r["tier"] == 1 for r in rows if r["hard_tc"])
 
 
@@ -150,6 +153,9 @@ def test_score_json(name):
   assert table["estimator"] == ESTIMATOR[name] and "unobserved" in table["conventions"]
   assert table["diagnostics"]["num_agents"] == len(table["rows"])
   check_rows(table["rows"], name)
+  # The hard Top Cycle has the highest P(TC) here, so no agent is listed above it: the tier order.
+  keys = [(r["tier"], -r["tc_score"]) for r in table["rows"]]
+  assert keys == sorted(keys)
   _, _, _, tc, uc = oracle(name)
   assert set(table["top_cycle"]) == {a for a, v in tc.items() if v}
   assert set(table["uncovered_set"]) == {a for a, v in uc.items() if v}

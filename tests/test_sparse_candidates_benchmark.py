@@ -44,3 +44,6 @@ def test_sparse_candidates_one_seed_end_to_end():
   assert len(members) == 3
   assert (r[8] == "yes") == all(m.endswith("*") for m in members)  # held iff every true member is starred
   assert "the candidates held the whole true Top Cycle in" in proc.stdout
+  # Each member's row in the table and in the point estimate's order: "row (point row; games)".
+  assert all(m.rstrip("*").split(" (")[0].isdigit() and "; " in m for m in members)
+  assert "true Top-Cycle members in the first 10 rows" in proc.stdout and "the first row a true" in proc.stdout

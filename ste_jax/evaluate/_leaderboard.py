@@ -113,7 +113,9 @@ class CoreTable:
     context: the context name, or ``None`` for all data.
     agents: agent names (index order of the arrays).
     columns: ``COLUMNS`` -> ``(n,)`` NumPy arrays in agent order (NaN where not computed).
-    order: display order (tier, then soft Top-Cycle score, Uncovered score, win rate).
+    order: display order (:func:`display_order`: tier, soft Top-Cycle score, Uncovered score,
+      win rate; with replicas, agents in more replicas' Top Cycles than any member of the point
+      estimate's Top Cycle first, by ``P(TC)``).
     P: ``(n, n)`` the estimator's tournament for figures and witnesses (the model's ``P̂``, or the
       win rates for ``winrate`` and ``posterior``;
       :func:`~ste_jax.evaluate._estimators.display_tournament`).
@@ -198,13 +200,15 @@ class CoreTable:
               "out = does not even through every edge not surely reversed, else undetermined; "
               + ("pairs never compared count with the model's imputed orientation" if s.certify_imputed
                  else "a pair never compared is sure neither way"))
+      boot += ("; rows by tier, then soft TC score, except that agents with a higher P(TC) than every member of "
+               "the hard TC are listed above it, by P(TC)")
       if self.soft_intervals:
         boot += f"; {s.confidence:.0%} percentile CIs of the soft scores"
       else:
         boot += f"; soft scores not bootstrapped (n > {SOFT_INTERVALS_MAX_AGENTS}; --soft-intervals to force)"
       parts.append(boot)
     else:
-      parts.append("no bootstrap (no verdicts)")
+      parts.append("no bootstrap (no verdicts); rows by tier, then soft TC score")
     if s.solutions:
       parts.append(f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
                    "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships "
@@ -263,6 +267,39 @@ def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
   )
 
 
+def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
+  """The table's row order: indices into the agents, first row first.
+
+  The point estimate's order: tier (the depth in the hard relation's condensation), then the soft
+  Top-Cycle score, the soft Uncovered score, the win rate. With bootstrap replicas, one exception:
+  an agent that more replicas put in their hard Top Cycle than any member of the point estimate's
+  hard Top Cycle (``P(TC)`` above the members' best) is listed above them, these agents by
+  decreasing ``P(TC)``.
+
+  On dense data nothing moves (the point estimate's Top Cycle has ``P(TC)`` near 1). On sparse
+  data the point estimate's Top Cycle is often one agent that few replicas put there
+  (``benchmarks/sparse_candidates.py``: 3-59 % of 200), and the agents the replicas put there more
+  often would otherwise sit behind it and the other agents of tier 2, 3, ... ``P(TC)`` does not
+  order the rest: below the top it is mostly the share of replicas whose Top Cycle holds nearly
+  everyone, about the same for most agents, and would order them by sampling noise.
+
+  Args:
+    columns: ``COLUMNS`` -> ``(n,)`` arrays; uses ``tier``, ``tc_score``, ``uc_score``, ``win_rate``
+      and, when ``bootstrapped``, ``p_tc`` and ``hard_tc``.
+    bootstrapped: whether ``p_tc`` comes from replicas.
+
+  Returns:
+    ``(n,)`` int array, a permutation of ``range(n)``; ties keep agent index order.
+  """
+  keys = [-np.asarray(columns["win_rate"], np.float64), -np.asarray(columns["uc_score"], np.float64),
+          -np.asarray(columns["tc_score"], np.float64), np.asarray(columns["tier"])]
+  if bootstrapped:
+    p, hard = np.asarray(columns["p_tc"], np.float64), np.asarray(columns["hard_tc"], bool)
+    bar = p[hard].max() if hard.any() else 0.0  # the point estimate's Top Cycle's best share
+    keys.append(-np.maximum(p, bar))
+  return np.lexsort(keys)
+
+
 UNSETTLED_SHARE = 0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
 
 
@@ -292,7 +329,7 @@ def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: in
   listed = ", ".join(f"{agents[i]} ({p_tc[i]:.0%})" for i in frequent)
   return (f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
           f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the replicas' Top "
-          f"Cycles: {listed}; read P(TC) and the Top Cycle candidates before the order of the first rows, and "
+          f"Cycles: {listed}; the agents in more replicas' Top Cycles than these members are listed above them; "
           "compare these agents more (ste-jax suggest)")
 
 
@@ -544,7 +581,7 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
     # Lottery probabilities are >= 0 up to solver rounding; keep -1e-9 from printing as -0.000.
     cols.update({k: np.clip(np.asarray(v, np.float64), 0.0, 1.0) + 0.0 if is_lottery(k) else np.asarray(v)
                  for k, v in sol.items()})
-  order = np.lexsort((-cols["win_rate"], -cols["uc_score"], -cols["tc_score"], cols["tier"]))
+  order = display_order(cols, bootstrapped=bool(settings.num_replicas))
   diagnostics = evidence_diagnostics(np.asarray(counts.totals), agents=comparisons.agents,
                                      top_cycle=cols["hard_tc"], tc_scores=cols["tc_score"],
                                      min_games=settings.min_games)

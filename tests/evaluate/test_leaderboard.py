@@ -226,6 +226,31 @@ def test_unsettled_top_warning():
   assert unsettled_top_warning([True, False, False], [np.nan] * 3, names, num_replicas=200) is None
 
 
+def test_display_order_lists_better_supported_agents_above_the_point_top_cycle():
+  """Hand-made columns: tier then soft scores; with replicas, agents with a higher P(TC) than every
+  member of the point estimate's Top Cycle above it, by P(TC); the rest keep the point order."""
+  from ste_jax.evaluate._leaderboard import display_order
+
+  cols = {
+      "tier": np.array([1, 2, 2, 3, 3, 4]),
+      "hard_tc": np.array([True, False, False, False, False, False]),
+      "tc_score": np.array([0.9, 0.4, 0.5, 0.2, 0.2, 0.1]),
+      "uc_score": np.array([0.9, 0.4, 0.5, 0.3, 0.2, 0.1]),
+      "win_rate": np.array([0.6, 0.5, 0.5, 0.4, 0.3, 0.2]),
+      "p_tc": np.array([0.2, 0.1, 0.15, 0.3, 0.25, 0.05]),
+  }
+  point = [0, 2, 1, 3, 4, 5]  # tier; agents 1 and 2 tie at tier 2 and the soft TC score decides
+  assert display_order(cols, bootstrapped=False).tolist() == point
+  # Agents 3 (0.3) and 4 (0.25) are in more replicas' Top Cycles than agent 0 (0.2): above it.
+  assert display_order(cols, bootstrapped=True).tolist() == [3, 4, 0, 2, 1, 5]
+  # A settled top: nothing moves, whatever P(TC) says below it.
+  settled = dict(cols, p_tc=np.array([0.95, 0.1, 0.15, 0.3, 0.25, 0.05]))
+  assert display_order(settled, bootstrapped=True).tolist() == point
+  # No point-estimate Top Cycle: agents with P(TC) > 0 first, by P(TC).
+  empty = dict(cols, hard_tc=np.zeros(6, bool), p_tc=np.array([0.0, 0.0, 0.0, 0.2, 0.0, 0.1]))
+  assert display_order(empty, bootstrapped=True).tolist() == [3, 5, 0, 2, 1, 4]
+
+
 def test_candidates_are_reported_where_verdicts_stay_open():
   """Two or three games per pair: verdicts stay undetermined, and the table names the replicas'
   candidates (text, Markdown, JSON, frame attrs); with every verdict certified no candidates line
