@@ -1,8 +1,10 @@
-"""Loading large comparison files: CSV and Parquet at 1e4 ... 2e6 rows (issue 12).
+"""Loading large comparison files: CSV, Parquet and PGN at 1e4 ... 2e6 rows (issue 12).
 
 Input: synthetic Chatbot Arena battles written to a temporary folder, one CSV and one Parquet file
 per size, with the columns of FastChat's ``clean_battle`` tables (``question_id, model_a,
-model_b, winner, category, language, tstamp``):
+model_b, winner, category, language, tstamp``), and the same battles as a PGN file of games (tags
+``Event, White, Black, Result, Category``, then the result as movetext; ``model_a`` wins ``1-0``,
+``model_b`` wins ``0-1``, either tie ``1/2-1/2``; eight lines per game):
 
 * ``NUM_MODELS`` models with heavy-tailed popularity (Zipf weights ``1 / rank**1.1``: the most
   popular model plays in about 12 % of battles, the least popular in well under 0.1 %);
@@ -10,20 +12,24 @@ model_b, winner, category, language, tstamp``):
 * 8 categories (the ``category`` column, loaded as the context);
 * a few planted bad rows (1 in 5,000: an empty winner, an unknown label, a self-comparison),
   which the load report must list one by one with their line numbers; the benchmark checks that
-  it does (count, reasons and line numbers).
+  it does (count, reasons and line numbers; in the PGN file a game's line is that of its first
+  tag).
 
 Each measurement runs in a fresh child process (``benchmarks/_timing.py``: ``run_child``), so its
 peak RSS (``ru_maxrss``) belongs to that load alone. Both kinds of child import the same modules
 (pandas, pyarrow, jax, ``ste_jax.data``) before the clock starts, so the peak RSS columns compare
 like with like (the imports alone take about 300 MiB, mostly JAX):
 
-* ``ste_jax``: ``ste_jax.data.load_comparisons(path, context="category")`` (reading, checking
+* ``ste_jax``: ``ste_jax.data.load_comparisons(path, context="category")`` (``"Category"`` for
+  PGN; reading, checking
   every row, the load report, building ``Comparisons``), then ``pair_counts(c, by_context=True)``
   jitted (first call, compile included, and a second, warm call);
 * ``pandas``: the baseline, measured in the same run on the same file: plain
-  ``pandas.read_csv(path)`` / ``pandas.read_parquet(path)`` (default engines).
+  ``pandas.read_csv(path)`` / ``pandas.read_parquet(path)`` (default engines). pandas does not
+  read PGN; the PGN baseline is the least any reader does: the file read as text and one regular
+  expression ``findall`` of its tag pairs (no games assembled, nothing checked).
 
-``ste_jax / pandas`` is the ratio of the two load times: ste_jax's overhead over a plain read.
+``ste_jax / baseline`` is the ratio of the two load times: ste_jax's overhead over a plain read.
 
 Usage:
   python benchmarks/loading.py                 # 1e4, 1e5, 1e6, 2e6 rows (a few minutes)
@@ -51,7 +57,9 @@ LANGUAGES = ("English", "Chinese", "Russian", "German", "Spanish", "Japanese", "
 BAD_EVERY = 5000  # one planted bad row per BAD_EVERY rows
 SIZES = (10_000, 100_000, 1_000_000, 2_000_000)
 QUICK_SIZES = (10_000, 100_000)
-FORMATS = ("csv", "parquet")
+FORMATS = ("csv", "parquet", "pgn")
+PGN_LINES_PER_GAME = 8  # five tags, a blank line, the movetext, a blank line: game i starts at line 8 i + 1
+PGN_TAG = r'^\[(\w+) "((?:[^"\\]|\\.)*)"\]'  # the baseline's tag pattern
 
 
 def model_names(n: int) -> np.ndarray:
@@ -109,12 +117,25 @@ def battles(num_rows: int, seed: int = 0):
   return df, planted
 
 
+def pgn_text(df) -> str:
+  """The battles as PGN games (``PGN_LINES_PER_GAME`` lines each). A planted unknown winner label
+  becomes the result ``*`` (an unfinished game: "unknown winner label"), an empty one stays empty
+  ("missing field")."""
+  result = df["winner"].map({"model_a": "1-0", "model_b": "0-1", "tie": "1/2-1/2", "tie (bothbad)": "1/2-1/2", "": ""})
+  result = result.fillna("*").to_numpy(dtype=object)
+  games = ('[Event "arena"]\n[White "' + df["model_a"].to_numpy(dtype=object) + '"]\n[Black "'
+           + df["model_b"].to_numpy(dtype=object) + '"]\n[Result "' + result + '"]\n[Category "'
+           + df["category"].to_numpy(dtype=object) + '"]\n\n' + result + "\n\n")
+  return "".join(games)
+
+
 def write_files(folder: pathlib.Path, num_rows: int) -> dict:
-  """Writes ``battles_<rows>.csv`` / ``.parquet`` and the planted rows; returns their paths."""
+  """Writes ``battles_<rows>.csv`` / ``.parquet`` / ``.pgn`` and the planted rows; returns their paths."""
   df, planted = battles(num_rows)
-  paths = {"csv": folder / f"battles_{num_rows}.csv", "parquet": folder / f"battles_{num_rows}.parquet"}
+  paths = {fmt: folder / f"battles_{num_rows}.{fmt}" for fmt in FORMATS}
   df.to_csv(paths["csv"], index=False)
   df.to_parquet(paths["parquet"], index=False)
+  paths["pgn"].write_text(pgn_text(df))
   planted_path = folder / f"battles_{num_rows}.planted.json"
   planted_path.write_text(json.dumps(planted))
   return {**paths, "planted": planted_path}
@@ -133,12 +154,18 @@ def child(kind: str, path: str, fmt: str, planted_path: str) -> dict:
   rss_start = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
   out = {"rss_start_mib": rss_start}
   t0 = time.perf_counter()
-  if kind == "pandas":
+  if kind == "pandas" and fmt == "pgn":
+    import re
+
+    tags = re.findall(PGN_TAG, pathlib.Path(path).read_text(), flags=re.MULTILINE)
+    out["load_s"] = time.perf_counter() - t0
+    out["rows"] = len(tags) // 5
+  elif kind == "pandas":
     df = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
     out["load_s"] = time.perf_counter() - t0
     out["rows"] = len(df)
   else:
-    c, report = sd.load_comparisons(path, context="category")
+    c, report = sd.load_comparisons(path, context="Category" if fmt == "pgn" else "category")
     jax.block_until_ready(c)
     out["load_s"] = time.perf_counter() - t0
     counts = jax.jit(sd.pair_counts, static_argnames=("tie_policy", "by_context"))
@@ -149,10 +176,13 @@ def child(kind: str, path: str, fmt: str, planted_path: str) -> dict:
     pc = jax.block_until_ready(counts(c, by_context=True))
     out["counts_warm_s"] = time.perf_counter() - t0
     planted = {int(k) + 2: v for k, v in json.loads(pathlib.Path(planted_path).read_text()).items()}
-    # Line numbers: CSV line = 0-based row + 2 (header is line 1); Parquet: 1-based record number.
+    # Line numbers: CSV line = 0-based row + 2 (header is line 1); Parquet: 1-based record number;
+    # PGN: the line of the game's first tag.
     got = {r.line: r.reason for r in report.rejected}
     if fmt == "parquet":
       planted = {k - 1: v for k, v in planted.items()}
+    if fmt == "pgn":
+      planted = {PGN_LINES_PER_GAME * (k - 2) + 1: v for k, v in planted.items()}
     out["rows"] = report.rows_read
     out["rejected_ok"] = got == planted
     out["rejected"] = len(report.rejected)
@@ -194,7 +224,7 @@ def main(argv=None):
         f"~10% tie (bothbad), {len(CATEGORIES)} categories, 7 columns, 1 planted bad row per {BAD_EVERY}")
   print()
   print("| rows | format | file (MiB) | ste_jax load (s) | rows/s | pair_counts first / warm (s) "
-        "| peak RSS (MiB) | pandas read (s) | pandas peak RSS (MiB) | ste_jax / pandas | report |")
+        "| peak RSS (MiB) | baseline read (s) | baseline peak RSS (MiB) | ste_jax / baseline | report |")
   print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   failed = False
   start_rss = []

@@ -1,5 +1,6 @@
 """``benchmarks/loading.py`` (issue 12): ``--quick`` end to end in a subprocess (``slow``): it
-prints the Markdown table, one row per size and format, with the planted bad rows reported."""
+prints the Markdown table, one row per size and format (CSV, Parquet, PGN), with the planted bad
+rows reported at their lines."""
 
 import pathlib
 import subprocess
@@ -21,7 +22,7 @@ def test_loading_benchmark_quick():
   assert lines[header + 1].startswith("|---:|")
   rows = [line.split("|")[1:-1] for line in lines[header + 2:] if line.startswith("|")]
   assert [(int(r[0]), r[1].strip()) for r in rows] == [
-      (10_000, "csv"), (10_000, "parquet"), (100_000, "csv"), (100_000, "parquet")]
+      (n, fmt) for n in (10_000, 100_000) for fmt in ("csv", "parquet", "pgn")]
   for r in rows:
-    assert float(r[3]) > 0 and float(r[7]) > 0, r  # ste_jax and pandas load times
+    assert float(r[3]) > 0 and float(r[7]) > 0, r  # ste_jax and baseline load times
     assert "lines ok" in r[-1], r
