@@ -8,12 +8,15 @@ columns by :mod:`ste_jax.data._schemas`, which hands the columns to that schema'
 """
 
 import bz2
+import contextlib
 import csv
+import gc
 import gzip
 import itertools
 import json
 import lzma
 import os
+import re
 import warnings
 
 import numpy as np
@@ -381,7 +384,6 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   no data lines, or pandas disagreeing on the number of rows.
   """
   import io  # pylint: disable=g-import-not-at-top
-  import re  # pylint: disable=g-import-not-at-top
 
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
@@ -582,10 +584,13 @@ def _read_json(path: str, opener):
   return _records_table(records, np.arange(1, len(records) + 1), pre, keys)
 
 
-# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes;
-# and a run of such lines (the tag section of a game).
-_PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"((?:[^"\\\n]|\\.)*)"[ \t]*\][ \t]*\r?$'
-_PGN_TAG_RUN = r'(?:^[ \t]*\[[A-Za-z0-9_]+[ \t]+"(?:[^"\\\n]|\\.)*"[ \t]*\][ \t]*\r?(?:\n|\Z))+'
+# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes
+# (written as "unrolled" loops, ``[^"\\\n]*(?:\\.[^"\\\n]*)*``: the same strings as ``(?:[^"\\\n]|\\.)*``
+# without an alternation per character); and a run of such lines (the tag section of a game).
+_PGN_VALUE = r'[^"\\\n]*(?:\\.[^"\\\n]*)*'
+_PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"(' + _PGN_VALUE + r')"[ \t]*\][ \t]*\r?$'
+_PGN_RUNS_PER_CHUNK = 1 << 15  # runs of tag lines (games) whose tags are converted together
+_PGN_TAG_RUN = r'(?:^[ \t]*\[[A-Za-z0-9_]+[ \t]+"' + _PGN_VALUE + r'"[ \t]*\][ \t]*\r?(?:\n|\Z))+'
 
 
 def _read_pgn(path: str, opener):
@@ -595,44 +600,109 @@ def _read_pgn(path: str, opener):
   movetext, or repeating a tag of the current game, starts the next game. A record's line is the
   line of its first tag. Text before the first tag pair is reported as a malformed record at its
   first line (a game whose tags are damaged there, and nothing else, would otherwise vanish); a
-  file with text but no tag pair raises ``ValueError``. The runs of tag lines are found by one
-  regular expression and each run's tags by another (C loops; Python code runs once per game).
-  """
-  import re  # pylint: disable=g-import-not-at-top
+  file with text but no tag pair raises ``ValueError``.
 
-  tag = re.compile(_PGN_TAG, re.MULTILINE)
-  unescape = re.compile(r"\\(.)").sub
+  Vectorized: one regular expression splits the text into (text before a run, run of tag lines)
+  pairs, a second one finds every tag pair; the games are cut from the tag sequence with NumPy (a
+  new game at the first tag after movetext, and within the rare runs where a tag name repeats, at
+  each repeat). Python runs once per run of tags for the line counts, not once per tag.
+  """
   with _open_text(path, opener) as f:
     text = f.read()
-  records, lines, pre = [], [], []
-  keys = {}
-  line, pos = 1, 0
-  current = None
-  for run in re.finditer(_PGN_TAG_RUN, text, flags=re.MULTILINE):
-    start = run.start()
-    gap = text[pos:start]
-    if current is None and gap.strip():
-      records.append(None)
-      lines.append(line + gap[:len(gap) - len(gap.lstrip())].count("\n"))
-      pre.append((R.MALFORMED, "text before the first PGN tag pair"))
-    line += gap.count("\n")
-    if gap.strip():  # movetext: the next tag starts a new game
-      current = None
-    block = run.group(0)
-    for k, (name, value) in enumerate(tag.findall(block)):
-      if current is None or name in current:
-        current = {}
-        records.append(current)
-        lines.append(line + k)
-        pre.append(None)
-      current[name] = unescape(r"\1", value) if "\\" in value else value
-      keys[name] = None
-    line += block.count("\n")
-    pos = run.end()
-  if current is None and text.strip():
-    raise ValueError(f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in '
-                     f'the file.')
-  return _records_table(records, lines, pre, keys)
+  with _gc_paused():  # millions of small strings and tuples: no cyclic collections while they are made
+    return _pgn_table(path, text)
+
+
+@contextlib.contextmanager
+def _gc_paused():
+  """Pauses Python's cyclic garbage collector (the objects built here hold no cycles), then restores it."""
+  enabled = gc.isenabled()
+  gc.disable()
+  try:
+    yield
+  finally:
+    if enabled:
+      gc.enable()
+
+
+def _pgn_table(path: str, text: str):
+  """:func:`_read_pgn` on the file's ``text``."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  parts = re.split("(" + _PGN_TAG_RUN + ")", text, flags=re.MULTILINE)  # gap, run, gap, run, ..., tail
+  gaps, runs = parts[0:-1:2], parts[1::2]
+  if not runs:
+    if text.strip():
+      raise ValueError(f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in '
+                       f'the file.')
+    return [], None, np.zeros(0, dtype=np.int64), None
+  num_runs = len(runs)
+  after_text = np.fromiter((not g.isspace() and g != "" for g in gaps), bool, num_runs)
+  gap_lines = np.fromiter((g.count("\n") for g in gaps), np.int64, num_runs)
+  run_lines = np.fromiter((r.count("\n") for r in runs), np.int64, num_runs)
+  tags_per_run = run_lines + np.fromiter((not r.endswith("\n") for r in runs), np.int64, num_runs)
+  # Line of each run's first tag: the lines of every gap up to it and of every run before it.
+  run_start_line = 1 + np.cumsum(gap_lines) + np.concatenate([[0], np.cumsum(run_lines)[:-1]])
+  first_gap = gaps[0]
+  # The tags, a chunk of runs at a time (a tuple per tag lives only while its chunk is converted):
+  # names as integer codes in order of first appearance, values as strings.
+  code_of: dict[str, int] = {}
+  code_parts, value_parts = [], []
+  for start in range(0, num_runs, _PGN_RUNS_PER_CHUNK):
+    chunk = re.findall(_PGN_TAG, "".join(runs[start:start + _PGN_RUNS_PER_CHUNK]), flags=re.MULTILINE)
+    pairs = np.empty((len(chunk), 2), dtype=object)
+    pairs[:] = chunk  # (name, value) rows, without a per-tag Python loop
+    del chunk
+    local, uniques = pd.factorize(pairs[:, 0])
+    to_global = np.array([code_of.setdefault(str(u), len(code_of)) for u in uniques], dtype=np.int64)
+    code_parts.append(to_global[local])
+    value_parts.append(pairs[:, 1].copy())
+  del parts, gaps, runs
+  codes, values = np.concatenate(code_parts), np.concatenate(value_parts)
+  num_tags = len(codes)
+  assert num_tags == int(tags_per_run.sum()), "PGN tag lines and runs disagree"
+  if "\\" in text:
+    unescape = re.compile(r"\\(.)").sub
+    escaped = np.flatnonzero(np.fromiter(("\\" in v for v in values), bool, num_tags))
+    values[escaped] = [unescape(r"\1", v) for v in values[escaped]]
+  run_of_tag = np.repeat(np.arange(num_runs), tags_per_run)
+  first_of_run = np.concatenate([[0], np.cumsum(tags_per_run)[:-1]])
+  tag_line = run_start_line[run_of_tag] + np.arange(num_tags) - first_of_run[run_of_tag]
+  # Sections: tags from one run after movetext (or the first run) to the next such run.
+  section_start = np.zeros(num_tags, bool)
+  section_start[first_of_run[after_text]] = True
+  section_start[0] = True
+  section = np.cumsum(section_start) - 1
+  game_start = section_start.copy()
+  # Sections holding several games without movetext between them (a tag name repeats): cut at
+  # each repeat, one pass over their tags.
+  repeated = pd.Series(section * len(code_of) + codes).duplicated().to_numpy()
+  seen = set()
+  for t in np.flatnonzero(np.isin(section, section[repeated])):
+    if section_start[t]:
+      seen = set()
+    elif codes[t] in seen:
+      game_start[t], seen = True, set()
+    seen.add(codes[t])
+  game_of_tag = np.cumsum(game_start) - 1
+  lines = tag_line[game_start]
+  pre = [None] * len(lines)
+  offset = 0
+  if after_text[0]:  # text before the first tag pair
+    lead = first_gap[:len(first_gap) - len(first_gap.lstrip())]
+    lines = np.concatenate([[1 + lead.count("\n")], lines])
+    pre = [(R.MALFORMED, "text before the first PGN tag pair")] + pre
+    offset = 1
+  num_records = len(lines)
+
+  def column(name):
+    out = np.full(num_records, None, dtype=object)
+    if name in code_of:
+      where = codes == code_of[name]
+      out[offset + game_of_tag[where]] = values[where]
+    return out
+
+  return list(code_of), column, np.asarray(lines, dtype=np.int64), object_column(pre)
 
 
 def _read_parquet(path: str):

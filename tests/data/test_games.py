@@ -9,7 +9,9 @@ worked out by hand in the comments.
 
 import gzip
 import json
+import re
 
+import numpy as np
 import pytest
 
 from ste_jax.data import OutcomePolicy, detect_schema, load_comparisons
@@ -117,6 +119,71 @@ def test_pgn_records_line_endings_and_stray_text(tmp_path):
   empty.write_text("1. e4 e5 *\n")
   with pytest.raises(ValueError, match="no comparisons"):
     load_comparisons(empty)
+
+
+def _reference_pgn(text):
+  """An independent line-by-line PGN reader: ``(games as dicts, first-tag lines, line of text before
+  the first tag or None)``, the rules of ``_read_pgn`` stated one line at a time."""
+  tag = re.compile(r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"((?:[^"\\]|\\.)*)"[ \t]*\][ \t]*$')
+  games, lines, stray = [], [], None
+  current, after_text = None, False
+  for number, raw in enumerate(text.split("\n"), start=1):
+    line = raw[:-1] if raw.endswith("\r") else raw
+    m = tag.match(line)
+    if m:
+      name, value = m.group(1), re.sub(r"\\(.)", r"\1", m.group(2))
+      if current is None or after_text or name in current:
+        current = {}
+        games.append(current)
+        lines.append(number)
+      current[name] = value
+      after_text = False
+    elif line.strip():
+      if current is None and stray is None:
+        stray = number
+      after_text = True
+  return games, lines, stray
+
+
+def test_pgn_reader_equals_a_line_by_line_reader_on_random_files(tmp_path, monkeypatch):
+  """Random PGN-like files: tag lines (repeats, escapes, spaces, no movetext between games), movetext,
+  blank lines, stray text first, CRLF, no final newline; records and lines as the reference's (every
+  other file read two runs of tags per chunk, so that games and names span chunks)."""
+  from ste_jax.data import _tabular
+  from ste_jax.data._tabular import _read_pgn
+
+  rng = np.random.default_rng(0)
+  names, values = ["White", "Black", "Result", "Event"], ["A", "B b", 'say \\"hi\\"', "c:\\\\d", "", "1-0"]
+  for trial in range(60):
+    out = []
+    for _ in range(rng.integers(1, 30)):
+      kind = rng.choice(["tag", "tag", "tag", "move", "blank", "junk"])
+      if kind == "tag":
+        pad = rng.choice(["", " ", "\t"])
+        out.append(f'{pad}[{rng.choice(names)} "{rng.choice(values)}"]{pad}')
+      elif kind == "move":
+        out.append("1. e4 e5 2. Nf3 1-0")
+      elif kind == "junk":
+        out.append('[Broken "no end')
+      else:
+        out.append("")
+    text = ("\r\n" if trial % 3 == 0 else "\n").join(out) + ("" if trial % 4 == 0 else "\n")
+    games, lines, stray = _reference_pgn(text)
+    monkeypatch.setattr(_tabular, "_PGN_RUNS_PER_CHUNK", 2 if trial % 2 else 1 << 15)
+    path = tmp_path / f"t{trial}.pgn"
+    path.write_bytes(text.encode())
+    if not games:
+      if text.strip():
+        with pytest.raises(ValueError, match="no PGN tag pair"):
+          _read_pgn(str(path), None)
+      continue
+    keys, column, got_lines, pre = _read_pgn(str(path), None)
+    offset = stray is not None
+    assert got_lines.tolist() == ([stray] if offset else []) + lines, text
+    assert (pre[0] is not None) == offset and all(x is None for x in pre[offset:])
+    cols = {k: column(k) for k in keys}
+    got = [{k: v[i] for k, v in cols.items() if v[i] is not None} for i in range(offset, len(got_lines))]
+    assert got == games, text
 
 
 def test_lichess_export_white_black_draw():
