@@ -603,9 +603,12 @@ def _read_pgn(path: str, opener):
   file with text but no tag pair raises ``ValueError``.
 
   Vectorized: one regular expression splits the text into (text before a run, run of tag lines)
-  pairs, a second one finds every tag pair; the games are cut from the tag sequence with NumPy (a
-  new game at the first tag after movetext, and within the rare runs where a tag name repeats, at
-  each repeat). Python runs once per run of tags for the line counts, not once per tag.
+  pairs, a second one finds the tag pairs of ``_PGN_RUNS_PER_CHUNK`` runs at a time (kept as name
+  codes and value strings, so a tuple per tag lives only within its chunk); the games are cut from
+  the tag sequence with NumPy: a new game at the first tag after movetext and, in the rare
+  sections of several runs without movetext between them, at each repeated tag name (a Python
+  pass over those sections' tags only). Otherwise Python runs once per run for the line counts,
+  and the cyclic garbage collector is paused while the objects are built.
   """
   with _open_text(path, opener) as f:
     text = f.read()
