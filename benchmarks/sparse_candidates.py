@@ -142,14 +142,13 @@ def main(argv=None):
             f"{r['seconds']:.1f} |", flush=True)
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
-  for kind, rows in top_rows.items():
-    now, before = (sum(x[k] for x in rows) for k in (0, 1))
-    print(f"{kind}: true Top-Cycle members in the first {TOP_ROWS} rows: {now} of {len(rows)} in the table's order, "
-          f"{before} of {len(rows)} in the point estimate's order")
-  for kind, runs in first_row.items():
-    now, before = (sum(x[k] for x in runs) for k in (0, 1))
-    print(f"{kind}: the first row a true Top-Cycle member in {now} of {len(runs)} runs in the table's order, "
-          f"{before} of {len(runs)} in the point estimate's order")
+  for counts, what in ((top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
+                       (first_row, "the first row a true Top-Cycle member in")):
+    for kind, pairs in counts.items():  # (in the table's order, in the point estimate's order) per item
+      now, before = (sum(x[k] for x in pairs) for k in (0, 1))
+      unit = " runs" if counts is first_row else ""
+      print(f"{kind}: {what} {now} of {len(pairs)}{unit} in the table's order, {before} of {len(pairs)}{unit} "
+            "in the point estimate's order")
 
 
 if __name__ == "__main__":
