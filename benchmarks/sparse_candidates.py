@@ -20,7 +20,8 @@ hold every true member, each true member's row in the table (``CoreTable.order``
 higher ``P(TC)`` than every member of the point estimate's Top Cycle above it) and in the point
 estimate's order (tier, then soft scores: the table's order before that rule) with its number of
 games, and how
-many pairs among the true members were compared; and of the 10 pairs ``suggest_pairs`` proposes
+many pairs among the true members and among the table's first 10 rows
+(``CoreTable.head_to_head``) were compared; and of the 10 pairs ``suggest_pairs`` proposes
 (seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
 None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
 
@@ -111,6 +112,7 @@ def run(kind: str, seed: int, cycle: float) -> dict:
                         for i in truth),
       "seconds": seconds, "touching": touching,
       "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
+      "top_pairs": f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of {TOP_ROWS * (TOP_ROWS - 1) // 2}",
   }
 
 
@@ -124,8 +126,8 @@ def main(argv=None):
         f"confidence 0.95); league cycle logit {args.cycle}")
   print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
         "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
-        "| pairs among them compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
-  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---:|")
+        f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
+  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---|---:|")
   held, top_rows, first_row = {}, {}, {}
   for kind in args.kinds:
     for seed in args.seeds:
@@ -137,7 +139,7 @@ def main(argv=None):
       print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
             f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
             f"{'yes' if r['holds_truth'] else 'no'} | "
-            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | "
+            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | "
             f"{r['touching']['posterior']} / {r['touching']['model']} | "
             f"{r['seconds']:.1f} |", flush=True)
   for kind, h in held.items():

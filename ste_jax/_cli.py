@@ -198,9 +198,13 @@ def build_parser() -> argparse.ArgumentParser:
   score.add_argument("--output", choices=OUTPUTS, default="table", help="output format (default table)")
   score.add_argument("--top", type=_nonnegative_int, default=None, metavar="N",
                      help="table/markdown: print only the first N rows of each table")
+  score.add_argument("--head-to-head", type=_nonnegative_int, default=10, metavar="K",
+                     help="table/markdown/json: the direct records (wins-losses) among the first K rows of each "
+                     "table, as a crosstable (default 10; 0: none)")
   score.add_argument("--plot", metavar="PNG", default=None,
-                     help="also write the report figure (tournament graph, P heatmap, score bars); with "
-                     "--by-context one file per context, suffixed with its name")
+                     help="also write the report figure of each table's first 40 rows (tournament graph, P "
+                     "heatmap with never-compared pairs dotted, score bars with P(TC)); with --by-context one file "
+                     "per context, suffixed with its name")
 
   explain = sub.add_parser("explain", help="witnesses: majority-win paths from an agent, or who covers it",
                            description="Why AGENT is (or is not) in the hard Top Cycle and Uncovered Set of the "
@@ -382,9 +386,9 @@ def cmd_score(args) -> int:
   tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
   if args.output == "table":
     print(report.summary(max_lines=0) if not report.bad_rows else f"{args.file}: {len(report.bad_rows)} bad rows skipped")
-    print(format_text(tables, top=args.top))
+    print(format_text(tables, top=args.top, head_to_head=args.head_to_head))
   elif args.output == "markdown":
-    print(format_markdown(tables, top=args.top))
+    print(format_markdown(tables, top=args.top, head_to_head=args.head_to_head))
   elif args.output == "csv":
     for t in tables:
       print("conventions: " + t.conventions(), file=sys.stderr)
@@ -392,7 +396,8 @@ def cmd_score(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))
   else:
-    print(json.dumps(to_json(tables, load=_load_summary(report, args.file)), indent=1, allow_nan=False))
+    print(json.dumps(to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head), indent=1,
+                     allow_nan=False))
   if args.plot:
     for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
       print(f"plot written to {p}", file=sys.stderr)

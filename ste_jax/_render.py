@@ -134,16 +134,60 @@ def _footer(table) -> list[str]:
   return lines
 
 
+HEAD_TO_HEAD_ROWS = 10
+"""Default number of table rows in the head-to-head crosstable (``ste-jax score --head-to-head``)."""
+
+
+def _head_to_head_cell(h, i: int, j: int) -> str:
+  if i == j:
+    return "-"
+  if not h.compared[i, j]:
+    return "."
+  return f"{h.wins[i, j]:g}-{h.wins[j, i]:g}" + ("!" if h.against_table[i, j] else "")
+
+
+def _head_to_head_title(h) -> list[str]:
+  return [f"head-to-head among the first {len(h.agents)} rows: {h.summary()}",
+          "(cells: the row's wins-losses against the column's row, ties 1/2; . = never compared; ! = the row leads "
+          "the record but the table has it losing)"]
+
+
+def _head_to_head_text(table, k: int) -> list[str]:
+  """The crosstable of the first ``k`` rows as fixed-width lines (none for ``k < 2`` or fewer agents)."""
+  h = table.head_to_head(k)
+  k = len(h.agents)
+  if k < 2:
+    return []
+  cells = [[f"{i + 1}", name] + [_head_to_head_cell(h, i, j) for j in range(k)] for i, name in enumerate(h.agents)]
+  header = ["#", "agent"] + [str(j + 1) for j in range(k)]
+  widths = [max(len(header[c]), *(len(r[c]) for r in cells)) for c in range(len(header))]
+  fmt = lambda row: "  ".join(x.ljust(w) if c == 1 else x.rjust(w) for c, (x, w) in enumerate(zip(row, widths)))
+  return _head_to_head_title(h) + [fmt(header)] + [fmt(r) for r in cells]
+
+
+def _head_to_head_markdown(table, k: int) -> list[str]:
+  h = table.head_to_head(k)
+  k = len(h.agents)
+  if k < 2:
+    return []
+  rows = [[str(i + 1), name.replace("|", "\\|")] + [_head_to_head_cell(h, i, j) for j in range(k)]
+          for i, name in enumerate(h.agents)]
+  return [f"_{' '.join(_head_to_head_title(h))}_", "", "| # | agent | " + " | ".join(str(j + 1) for j in range(k)) + " |",
+          "|---:|---|" + "---:|" * k] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
 def _header_lines(table) -> list[str]:
   return [_title(table), "conventions: " + table.conventions(), _evidence(table)]
 
 
-def format_text(tables, *, top=None) -> str:
+def format_text(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) -> str:
   """Fixed-width tables, one per context, each under its conventions and evidence lines.
 
   Args:
     tables: :class:`~ste_jax.evaluate.CoreTable` list.
     top: print only the first ``top`` rows of each table (``None``: all).
+    head_to_head: after each table, the crosstable of the direct records among its first
+      ``head_to_head`` rows (:meth:`~ste_jax.evaluate.CoreTable.head_to_head`; ``0``: none).
   """
   out = []
   for table in tables:
@@ -157,11 +201,12 @@ def format_text(tables, *, top=None) -> str:
     if top is not None and top < len(table.agents):
       out.append(f"... {len(table.agents) - top} more agents (--top to show more)")
     out += _footer(table)
+    out += _head_to_head_text(table, head_to_head)
   return "\n".join(out)
 
 
-def format_markdown(tables, *, top=None) -> str:
-  """GitHub-flavoured Markdown tables, one per context."""
+def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) -> str:
+  """GitHub-flavoured Markdown tables, one per context (``top``, ``head_to_head``: as :func:`format_text`)."""
   out = []
   for table in tables:
     keep = _columns_shown(table)
@@ -171,6 +216,8 @@ def format_markdown(tables, *, top=None) -> str:
             "| " + " | ".join(header) + " |", "|" + "|".join("---" if k == 1 else "---:" for k in range(len(header))) + "|"]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     out += [""] + [f"- {line}" for line in _footer(table)] + [""]
+    crosstable = _head_to_head_markdown(table, head_to_head)
+    out += crosstable + [""] * bool(crosstable)
   return "\n".join(out).rstrip("\n")
 
 
@@ -206,8 +253,10 @@ def _finite(x):
   return None if x is None or not math.isfinite(x) else float(x)
 
 
-def to_json(tables, load=None) -> dict:
-  """A JSON-ready dict: settings, load report and the tables with conventions, model and diagnostics."""
+def to_json(tables, load=None, *, head_to_head: int = HEAD_TO_HEAD_ROWS) -> dict:
+  """A JSON-ready dict: settings, load report and the tables with conventions, model, diagnostics and
+  the head-to-head records among each table's first ``head_to_head`` rows
+  (:meth:`~ste_jax.evaluate.HeadToHead.to_dict`)."""
   settings = tables[0].settings if tables else None
   return {
       "settings": None if settings is None else dataclasses.asdict(settings) | {"gamma": settings.gamma_value},
@@ -236,6 +285,7 @@ def to_json(tables, load=None) -> dict:
               "diagnostics": t.diagnostics.to_dict(),
               "bt_identifiable": t.bt_identifiable,
               "bt_note": t.bt_note or None,
+              "head_to_head": t.head_to_head(head_to_head).to_dict(),
               "rows": [dict(r, tc_verdict=r["tc_verdict"] or None, uc_verdict=r["uc_verdict"] or None)
                        for r in t.records()],
           }

@@ -115,7 +115,7 @@ def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title:
   return ax.figure
 
 
-def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | None = None):
+def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | None = None, unobserved=None):
   """The tournament matrix ``P[a, b]`` as a heatmap, rows and columns ordered by ``scores``.
 
   Args:
@@ -125,6 +125,8 @@ def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | No
     order: optional explicit agent order (overrides ``scores``).
     ax: optional ``Axes``.
     title: optional title.
+    unobserved: optional Boolean ``(n, n)`` mask of the pairs never compared: their cells get a
+      black dot (their ``P`` is imputed, not observed).
 
   Returns:
     The matplotlib ``Figure``.
@@ -136,6 +138,10 @@ def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | No
     ax = _new_figure(size + 1.0, size).add_subplot()
   order = _order(scores, n, order)
   image = ax.imshow(P[np.ix_(order, order)], cmap="RdBu_r", vmin=0.0, vmax=1.0, interpolation="nearest")
+  if unobserved is not None:
+    rows, cols = np.nonzero(np.asarray(unobserved, dtype=bool)[np.ix_(order, order)] & ~np.eye(n, dtype=bool))
+    ax.scatter(cols, rows, s=max(0.5, min(6.0, 900.0 / max(n, 1) ** 2 * 6.0)), color="black", marker=".",
+               linewidths=0, label="never compared")
   names = [str(agents[i]) for i in order]
   fs = _label_size(n)
   ax.set_xticks(np.arange(n), names, rotation=90, fontsize=fs)
@@ -148,7 +154,7 @@ def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | No
 
 
 def plot_score_bars(agents, scores, *, lower=None, upper=None, core=None, order=None, ax=None,
-                    label: str = "score", title: str | None = None):
+                    label: str = "score", title: str | None = None, markers=None, marker_label: str = "marker"):
   """Horizontal bars of ``scores`` (best at the top) with bootstrap percentile intervals.
 
   Args:
@@ -160,6 +166,9 @@ def plot_score_bars(agents, scores, *, lower=None, upper=None, core=None, order=
     ax: optional ``Axes``.
     label: the x-axis label.
     title: optional title.
+    markers: optional ``(n,)`` values in ``[0, 1]`` drawn as black diamonds on each agent's row
+      (NaN: none), e.g. the share of bootstrap replicas whose core holds the agent.
+    marker_label: the legend entry of ``markers``.
 
   Returns:
     The matplotlib ``Figure``.
@@ -181,6 +190,12 @@ def plot_score_bars(agents, scores, *, lower=None, upper=None, core=None, order=
       s = scores[order][ok]
       err = np.stack([np.maximum(s - lo[ok], 0.0), np.maximum(hi[ok] - s, 0.0)])
       ax.errorbar(s, y[ok], xerr=err, fmt="none", ecolor="black", elinewidth=1.0, capsize=2.5)
+  if markers is not None:
+    m = np.asarray(markers, dtype=np.float64)[order]
+    ok = np.isfinite(m)
+    if ok.any():
+      ax.scatter(m[ok], y[ok], marker="D", s=18, color="black", zorder=3, label=marker_label)
+      ax.legend(loc="lower right", fontsize=7)
   ax.set_yticks(y, [str(agents[i]) for i in order], fontsize=_label_size(n))
   ax.invert_yaxis()
   ax.set_xlim(0.0, 1.05)
@@ -197,37 +212,60 @@ def save_figure(fig, path) -> str:
   return path
 
 
-def report_figure(table, *, title: str | None = None):
-  """The three panels of a score table: tournament graph, ordered heatmap, score bars with CIs.
+REPORT_ROWS = 40
+"""Rows of a score table that :func:`report_figure` draws by default (the first, in table order)."""
+
+
+def report_figure(table, *, title: str | None = None, top: int | None = REPORT_ROWS):
+  """The three panels of a score table's first rows: tournament graph, heatmap, score bars.
+
+  Every panel shows the table's first ``top`` rows in table order (``table.order``), so that a
+  league of hundreds of agents gives a readable figure of its top. The heatmap is the table's
+  tournament ``P`` among them with a dot on each pair never compared (its ``P`` is imputed by the
+  estimator, or 1/2); the bars are the soft Top-Cycle scores with their bootstrap intervals and,
+  with replicas, ``P(TC)`` as diamonds (on sparse data they can disagree: read ``P(TC)`` first).
 
   Args:
     table: a score table as built by ``ste-jax score`` (:class:`~ste_jax.evaluate.CoreTable`):
-      it needs ``agents``, ``P`` and ``columns`` with ``tc_score``, ``uc_score``, ``hard_tc``,
-      ``tc_lo``/``tc_hi``, ``uc_lo``/``uc_hi``.
+      it needs ``agents``, ``order``, ``P``, ``games_matrix`` and ``columns`` with ``tc_score``,
+      ``p_tc``, ``hard_tc``, ``tc_lo``/``tc_hi``.
     title: optional figure title.
+    top: how many rows to draw (``None``: all); at least 1.
 
   Returns:
     The matplotlib ``Figure``.
   """
+  if top is not None and (isinstance(top, bool) or not isinstance(top, int) or top < 1):
+    raise ValueError(f"top must be a positive integer or None, got {top!r}.")
   n = len(table.agents)
-  side = float(min(11.0, max(4.5, 0.14 * n + 3.5)))
+  rows = np.asarray(table.order)[:top]
+  k = rows.size
+  sub = np.ix_(rows, rows)
+  agents = [table.agents[i] for i in rows]
+  c = {name: np.asarray(table.columns[name])[rows] for name in ("tc_score", "tc_lo", "tc_hi", "p_tc", "hard_tc")}
+  unobserved = np.asarray(table.games_matrix)[sub] == 0
+  first = "" if k == n else f"first {k} of {n} rows; "
+  side = float(min(11.0, max(4.5, 0.14 * k + 3.5)))
   fig = _new_figure(3 * side, side + 0.5)
   axes = fig.subplots(1, 3, width_ratios=[1.0, 1.15, 0.9])
-  c = table.columns
-  plot_tournament(table.P, table.agents, c["hard_tc"], order=table.order, ax=axes[0],
-                  title="majority tournament; red: hard Top Cycle")
-  plot_heatmap(table.P, table.agents, order=table.order, ax=axes[1])
-  plot_score_bars(table.agents, c["tc_score"], lower=c["tc_lo"], upper=c["tc_hi"], core=c["hard_tc"],
-                  order=table.order, ax=axes[2], label="STE Top-Cycle score (95% bootstrap CI)", title="Top-Cycle scores")
+  own = np.arange(k)
+  plot_tournament(table.P[sub], agents, c["hard_tc"], order=own, ax=axes[0],
+                  title=f"majority tournament ({first}table order); red: hard Top Cycle")
+  plot_heatmap(table.P[sub], agents, order=own, ax=axes[1], unobserved=unobserved,
+               title=f"the table's tournament P ({table.estimator})" + ("; dot: never compared" if unobserved.any() else ""))
+  plot_score_bars(agents, c["tc_score"], lower=c["tc_lo"], upper=c["tc_hi"], core=c["hard_tc"], order=own, ax=axes[2],
+                  label="STE Top-Cycle score" + (f" ({table.settings.confidence:.0%} bootstrap CI)"
+                                                 if table.soft_intervals else ""), title="Top-Cycle scores",
+                  markers=c["p_tc"], marker_label="P(TC): share of replicas")
   if title:
-    fig.suptitle(title, fontsize=11)
+    fig.suptitle(title if k == n else f"{title} ({first.rstrip('; ')})", fontsize=11)
   return fig
 
 
-def save_report_figure(table, path, *, title: str | None = None) -> str:
-  """Writes :func:`report_figure` of ``table`` to ``path`` (PNG, PDF or SVG by suffix).
+def save_report_figure(table, path, *, title: str | None = None, top: int | None = REPORT_ROWS) -> str:
+  """Writes :func:`report_figure` of ``table`` (its first ``top`` rows) to ``path`` (PNG, PDF or SVG by suffix).
 
   Returns:
     The path written.
   """
-  return save_figure(report_figure(table, title=title), path)
+  return save_figure(report_figure(table, title=title, top=top), path)

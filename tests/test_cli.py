@@ -161,6 +161,13 @@ def test_score_json(name):
   assert set(table["uncovered_set"]) == {a for a, v in uc.items() if v}
   if table["bt_identifiable"]:
     assert all(isinstance(r["bradley_terry"], float) for r in table["rows"])
+  # The crosstable of the first 10 rows: the records counted from the raw rows.
+  agents, P, games, _, _ = oracle(name)
+  h = table["head_to_head"]
+  assert h["agents"] == [r["agent"] for r in table["rows"][:10]]
+  idx = [agents.index(a) for a in h["agents"]]
+  np.testing.assert_allclose(h["wins"], (P * games)[np.ix_(idx, idx)] * (1 - np.eye(len(idx))), atol=1e-9)
+  np.testing.assert_allclose(h["games"], games[np.ix_(idx, idx)], atol=1e-9)
 
 
 @pytest.mark.parametrize("name", SCORED_DATASETS)
@@ -196,10 +203,27 @@ def test_score_table_and_markdown(name):
   assert set(listed) <= core and (more or set(listed) == core)
   for a in agents:
     assert re.search(rf"^\s*\d+\s+{re.escape(a)}\s", text, re.M), a
+  # The crosstable of the first rows: one line per row, its cells the records (row's wins-losses).
+  rows = [r["agent"] for r in json.loads(scored(name, "json")[0])["tables"][0]["rows"][:10]]
+  title = lines.index(f"head-to-head among the first {len(rows)} rows: "
+                      + next(line for line in lines if line.startswith("head-to-head")).split(" rows: ", 1)[1])
+  _, P, games, _, _ = oracle(name)
+  for i, line in enumerate(lines[title + 3:title + 3 + len(rows)]):
+    assert line.split()[0] == str(i + 1) and rows[i] in line
+    x = agents.index(rows[i])
+    for j, cell in enumerate(line.split()[-len(rows):]):  # names may hold spaces, cells do not
+      y = agents.index(rows[j])
+      expect = "-" if i == j else "." if games[x, y] == 0 else f"{round(P[x, y] * games[x, y], 6):g}-{round(P[y, x] * games[x, y], 6):g}"
+      assert cell.rstrip("!") == expect, (rows[i], rows[j])
   md, _ = scored(name, "markdown")
-  table_lines = [line for line in md.splitlines() if line.startswith("|")]
+  blocks = [[line for line in block.splitlines() if line.startswith("|")] for block in md.split("\n\n")]
+  table_lines, crosstable = [b for b in blocks if b]
   assert table_lines[0].startswith("| # | agent | tier | TC |")
   assert len(table_lines) == 2 + len(agents)
+  assert crosstable[0] == "| # | agent | " + " | ".join(str(j + 1) for j in range(len(rows))) + " |"
+  assert len(crosstable) == 2 + len(rows)
+  hidden, _ = scored(name, "table", "--head-to-head", "0")
+  assert "head-to-head" not in hidden and hidden.splitlines()[:len(lines) - len(rows) - 3] == lines[:-len(rows) - 3]
 
 
 @pytest.mark.slow  # about 18 s on 2 cores (one plot per context)
@@ -264,7 +288,8 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   code, text, _ = run("score", path, "--bootstrap", "0", "--estimator", "winrate")
   assert code == 0
   assert "hard Top Cycle (point estimate): {c0, c1, c2}" in text and "Bradley-Terry: not identifiable" in text
-  agent_rows = [line for line in text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
+  table_text, crosstable = text.split("head-to-head among the first 7 rows: ")
+  agent_rows = [line for line in table_text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
   assert len(agent_rows) == 7
   assert all(line.split()[-3] == "n/i" for line in agent_rows)
   # The model estimator finds the same cycle (every pair observed, a strong cyclic signal).

@@ -68,6 +68,17 @@ def test_heatmap(tmp_path):
   _png(fig, tmp_path / "h.png")
 
 
+def test_heatmap_dots_the_pairs_never_compared():
+  P, agents, _ = _tournament()
+  unobserved = np.zeros((5, 5), dtype=bool)
+  unobserved[0, 3] = unobserved[3, 0] = unobserved[1, 1] = True  # the diagonal is never dotted
+  order = [3, 1, 2, 0, 4]
+  ax = plotting.plot_heatmap(P, agents, order=order, unobserved=unobserved).axes[0]
+  (dots,) = ax.collections
+  # Agent 3 is row/column 0 of the ordered image, agent 0 row/column 3: cells (x=col, y=row).
+  assert sorted(map(tuple, dots.get_offsets().tolist())) == [(0.0, 3.0), (3.0, 0.0)]
+
+
 def test_score_bars(tmp_path):
   _, agents, core = _tournament()
   s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
@@ -81,6 +92,37 @@ def test_score_bars(tmp_path):
   core_color = matplotlib.colors.to_rgba(plotting.CORE_COLOR)
   assert [b.get_facecolor() == core_color for b in bars] == list(core)
   _png(fig, tmp_path / "b.png")
+
+
+def test_score_bars_markers_sit_on_their_agents_rows():
+  _, agents, _ = _tournament()
+  s = np.array([0.9, 0.8, 0.7, 0.1, 0.0])
+  m = np.array([0.2, np.nan, 0.5, 0.9, 0.0])
+  ax = plotting.plot_score_bars(agents, s, markers=m, marker_label="P(TC)").axes[0]
+  (diamonds,) = ax.collections
+  np.testing.assert_allclose(diamonds.get_offsets(), [[0.2, 0], [0.5, 2], [0.9, 3], [0.0, 4]])  # agent 1: NaN
+  assert [t.get_text() for t in ax.get_legend().get_texts()] == ["P(TC)"]
+
+
+def test_report_figure_draws_the_first_rows_in_table_order():
+  from ste_jax.data import Comparisons
+  from ste_jax.evaluate import LeaderboardSettings, core_table
+
+  # Six agents in a chain of wins; agents 0 and 5 never met.
+  a, b = [0, 1, 2, 3, 4, 0, 1, 2], [1, 2, 3, 4, 5, 2, 3, 5]
+  c = Comparisons.from_arrays(a * 3, b * 3, [1.0] * 24, agents=[f"m{i}" for i in range(6)])
+  table = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=0))
+  fig = plotting.report_figure(table, title="t", top=4)
+  rows = list(table.order[:4])
+  heat = fig.axes[1]
+  np.testing.assert_array_equal(heat.images[0].get_array(), table.P[np.ix_(rows, rows)])
+  assert [t.get_text() for t in heat.get_yticklabels()] == [table.agents[i] for i in rows]
+  (dots,) = heat.collections
+  never = (table.games_matrix[np.ix_(rows, rows)] == 0) & ~np.eye(4, dtype=bool)
+  assert sorted(map(tuple, dots.get_offsets().tolist())) == sorted((float(x), float(y)) for y, x in zip(*np.nonzero(never)))
+  assert fig._suptitle.get_text() == "t (first 4 of 6 rows)"
+  with pytest.raises(ValueError, match="top must be a positive integer"):
+    plotting.report_figure(table, top=0)
 
 
 @pytest.mark.slow  # a bootstrapped table and a multi-panel figure, about 14 s on 2 cores

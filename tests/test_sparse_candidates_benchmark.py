@@ -47,3 +47,5 @@ def test_sparse_candidates_one_seed_end_to_end():
   # Each member's row in the table and in the point estimate's order: "row (point row; games)".
   assert all(m.rstrip("*").split(" (")[0].isdigit() and "; " in m for m in members)
   assert "true Top-Cycle members in the first 10 rows" in proc.stdout and "the first row a true" in proc.stdout
+  met, pairs = r[11].split(" of ")  # pairs among the first 10 rows compared
+  assert pairs == "45" and 0 <= int(met) <= 45

@@ -8,6 +8,8 @@ from ._contradictions import head_to_head_contradictions as head_to_head_contrad
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
 from ._estimators import ESTIMATORS as ESTIMATORS
+from ._head_to_head import HeadToHead as HeadToHead
+from ._head_to_head import head_to_head as head_to_head
 from ._leaderboard import CoreTable as CoreTable
 from ._leaderboard import LeaderboardSettings as LeaderboardSettings
 from ._leaderboard import core_table as core_table
@@ -34,6 +36,7 @@ __all__ = [
     "CoreTable",
     "ESTIMATORS",
     "EvidenceDiagnostics",
+    "HeadToHead",
     "LeaderboardSettings",
     "MembershipVerdicts",
     "ModelTournament",
@@ -45,6 +48,7 @@ __all__ = [
     "core_tables",
     "evidence_diagnostics",
     "fit_model_tournament",
+    "head_to_head",
     "head_to_head_contradictions",
     "leaderboard",
     "membership_verdicts",

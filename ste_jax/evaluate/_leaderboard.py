@@ -33,6 +33,7 @@ from ste_jax.evaluate import _estimators
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
+from ste_jax.evaluate._head_to_head import HeadToHead, head_to_head
 from ste_jax.evaluate._verdicts import CoreCandidates, verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
@@ -120,6 +121,8 @@ class CoreTable:
       win rates for ``winrate`` and ``posterior``;
       :func:`~ste_jax.evaluate._estimators.display_tournament`).
     games_matrix: ``(n, n)`` comparisons per pair.
+    wins_matrix: ``(n, n)`` weighted wins per ordered pair (``wins_matrix[a, b]``: games ``a`` won
+      against ``b``; a tie counts 1/2 to each side), the records behind :meth:`head_to_head`.
     estimator: the estimator used (``posterior``, ``winrate`` or ``model``); ``estimator_reason``
       says why (``requested`` or the ``auto`` rule).
     model: the :class:`~ste_jax.evaluate.ModelTournament` (model estimator) or ``None``.
@@ -140,6 +143,7 @@ class CoreTable:
   order: np.ndarray
   P: np.ndarray
   games_matrix: np.ndarray
+  wins_matrix: np.ndarray
   estimator: str
   estimator_reason: str
   model: object
@@ -160,6 +164,10 @@ class CoreTable:
     """Names of :meth:`candidates`, by decreasing share of replicas; ``None`` without replicas."""
     c = self.candidates(concept)
     return None if c is None else [self.agents[i] for i in c.members]
+
+  def head_to_head(self, k: int = 10) -> HeadToHead:
+    """The direct records among the table's first ``k`` rows (:class:`~ste_jax.evaluate.HeadToHead`)."""
+    return head_to_head(self.wins_matrix, self.P, self.order, self.agents, k)
 
   @property
   def column_names(self) -> tuple[str, ...]:
@@ -602,7 +610,8 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   return CoreTable(
       context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
       P=np.asarray(display, dtype=np.float64),
-      games_matrix=np.asarray(counts.totals, dtype=np.float64), estimator=name, estimator_reason=reason,
+      games_matrix=np.asarray(counts.totals, dtype=np.float64), wins_matrix=np.asarray(counts.wins, dtype=np.float64),
+      estimator=name, estimator_reason=reason,
       model=est.model, diagnostics=diagnostics, bt_identifiable=identifiable, bt_note=note,
       num_comparisons=comparisons.num_comparisons, settings=settings, soft_intervals=with_soft,
       top_cycle_candidates=candidates[0], uncovered_candidates=candidates[1],
