@@ -15,6 +15,8 @@ Usage:
   python benchmarks/operators.py --sizes --hard-n 0 --batch 100 100   # only the batched comparison
   python benchmarks/operators.py --sizes 100 1000 --any-mode --hard-n 0 --batch 0 0
       # also "ste-any": the cover's custom JVP rule (``autodiff_mode("any")``) beside the default
+  python benchmarks/operators.py --sizes --batch 0 0 --hard-n 0 --parts 100 1000 2000
+      # only where the fwd+bwd time goes: the soft cover alone, the Top-Cycle score alone, both
 Each configuration runs in its own process so peak RSS is per configuration. To compare with an
 earlier revision in interleaved rounds, see ``benchmarks/compare_trees.py``.
 """
@@ -68,6 +70,21 @@ def child(n: int, method: str, batch: int = 0) -> dict:
 
     def scores(P):
       return naive_ste_scores(P, 0.05, 0.05, 0.05, n - 1, 0.0)
+  elif method == "parts":  # where the time of ste_scores' fwd+bwd goes, in one process
+    D = jax.nn.sigmoid((P - 0.5) / 0.05)
+    reps, min_time = (5, 1.0) if n <= 200 else (3, 0.0)
+    cover = lambda D: jnp.sum(ste_jax.soft_cover_scores(D, gamma_c=0.05))
+    top_cycle = lambda P: jnp.sum(ste_jax.ste_scores(P, tau=0.05).top_cycle)
+
+    def both(P):
+      s = ste_jax.ste_scores(P, tau=0.05)
+      return jnp.sum(s.top_cycle) + jnp.sum(s.uncovered)
+
+    timed = {
+        "cover_forward_s": (cover, D), "cover_fwd_bwd_s": (jax.grad(cover), D),
+        "top_cycle_fwd_bwd_s": (jax.grad(top_cycle), P), "ste_fwd_bwd_s": (jax.grad(both), P),
+    }
+    return {k: compile_and_time(f, x, reps=reps, min_time=min_time)[1] for k, (f, x) in timed.items()}
   elif method == "hard":
     c_tc, t_tc = compile_and_time(ste_jax.top_cycle, P, reps=5)
     c_uc, t_uc = compile_and_time(ste_jax.uncovered_set, P, reps=5)
@@ -110,6 +127,11 @@ def main():
   parser.add_argument(
       "--any-mode", action="store_true",
       help='also time ste_scores inside autodiff_mode("any") (the cover\'s custom JVP rule) at each size',
+  )
+  parser.add_argument(
+      "--parts", type=int, nargs="*", default=[], metavar="N",
+      help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the Top-Cycle "
+      "score alone (closure; fwd+bwd) and both scores, in one process",
   )
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -165,6 +187,22 @@ def main():
           f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
           flush=True,
       )
+  if args.parts:
+    print()
+    print("Where the fwd+bwd time goes (one process per n; D = sigmoid((P - 1/2) / 0.05), gamma_c = tau = 0.05). "
+          "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction of them per tile, "
+          "so twice the cover's forward is what two such passes cost here.")
+    print()
+    print("| n | cover forward (s) | cover fwd+bwd (s) | 2 x cover forward (s) | top-cycle score fwd+bwd (s) | "
+          "ste_scores fwd+bwd (s) |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for n in args.parts:
+      r = run_child(__file__, [n, "parts"])
+      if "error" in r:
+        print(f"| {n} | error: {r['error']} |||||")
+        continue
+      print(f"| {n} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | {fmt(2 * r['cover_forward_s'])} | "
+            f"{fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |", flush=True)
   if args.hard_n:
     r = run_child(__file__, [args.hard_n, "hard"])
     print()
