@@ -244,7 +244,7 @@ class CoreTable:
         context=self.context, estimator=self.estimator, conventions=self.conventions(),
         diagnostics=self.diagnostics.to_dict(), top_cycle=self.top_cycle, uncovered_set=self.uncovered_set,
         top_cycle_candidates=self.candidate_names("top_cycle"), uncovered_candidates=self.candidate_names("uncovered"),
-        num_comparisons=self.num_comparisons,
+        num_comparisons=self.num_comparisons, head_to_head=self.head_to_head().to_dict(),
     )
     if self.model is not None:
       frame.attrs["model"] = self.model.describe()
@@ -665,8 +665,10 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
   ``confidence``, certified from the replicas' edge orientations: :mod:`ste_jax.evaluate._verdicts`),
   ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
   ``elo``, ``games``. ``frame.attrs`` holds the conventions line, the estimator and model
-  selection, the evidence diagnostics (with warnings), the hard cores and the replicas' candidates
-  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`).
+  selection, the evidence diagnostics (with warnings), the hard cores, the replicas' candidates
+  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`)
+  and the direct records among the first 10 rows (``head_to_head``:
+  :meth:`~ste_jax.evaluate.HeadToHead.to_dict`).
 
   Args:
     data: a :class:`~ste_jax.data.Comparisons` or a pandas DataFrame in a schema

@@ -75,6 +75,9 @@ def test_leaderboard_frame_rps_model_verdicts():
   assert (lb.tc_verdict[~lb.hard_tc] != "in").all()
   assert "model" in lb.attrs["estimator"] and "intransitive" in lb.attrs["model"]
   assert lb.attrs["diagnostics"]["num_agents"] == 12
+  h = lb.attrs["head_to_head"]  # the first 10 rows; the three cyclic leaders met 30 times each
+  assert h["agents"] == list(lb.index[:10])
+  np.testing.assert_array_equal(np.asarray(h["games"])[:3, :3], 30 * (1 - np.eye(3)))
 
 
 @pytest.mark.slow  # about 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration
