@@ -488,7 +488,7 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
 
 
 def _baselines(comparisons, counts, n):
-  from ste_jax.stats import bradley_terry, elo, win_rate
+  from ste_jax.stats import bradley_terry, comparison_diagnostics, elo, win_rate
 
   cols = {
       "win_rate": np.asarray(win_rate(counts.wins).rates, dtype=np.float64),
@@ -496,18 +496,18 @@ def _baselines(comparisons, counts, n):
                             weight=comparisons.weight), dtype=np.float64),
       "games": np.asarray(jnp.sum(counts.totals, axis=-1), dtype=np.float64),
   }
-  bt = bradley_terry(counts.wins)
-  identifiable = bool(bt.identifiable)
-  if identifiable:
-    cols["bradley_terry"] = np.asarray(bt.scores, dtype=np.float64)
+  # The existence condition first: the MLE is only fitted (dense Newton steps) when it exists.
+  connected, separable = (bool(x) for x in comparison_diagnostics(counts.wins))
+  if connected and not separable:
+    cols["bradley_terry"] = np.asarray(bradley_terry(counts.wins).scores, dtype=np.float64)
     return cols, True, ""
   cols["bradley_terry"] = np.full(n, np.nan)
   why = []
-  if not bool(bt.connected):
+  if not connected:
     why.append("the comparison graph is disconnected")
-  if bool(bt.separable):
+  if separable:
     why.append("the data are separable (a group of agents never lost to the others)")
-  note = ("Bradley-Terry: not identifiable: " + " and ".join(why or ["Zermelo's condition fails"])
+  note = ("Bradley-Terry: not identifiable: " + " and ".join(why)
           + "; the maximum-likelihood strengths do not exist, so no BT scores are shown.")
   return cols, False, note
 

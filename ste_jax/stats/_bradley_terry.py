@@ -5,7 +5,7 @@ says ``Pr(a beats b) = sigmoid(s_a - s_b)`` for log-strengths ``s``. Its maximum
 estimate exists and is unique up to a shift exactly when the directed "a beat b at least once"
 graph is strongly connected (Zermelo 1929; Ford 1957; Hunter 2004). The popular tools run Newton
 or MM until an iteration cap when it is not, and return exploding scores. Here the condition is
-checked first (a Boolean closure, see :mod:`ste_jax.stats._graph`) and, when it fails, a small
+checked first (graph searches, see :mod:`ste_jax.stats._graph`) and, when it fails, a small
 Gaussian prior on the log-strengths is applied and reported in the result.
 """
 
@@ -18,7 +18,7 @@ import numpy as np
 from jax import lax
 
 from ste_jax._checks import as_float_array
-from ste_jax.stats._graph import connected_components, reachability
+from ste_jax.stats._graph import component_labels, reached_from
 
 _PRIOR_MODES = ("auto", "always")
 _NUM_LINE_SEARCH_STEPS = 12
@@ -58,11 +58,13 @@ def _diagnostics(wins):
   n = wins.shape[-1]
   off = ~jnp.eye(n, dtype=bool)
   beat = (wins > 0) & off
-  same_component = connected_components(beat)
-  beats_reach = reachability(beat)
-  connected = jnp.all(same_component)
-  separable = jnp.any(same_component & ~beats_reach)
-  return connected, separable, same_component
+  label = component_labels(beat)
+  connected = jnp.all(label == 0)
+  # Separable iff some component is not strongly connected in the "beat" graph: its smallest
+  # vertex fails to reach, or to be reached from, some vertex of it.
+  roots = label == jnp.arange(n, dtype=jnp.int32)
+  separable = ~jnp.all(reached_from(beat, roots) & reached_from(beat.T, roots))
+  return connected, separable, label[:, None] == label[None, :]
 
 
 def comparison_diagnostics(wins: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array]:
