@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 
+from ste_jax.evaluate._head_to_head import DEFAULT_ROWS as HEAD_TO_HEAD_ROWS
 from ste_jax.evaluate._leaderboard import COLUMNS
 
 VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
@@ -134,8 +135,11 @@ def _footer(table) -> list[str]:
   return lines
 
 
-HEAD_TO_HEAD_ROWS = 10
-"""Default number of table rows in the head-to-head crosstable (``ste-jax score --head-to-head``)."""
+def _aligned(header, rows) -> list[str]:
+  """Fixed-width lines: the header, then the rows; column 1 (the agent) left-aligned, the rest right."""
+  widths = [max([len(header[k])] + [len(r[k]) for r in rows]) for k in range(len(header))]
+  return ["  ".join(c.ljust(w) if k == 1 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
+          for cells in [header, *rows]]
 
 
 def _head_to_head_cell(h, i: int, j: int) -> str:
@@ -159,10 +163,7 @@ def _head_to_head_text(table, k: int) -> list[str]:
   if k < 2:
     return []
   cells = [[f"{i + 1}", name] + [_head_to_head_cell(h, i, j) for j in range(k)] for i, name in enumerate(h.agents)]
-  header = ["#", "agent"] + [str(j + 1) for j in range(k)]
-  widths = [max(len(header[c]), *(len(r[c]) for r in cells)) for c in range(len(header))]
-  fmt = lambda row: "  ".join(x.ljust(w) if c == 1 else x.rjust(w) for c, (x, w) in enumerate(zip(row, widths)))
-  return _head_to_head_title(h) + [fmt(header)] + [fmt(r) for r in cells]
+  return _head_to_head_title(h) + _aligned(["#", "agent"] + [str(j + 1) for j in range(k)], cells)
 
 
 def _head_to_head_markdown(table, k: int) -> list[str]:
@@ -194,10 +195,8 @@ def format_text(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) -> s
     keep = _columns_shown(table)
     header = [_header(table)[j] for j in keep]
     rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
-    widths = [max(len(header[k]), *(len(r[k]) for r in rows)) for k in range(len(header))]
-    fmt = lambda cells: "  ".join(c.ljust(w) if k == 1 else c.rjust(w) for k, (c, w) in enumerate(zip(cells, widths)))
-    out += ([""] if out else []) + _header_lines(table) + ["", fmt(header), "-" * len(fmt(header))]
-    out += [fmt(r) for r in rows]
+    head, *lines = _aligned(header, rows)
+    out += ([""] if out else []) + _header_lines(table) + ["", head, "-" * len(head)] + lines
     if top is not None and top < len(table.agents):
       out.append(f"... {len(table.agents) - top} more agents (--top to show more)")
     out += _footer(table)

@@ -222,6 +222,8 @@ def test_score_table_and_markdown(name):
   assert len(table_lines) == 2 + len(agents)
   assert crosstable[0] == "| # | agent | " + " | ".join(str(j + 1) for j in range(len(rows))) + " |"
   assert len(crosstable) == 2 + len(rows)
+  from ste_jax._render import HEAD_TO_HEAD_ROWS
+  assert _cli.build_parser().parse_args(["score", "f.csv"]).head_to_head == HEAD_TO_HEAD_ROWS == 10
   hidden, _ = scored(name, "table", "--head-to-head", "0")
   assert "head-to-head" not in hidden and hidden.splitlines()[:len(lines) - len(rows) - 3] == lines[:-len(rows) - 3]
 
@@ -240,6 +242,20 @@ def test_score_by_context_csv(tmp_path):
     check_rows([r for r in rows if r["context"] == context], name, context)
     png = tmp_path / f"ctx_{context}.png"
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_no_rows_shown_and_crosstable_sizes():
+  path = dataset(_cli.DEMO_DATASET)
+  code, text, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0")
+  assert code == 0, err
+  assert "... 8 more agents" in text and "hard Top Cycle (point estimate)" in text
+  assert "head-to-head among the first 8 rows: 28 of 28 pairs compared" in text  # 10 asked, 8 agents
+  code, md, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0", "--output",
+                      "markdown", "--head-to-head", "1")
+  assert code == 0, err
+  assert "head-to-head" not in md  # one row: no pair
+  table_lines = [line for line in md.splitlines() if line.startswith("|")]  # header and separator only
+  assert len(table_lines) == 2 and table_lines[0].startswith("| # | agent | tier")
 
 
 def test_score_plot_and_winrate_estimator(tmp_path):

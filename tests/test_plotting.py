@@ -105,22 +105,25 @@ def test_score_bars_markers_sit_on_their_agents_rows():
 
 
 def test_report_figure_draws_the_first_rows_in_table_order():
-  from ste_jax.data import Comparisons
-  from ste_jax.evaluate import LeaderboardSettings, core_table
+  import types
 
-  # Six agents in a chain of wins; agents 0 and 5 never met.
-  a, b = [0, 1, 2, 3, 4, 0, 1, 2], [1, 2, 3, 4, 5, 2, 3, 5]
-  c = Comparisons.from_arrays(a * 3, b * 3, [1.0] * 24, agents=[f"m{i}" for i in range(6)])
-  table = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=0))
+  P, agents, core = _tournament()
+  games = np.full((5, 5), 4.0)
+  games[0, 4] = games[4, 0] = 0.0  # a0 and o4 never met
+  nan = np.full(5, np.nan)
+  table = types.SimpleNamespace(  # the fields a CoreTable gives the figure
+      agents=tuple(agents), order=np.array([1, 0, 4, 2, 3]), P=P, games_matrix=games, estimator="model",
+      columns={"tc_score": np.linspace(1, 0, 5), "tc_lo": nan, "tc_hi": nan, "p_tc": np.full(5, 0.5),
+               "hard_tc": core},
+      soft_intervals=False, settings=types.SimpleNamespace(confidence=0.95))
   fig = plotting.report_figure(table, title="t", top=4)
-  rows = list(table.order[:4])
+  rows = [1, 0, 4, 2]
   heat = fig.axes[1]
-  np.testing.assert_array_equal(heat.images[0].get_array(), table.P[np.ix_(rows, rows)])
-  assert [t.get_text() for t in heat.get_yticklabels()] == [table.agents[i] for i in rows]
-  (dots,) = heat.collections
-  never = (table.games_matrix[np.ix_(rows, rows)] == 0) & ~np.eye(4, dtype=bool)
-  assert sorted(map(tuple, dots.get_offsets().tolist())) == sorted((float(x), float(y)) for y, x in zip(*np.nonzero(never)))
-  assert fig._suptitle.get_text() == "t (first 4 of 6 rows)"
+  np.testing.assert_array_equal(heat.images[0].get_array(), P[np.ix_(rows, rows)])
+  assert [t.get_text() for t in heat.get_yticklabels()] == [agents[i] for i in rows]
+  (dots,) = heat.collections  # a0 is row/column 1 of the image, o4 row/column 2
+  assert sorted(map(tuple, dots.get_offsets().tolist())) == [(1.0, 2.0), (2.0, 1.0)]
+  assert fig._suptitle.get_text() == "t (first 4 of 5 rows)"
   with pytest.raises(ValueError, match="top must be a positive integer"):
     plotting.report_figure(table, top=0)
 

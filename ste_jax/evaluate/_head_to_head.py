@@ -13,6 +13,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+DEFAULT_ROWS = 10
+"""Table rows in the crosstable by default (``CoreTable.head_to_head``, ``ste-jax score --head-to-head``)."""
+
 
 class HeadToHead(NamedTuple):
   """The direct records among ``k`` agents (a table's first ``k`` rows, in table order).

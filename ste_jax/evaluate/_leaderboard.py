@@ -33,7 +33,7 @@ from ste_jax.evaluate import _estimators
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
-from ste_jax.evaluate._head_to_head import HeadToHead, head_to_head
+from ste_jax.evaluate._head_to_head import DEFAULT_ROWS, HeadToHead, head_to_head
 from ste_jax.evaluate._verdicts import CoreCandidates, verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
@@ -165,7 +165,7 @@ class CoreTable:
     c = self.candidates(concept)
     return None if c is None else [self.agents[i] for i in c.members]
 
-  def head_to_head(self, k: int = 10) -> HeadToHead:
+  def head_to_head(self, k: int = DEFAULT_ROWS) -> HeadToHead:
     """The direct records among the table's first ``k`` rows (:class:`~ste_jax.evaluate.HeadToHead`)."""
     return head_to_head(self.wins_matrix, self.P, self.order, self.agents, k)
 

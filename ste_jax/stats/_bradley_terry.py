@@ -53,6 +53,7 @@ class BradleyTerryResult(NamedTuple):
   prior_strength: jax.Array
 
 
+@jax.jit  # compiled once per shape, also for eager calls (its while loops would recompile per call)
 def _diagnostics(wins):
   """``(connected, separable, same_component)`` for a float ``(n, n)`` wins matrix."""
   n = wins.shape[-1]

@@ -4,8 +4,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ste_jax.data import Comparisons
-from ste_jax.evaluate import LeaderboardSettings, core_table, head_to_head
+from ste_jax.data import Comparisons, pair_counts
+from ste_jax.evaluate import head_to_head
 
 # 0 beat 1 3-1 (the table has 1 beating 0); 1 and 2 tied once and 2 beat 1 once; 3 never played.
 WINS = np.array([[0.0, 3.0, 0.0, 0.0],
@@ -60,16 +60,16 @@ def test_bad_arguments_name_the_argument(kwargs, match):
     head_to_head(**args)
 
 
-def test_core_table_crosstable_equals_records_counted_from_the_rows():
+def test_crosstable_of_counted_comparisons_equals_records_counted_from_the_rows():
   rng = np.random.default_rng(3)
   n, rows = 7, 120
   a = rng.integers(n, size=rows)
   b = (a + rng.integers(1, n, size=rows)) % n
   outcome = rng.choice([0.0, 0.5, 1.0], size=rows, p=[0.4, 0.2, 0.4])
   comps = Comparisons.from_arrays(a, b, outcome, agents=[f"m{i}" for i in range(n)])
-  table = core_table(comps, LeaderboardSettings(estimator="winrate", num_replicas=0))
-  h = table.head_to_head(5)
-  assert list(h.agents) == [table.agents[i] for i in table.order[:5]]
+  order, table_p = rng.permutation(n), rng.random((n, n))
+  h = head_to_head(np.asarray(pair_counts(comps).wins), table_p, order, comps.agents, 5)
+  assert list(h.agents) == [comps.agents[i] for i in order[:5]]
   # Independent count: each row's points for its first agent, summed per ordered pair of names.
   df = pd.DataFrame({"x": np.array(comps.agents)[a], "y": np.array(comps.agents)[b], "o": outcome})
   points = pd.concat([df.rename(columns={"x": "p", "y": "q"}).assign(s=df.o),
@@ -79,4 +79,4 @@ def test_core_table_crosstable_equals_records_counted_from_the_rows():
     for j, y in enumerate(h.agents):
       expect = record.get((x, y), 0.0) if i != j else 0.0
       assert h.wins[i, j] == pytest.approx(expect), (x, y)
-  np.testing.assert_allclose(h.probability, table.P[np.ix_(table.order[:5], table.order[:5])])
+  np.testing.assert_array_equal(h.probability, table_p[np.ix_(order[:5], order[:5])])
