@@ -2,10 +2,11 @@
 
 Everything here is jit-able and works on one dense ``(n, n)`` adjacency matrix, by frontier
 propagation in a ``lax.while_loop`` that stops when nothing changes: each step is ``O(n^2)``
-elementwise work (no matrix product), and the number of steps is about the graph's diameter
-(connected components: fewer, with pointer jumping). A sparse league of a few thousand agents
-thus costs a few dozen ``n x n`` passes instead of the ``log2(n)`` dense matrix products of a
-transitive closure by repeated squaring.
+elementwise work (no matrix product), and there are at most as many steps as the longest shortest
+path plus one (connected components: pointer jumping shortens long paths). The transitive closure
+by repeated squaring it replaces cost ``2 ceil(log2(n - 1))`` dense ``n x n`` integer matrix
+products whatever the graph (``benchmarks/cli.py`` at 3,000 agents measures the difference on a
+whole ``ste-jax score`` run: ``benchmarks/RESULTS.md``).
 """
 
 import jax
@@ -21,7 +22,7 @@ def _as_bool(adjacency) -> jax.Array:
   return adjacency != jnp.zeros((), adjacency.dtype)
 
 
-def _square(adjacency, name: str) -> jax.Array:
+def _square_bool(adjacency, name: str) -> jax.Array:
   adjacency = _as_bool(adjacency)
   if adjacency.ndim != 2 or adjacency.shape[0] != adjacency.shape[1]:
     raise ValueError(f"{name} must have shape (n, n); got {tuple(adjacency.shape)}.")
@@ -45,7 +46,7 @@ def reached_from(adjacency: jax.typing.ArrayLike, sources: jax.typing.ArrayLike)
     >>> reached_from(A, jnp.array([False, True, False])).tolist()
     [False, True, True]
   """
-  adjacency = _square(adjacency, "adjacency")
+  adjacency = _square_bool(adjacency, "adjacency")
   sources = jnp.asarray(sources, dtype=bool)
   if sources.shape != adjacency.shape[:1]:
     raise ValueError(f"sources must have shape ({adjacency.shape[0]},); got {tuple(sources.shape)}.")
@@ -79,7 +80,7 @@ def component_labels(adjacency: jax.typing.ArrayLike) -> jax.Array:
     >>> component_labels(A).tolist()  # {0, 2} and {1, 3}
     [0, 1, 0, 1]
   """
-  adjacency = _square(adjacency, "adjacency")
+  adjacency = _square_bool(adjacency, "adjacency")
   n = adjacency.shape[0]
   linked = adjacency | adjacency.T
   none = jnp.full((), n, jnp.int32)
@@ -122,7 +123,7 @@ def strongly_connected_within_components(adjacency: jax.typing.ArrayLike) -> jax
     >>> bool(strongly_connected_within_components(A.at[1, 0].set(0)))  # 0 -> 1 only
     False
   """
-  adjacency = _square(adjacency, "adjacency")
+  adjacency = _square_bool(adjacency, "adjacency")
   label = component_labels(adjacency)
   roots = label == jnp.arange(adjacency.shape[0], dtype=jnp.int32)
   return jnp.all(reached_from(adjacency, roots) & reached_from(adjacency.T, roots))
@@ -130,6 +131,6 @@ def strongly_connected_within_components(adjacency: jax.typing.ArrayLike) -> jax
 
 def is_strongly_connected(adjacency: jax.typing.ArrayLike) -> jax.Array:
   """Whether every vertex reaches every other one along directed edges (scalar bool)."""
-  adjacency = _square(adjacency, "adjacency")
+  adjacency = _square_bool(adjacency, "adjacency")
   start = jnp.arange(adjacency.shape[0]) == 0
   return jnp.all(reached_from(adjacency, start) & reached_from(adjacency.T, start))
