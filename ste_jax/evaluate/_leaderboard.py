@@ -488,7 +488,7 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
 
 
 def _baselines(comparisons, counts, n):
-  from ste_jax.stats import bradley_terry, comparison_diagnostics, elo, win_rate
+  from ste_jax.stats import bradley_terry, elo, win_rate
 
   cols = {
       "win_rate": np.asarray(win_rate(counts.wins).rates, dtype=np.float64),
@@ -496,10 +496,10 @@ def _baselines(comparisons, counts, n):
                             weight=comparisons.weight), dtype=np.float64),
       "games": np.asarray(jnp.sum(counts.totals, axis=-1), dtype=np.float64),
   }
-  # The existence condition first: the MLE is only fitted (dense Newton steps) when it exists.
-  connected, separable = (bool(x) for x in comparison_diagnostics(counts.wins))
+  bt = bradley_terry(counts.wins)  # the existence condition and the fit in one compiled call
+  connected, separable = bool(bt.connected), bool(bt.separable)
   if connected and not separable:
-    cols["bradley_terry"] = np.asarray(bradley_terry(counts.wins).scores, dtype=np.float64)
+    cols["bradley_terry"] = np.asarray(bt.scores, dtype=np.float64)
     return cols, True, ""
   cols["bradley_terry"] = np.full(n, np.nan)
   why = []

@@ -60,7 +60,7 @@ def test_graph_searches_match_networkx(A):
   assert bool(_strong(A)) == nx.is_strongly_connected(G)
 
 
-@pytest.mark.parametrize("A", GRAPHS[3:], ids=[f"g{i}" for i in range(3, len(GRAPHS))])
+@pytest.mark.parametrize("A", GRAPHS[3::2], ids=[f"g{i}" for i in range(3, len(GRAPHS), 2)])
 def test_bradley_terry_existence_condition_matches_networkx(A):
   wins = A * np.random.default_rng(A.shape[0]).integers(1, 4, size=A.shape)
   G = nx.DiGraph()
