@@ -36,6 +36,8 @@ from typing import NamedTuple
 import numpy as np
 from scipy import special
 
+from ste_jax.evaluate._head_to_head import records_and_tournament
+
 _MAX_LISTED = 3  # contradictions spelled out in the warning line
 
 
@@ -89,14 +91,7 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
     >>> c.winner, c.loser, c.record_wins, c.games, round(c.p_value, 9)  # Pr[Bin(20, 0.3) >= 18]
     ('b', 'a', 18.0, 20.0, 3.8e-08)
   """
-  w = np.asarray(wins, dtype=np.float64)
-  P = np.asarray(tournament, dtype=np.float64)
-  if w.ndim != 2 or w.shape[0] != w.shape[1]:
-    raise ValueError(f"wins must be a square (n, n) matrix, got shape {w.shape}.")
-  if P.shape != w.shape:
-    raise ValueError(f"tournament must have the shape of wins {w.shape}, got {P.shape}.")
-  if not np.all(np.isfinite(w)) or np.any(w < 0):
-    raise ValueError("wins must be finite and nonnegative.")
+  w, P = records_and_tournament(wins, tournament)
   if not np.all((P >= 0) & (P <= 1)):
     raise ValueError("tournament must hold probabilities in [0, 1] (no NaN).")
   if isinstance(fdr, bool) or not isinstance(fdr, (int, float, np.floating)) or not 0 < fdr < 1:

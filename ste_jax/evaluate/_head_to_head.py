@@ -66,6 +66,25 @@ class HeadToHead(NamedTuple):
     return {"agents": list(self.agents), "wins": self.wins.tolist(), "games": self.games.tolist(), "probability": self.probability.tolist()}
 
 
+def records_and_tournament(wins, tournament) -> tuple[np.ndarray, np.ndarray]:
+  """``(wins, tournament)`` as float64 NumPy arrays, checked: square, same shape, wins finite and >= 0.
+
+  Shared by the crosstable and :func:`~ste_jax.evaluate.head_to_head_contradictions`.
+
+  Raises:
+    ValueError: naming the argument.
+  """
+  w = np.asarray(wins, dtype=np.float64)
+  P = np.asarray(tournament, dtype=np.float64)
+  if w.ndim != 2 or w.shape[0] != w.shape[1]:
+    raise ValueError(f"wins must be a square (n, n) matrix, got shape {w.shape}.")
+  if P.shape != w.shape:
+    raise ValueError(f"tournament must have the shape of wins {w.shape}, got {P.shape}.")
+  if not np.all(np.isfinite(w)) or np.any(w < 0):
+    raise ValueError("wins must be finite and nonnegative.")
+  return w, P
+
+
 def head_to_head(wins, tournament, order, agents, k: int) -> HeadToHead:
   """The :class:`HeadToHead` of the first ``k`` agents of ``order``.
 
@@ -92,14 +111,7 @@ def head_to_head(wins, tournament, order, agents, k: int) -> HeadToHead:
     >>> h.agents, h.wins.tolist(), h.summary()
     (('b', 'a'), [[0.0, 1.0], [2.0, 0.0]], '1 of 1 pairs compared (3 games per compared pair, median)')
   """
-  w = np.asarray(wins, dtype=np.float64)
-  P = np.asarray(tournament, dtype=np.float64)
-  if w.ndim != 2 or w.shape[0] != w.shape[1]:
-    raise ValueError(f"wins must be a square (n, n) matrix, got shape {w.shape}.")
-  if P.shape != w.shape:
-    raise ValueError(f"tournament must have the shape of wins {w.shape}, got {P.shape}.")
-  if not np.all(np.isfinite(w)) or np.any(w < 0):
-    raise ValueError("wins must be finite and nonnegative.")
+  w, P = records_and_tournament(wins, tournament)
   n = w.shape[0]
   order = np.asarray(order)
   if order.shape != (n,) or not np.array_equal(np.sort(order), np.arange(n)):
