@@ -21,7 +21,10 @@ higher ``P(TC)`` than every member of the point estimate's Top Cycle above it) a
 estimate's order (tier, then soft scores: the table's order before that rule) with its number of
 games, and how
 many pairs among the true members and among the table's first 10 rows
-(``CoreTable.head_to_head``) were compared; and of the 10 pairs ``suggest_pairs`` proposes
+(``CoreTable.head_to_head``) were compared; the case of the table's answer line (``CoreTable.answer``:
+certified, partly certified, likely, unsettled) with how many of the agents it names are true
+members, and in how many runs it named an agent outside the true Top Cycle as certified or likely;
+and of the 10 pairs ``suggest_pairs`` proposes
 (seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
 None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
 
@@ -113,7 +116,16 @@ def run(kind: str, seed: int, cycle: float) -> dict:
       "seconds": seconds, "touching": touching,
       "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
       "top_pairs": f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of {TOP_ROWS * (TOP_ROWS - 1) // 2}",
+      "answer": _answer_cell(table.answer(TOP_ROWS), [table.agents[i] for i in truth]),
   }
+
+
+def _answer_cell(answer, truth) -> tuple[str, bool]:
+  """``(cell, misleading)``: the answer's case with its named agents that are true members, and
+  whether it names an agent outside the true Top Cycle as certain or likely."""
+  true_named = sum(a in truth for a in answer.members)
+  claims = answer.status in ("certified", "partly certified", "likely")
+  return f"{answer.status}: {true_named} of {len(answer.members)} named true", claims and true_named < len(answer.members)
 
 
 def main(argv=None):
@@ -126,24 +138,29 @@ def main(argv=None):
         f"confidence 0.95); league cycle logit {args.cycle}")
   print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
         "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
-        f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
-  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---|---:|")
-  held, top_rows, first_row = {}, {}, {}
+        f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | answer: case (named agents in the true TC) "
+        "| suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
+  print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---|---|---:|")
+  held, top_rows, first_row, misleading = {}, {}, {}, {}
   for kind in args.kinds:
     for seed in args.seeds:
       r = run(kind, seed, args.cycle)
       held.setdefault(kind, []).append(r["holds_truth"])
+      misleading.setdefault(kind, []).append(r["answer"][1])
       for k, k0, _, _ in r["members"]:
         top_rows.setdefault(kind, []).append((k <= TOP_ROWS, k0 <= TOP_ROWS))
       first_row.setdefault(kind, []).append(tuple(any(m[j] == 1 for m in r["members"]) for j in (0, 1)))
       print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
             f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
             f"{'yes' if r['holds_truth'] else 'no'} | "
-            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | "
+            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | {r['answer'][0]} | "
             f"{r['touching']['posterior']} / {r['touching']['model']} | "
             f"{r['seconds']:.1f} |", flush=True)
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
+  for kind, m in misleading.items():
+    print(f"{kind}: the answer named an agent outside the true Top Cycle as certified or likely in {sum(m)} of "
+          f"{len(m)} runs")
   for counts, what in ((top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
                        (first_row, "the first row a true Top-Cycle member in")):
     for kind, pairs in counts.items():  # (in the table's order, in the point estimate's order) per item

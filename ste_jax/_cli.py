@@ -184,7 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
   score = sub.add_parser("score", help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
-                         description="One row per agent: tier, STE Top-Cycle and Uncovered-Set scores, the share of "
+                         description="First the answer about the top set (certified, likely or unsettled, with "
+                         "the direct records behind it), then one row per agent: tier, STE Top-Cycle and "
+                         "Uncovered-Set scores, the share of "
                          "bootstrap replicas whose hard core holds the agent with an in/out/undetermined verdict, "
                          "hard membership, win rate, Bradley-Terry, Elo and number of comparisons; evidence "
                          "diagnostics and warnings.")
@@ -392,6 +394,8 @@ def cmd_score(args) -> int:
   elif args.output == "csv":
     for t in tables:
       print("conventions: " + t.conventions(), file=sys.stderr)
+      for line in t.answer().lines():
+        print(line, file=sys.stderr)
       for w in t.diagnostics.warnings:
         print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))

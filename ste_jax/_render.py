@@ -178,7 +178,8 @@ def _head_to_head_markdown(table, k: int) -> list[str]:
 
 
 def _header_lines(table) -> list[str]:
-  return [_title(table), "conventions: " + table.conventions(), _evidence(table)]
+  """The title, the answer (:meth:`~ste_jax.evaluate.CoreTable.answer`), the conventions and the evidence."""
+  return [_title(table), *table.answer().lines(), "conventions: " + table.conventions(), _evidence(table)]
 
 
 def format_text(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) -> str:
@@ -211,7 +212,8 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
     keep = _columns_shown(table)
     header = [_header(table)[j] for j in keep]
     rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
-    out += [f"### {_title(table)}", "", f"_conventions: {table.conventions()}_", "", f"_{_evidence(table)}_", "",
+    out += [f"### {_title(table)}", "", *[f"> {line}" + "  " * (k == 0) for k, line in enumerate(table.answer().lines())],
+            "", f"_conventions: {table.conventions()}_", "", f"_{_evidence(table)}_", "",
             "| " + " | ".join(header) + " |", "|" + "|".join("---" if k == 1 else "---:" for k in range(len(header))) + "|"]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     out += [""] + [f"- {line}" for line in _footer(table)] + [""]
@@ -274,6 +276,7 @@ def to_json(tables, load=None, *, head_to_head: int = HEAD_TO_HEAD_ROWS) -> dict
                   "record_tolerance": _finite(t.model.record_tolerance)},
               "num_agents": len(t.agents),
               "num_comparisons": t.num_comparisons,
+              "answer": t.answer().to_dict(),
               "top_cycle": t.top_cycle,
               "uncovered_set": t.uncovered_set,
               **{f"{concept}_candidates": None if t.candidates(concept) is None else {

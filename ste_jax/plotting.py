@@ -8,6 +8,7 @@ a notebook, display a returned figure by leaving it as the cell's last expressio
 
 import math
 import os
+import textwrap
 
 import numpy as np
 
@@ -229,7 +230,8 @@ def report_figure(table, *, title: str | None = None, top: int | None = REPORT_R
     table: a score table as built by ``ste-jax score`` (:class:`~ste_jax.evaluate.CoreTable`):
       it needs ``agents``, ``order``, ``P``, ``games_matrix`` and ``columns`` with ``tc_score``,
       ``p_tc``, ``hard_tc``, ``tc_lo``/``tc_hi``.
-    title: optional figure title.
+    title: optional figure title. A :class:`~ste_jax.evaluate.CoreTable`'s answer about its top
+      set (the first line of :meth:`~ste_jax.evaluate.CoreTable.answer`) is written under it.
     top: how many rows to draw (``None``: all); at least 1.
 
   Returns:
@@ -257,8 +259,11 @@ def report_figure(table, *, title: str | None = None, top: int | None = REPORT_R
                   label="STE Top-Cycle score" + (f" ({table.settings.confidence:.0%} bootstrap CI)"
                                                  if table.soft_intervals else ""), title="Top-Cycle scores",
                   markers=c["p_tc"], marker_label="P(TC): share of replicas")
-  if title:
-    fig.suptitle(title if k == n else f"{title} ({first.rstrip('; ')})", fontsize=11)
+  heading = [title if k == n else f"{title} ({first.rstrip('; ')})"] if title else []
+  if callable(getattr(table, "answer", None)):  # a CoreTable: its answer about the top set, under the title
+    heading += textwrap.wrap(table.answer().lines()[0], width=int(3 * side * 12))
+  if heading:
+    fig.suptitle("\n".join(heading), fontsize=11)
   return fig
 
 

@@ -168,6 +168,25 @@ def test_score_json(name):
   idx = [agents.index(a) for a in h["agents"]]
   np.testing.assert_allclose(h["wins"], (P * games)[np.ix_(idx, idx)] * (1 - np.eye(len(idx))), atol=1e-9)
   np.testing.assert_allclose(h["games"], games[np.ix_(idx, idx)], atol=1e-9)
+  # The answer: its case follows the rows' verdicts and shares; its first agent's record against the
+  # other first rows is recounted from the raw rows.
+  a, rows = table["answer"], table["rows"]
+  verdict = {r["agent"]: r["tc_verdict"] for r in rows}
+  share = {r["agent"]: r["p_tc"] for r in rows}
+  certified = [r["agent"] for r in rows if r["tc_verdict"] == "in"]
+  if certified:
+    assert a["members"] == certified
+    assert a["status"] == ("partly certified" if "undetermined" in verdict.values() else "certified")
+  elif max(share.values()) >= 0.5:
+    assert a["status"] == "likely" and set(a["members"]) == {x for x, p in share.items() if p >= 0.5}
+  else:
+    assert a["status"] == "unsettled" and share[a["members"][0]] == max(share.values())
+  lead = agents.index(a["members"][0])
+  others = [agents.index(x) for x in h["agents"] if x != a["members"][0]]
+  assert a["opponents"] == len(others) and a["met"] == int((games[lead, others] > 0).sum())
+  assert a["games"] == pytest.approx(games[lead, others].sum())
+  assert a["wins"] == pytest.approx((P * games)[lead, others].sum())
+  assert a["lines"][0].startswith("answer: ")
 
 
 @pytest.mark.parametrize("name", SCORED_DATASETS)
@@ -192,6 +211,8 @@ def test_score_table_and_markdown(name):
   lines = text.splitlines()
   assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
   assert any(line.startswith("evidence: ") for line in lines)
+  title = next(k for k, line in enumerate(lines) if line.startswith("all data: "))
+  assert lines[title + 1].startswith("answer: ")  # the answer first, under the title
   assert any(line.lstrip().startswith("#") and "TC CI" in line and "P(TC)" in line and "BT" in line for line in lines)
   core_line = next(line for line in lines if line.startswith("hard Top Cycle (point estimate):"))
   listed = core_line.split(": ", 1)[1].strip("{}").split(", ")

@@ -124,6 +124,10 @@ def test_report_figure_draws_the_first_rows_in_table_order():
   (dots,) = heat.collections  # a0 is row/column 1 of the image, o4 row/column 2
   assert sorted(map(tuple, dots.get_offsets().tolist())) == [(1.0, 2.0), (2.0, 1.0)]
   assert fig._suptitle.get_text() == "t (first 4 of 5 rows)"
+  line = "answer: the data do not settle the top" + " word" * 80  # a CoreTable's answer goes under the title, wrapped
+  table.answer = lambda: types.SimpleNamespace(lines=lambda: [line, "direct records: ..."])
+  heading = plotting.report_figure(table, title="t", top=4)._suptitle.get_text().split("\n")
+  assert heading[0] == "t (first 4 of 5 rows)" and len(heading) >= 3 and " ".join(heading[1:]) == line
   with pytest.raises(ValueError, match="top must be a positive integer"):
     plotting.report_figure(table, top=0)
 
@@ -141,6 +145,7 @@ def test_save_report_figure(tmp_path):
   path = tmp_path / "report.png"
   assert plotting.save_report_figure(table, path, title="test") == str(path)
   assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000
+  assert plotting.report_figure(table, title="test")._suptitle.get_text().split("\n")[1].startswith("answer: ")
 
 
 def test_bad_shape():

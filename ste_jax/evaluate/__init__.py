@@ -3,6 +3,8 @@
 from ._active import SuggestedPairs as SuggestedPairs
 from ._active import simulate_certification as simulate_certification
 from ._active import suggest_pairs as suggest_pairs
+from ._answer import TopAnswer as TopAnswer
+from ._answer import top_answer as top_answer
 from ._contradictions import Contradiction as Contradiction
 from ._contradictions import head_to_head_contradictions as head_to_head_contradictions
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
@@ -41,6 +43,7 @@ __all__ = [
     "MembershipVerdicts",
     "ModelTournament",
     "SuggestedPairs",
+    "TopAnswer",
     "Verdicts",
     "certified_memberships",
     "core_candidates",
@@ -56,4 +59,5 @@ __all__ = [
     "subset_context",
     "simulate_certification",
     "suggest_pairs",
+    "top_answer",
 ]

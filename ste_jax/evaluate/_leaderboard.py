@@ -30,6 +30,7 @@ from ste_jax import exact
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
+from ste_jax.evaluate._answer import UNSETTLED_SHARE, TopAnswer, top_answer
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
@@ -169,6 +170,11 @@ class CoreTable:
     """The direct records among the table's first ``k`` rows (:class:`~ste_jax.evaluate.HeadToHead`)."""
     return head_to_head(self.wins_matrix, self.P, self.order, self.agents, k)
 
+  def answer(self, rows: int = DEFAULT_ROWS) -> TopAnswer:
+    """What the table says about its top set, with the direct records among its first ``rows`` rows (:class:`~ste_jax.evaluate.TopAnswer`)."""
+    return top_answer(self.columns, self.agents, self.order, self.wins_matrix, confidence=self.settings.confidence,
+                      num_replicas=self.settings.num_replicas, rows=rows)
+
   @property
   def column_names(self) -> tuple[str, ...]:
     """``COLUMNS`` plus one column per requested tournament solution (``settings.solutions``)."""
@@ -245,6 +251,7 @@ class CoreTable:
         diagnostics=self.diagnostics.to_dict(), top_cycle=self.top_cycle, uncovered_set=self.uncovered_set,
         top_cycle_candidates=self.candidate_names("top_cycle"), uncovered_candidates=self.candidate_names("uncovered"),
         num_comparisons=self.num_comparisons, head_to_head=self.head_to_head().to_dict(),
+        answer=self.answer().to_dict(),
     )
     if self.model is not None:
       frame.attrs["model"] = self.model.describe()
@@ -306,9 +313,6 @@ def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
     bar = p[hard].max() if hard.any() else 0.0  # the point estimate's Top Cycle's best share
     keys.append(-np.maximum(p, bar))
   return np.lexsort(keys)
-
-
-UNSETTLED_SHARE = 0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
 
 
 def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5) -> str | None:
@@ -666,9 +670,10 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
   ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
   ``elo``, ``games``. ``frame.attrs`` holds the conventions line, the estimator and model
   selection, the evidence diagnostics (with warnings), the hard cores, the replicas' candidates
-  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`)
-  and the direct records among the first 10 rows (``head_to_head``:
-  :meth:`~ste_jax.evaluate.HeadToHead.to_dict`).
+  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`),
+  the direct records among the first 10 rows (``head_to_head``:
+  :meth:`~ste_jax.evaluate.HeadToHead.to_dict`) and the answer about the top set (``answer``:
+  :meth:`~ste_jax.evaluate.TopAnswer.to_dict`, with its ``lines``).
 
   Args:
     data: a :class:`~ste_jax.data.Comparisons` or a pandas DataFrame in a schema

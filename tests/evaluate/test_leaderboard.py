@@ -78,6 +78,9 @@ def test_leaderboard_frame_rps_model_verdicts():
   h = lb.attrs["head_to_head"]  # the first 10 rows; the three cyclic leaders met 30 times each
   assert h["agents"] == list(lb.index[:10])
   np.testing.assert_array_equal(np.asarray(h["games"])[:3, :3], 30 * (1 - np.eye(3)))
+  answer = lb.attrs["answer"]  # the cyclic leaders, each in more than half the replicas' Top Cycles
+  assert answer["status"] in ("certified", "partly certified", "likely") and set(answer["members"]) <= {"0", "1", "2"}
+  assert answer["status"] != "likely" or set(answer["members"]) == {"0", "1", "2"}
 
 
 @pytest.mark.slow  # about 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration
@@ -90,6 +93,10 @@ def test_clear_winner_is_in_and_others_out():
   assert lb.attrs["estimator"] == "posterior"  # auto: every pair compared
   assert lb.tc_verdict.to_dict() == {"a": "in", "b": "out", "c": "out", "d": "out"}
   assert lb.tier.tolist() == [1, 2, 3, 4]
+  answer = lb.attrs["answer"]
+  assert (answer["status"], answer["members"], answer["out"]) == ("certified", ["a"], 3)
+  assert answer["lines"] == ["answer: the Top Cycle is {a}, certified at 0.95 (every other agent is certified out, "
+                             "60 bootstrap replicas)"]
 
 
 def test_dataframe_input_and_by_context():
@@ -143,7 +150,7 @@ def test_solution_columns_in_table_and_outputs():
   assert set(np.flatnonzero(t.columns["bipartisan"])) == set(np.flatnonzero(t.columns["ml"] > 1e-6))
   header = _render.format_csv(tables).splitlines()[0].split(",")
   assert header[-3:] == list(names)
-  assert "bipartisan" in _render.format_text(tables).splitlines()[4]
+  assert any(line.lstrip().startswith("#") and line.split()[-3:] == list(names) for line in _render.format_text(tables).splitlines())
   frame = leaderboard(c, estimator="winrate", bootstrap=0, solutions=names)
   assert list(frame.columns[-3:]) == list(names)
   with pytest.raises(ValueError, match="unknown solution"):
