@@ -22,8 +22,9 @@ estimate's order (tier, then soft scores: the table's order before that rule) wi
 games, and how
 many pairs among the true members and among the table's first 10 rows
 (``CoreTable.head_to_head``) were compared; the case of the table's answer line (``CoreTable.answer``:
-certified, partly certified, likely, unsettled) with how many of the agents it names are true
-members, and in how many runs it named an agent outside the true Top Cycle as certified or likely;
+certified, partly certified, not settled) with how many of the agents it names are true members
+(not settled: the three agents most often in the replicas' Top Cycles), and in how many runs it
+certified an agent outside the true Top Cycle;
 and of the 10 pairs ``suggest_pairs`` proposes
 (seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
 None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
@@ -122,9 +123,9 @@ def run(kind: str, seed: int, cycle: float) -> dict:
 
 def _answer_cell(answer, truth) -> tuple[str, bool]:
   """``(cell, misleading)``: the answer's case with its named agents that are true members, and
-  whether it names an agent outside the true Top Cycle as certain or likely."""
+  whether it certifies an agent outside the true Top Cycle."""
   true_named = sum(a in truth for a in answer.members)
-  claims = answer.status in ("certified", "partly certified", "likely")
+  claims = answer.status in ("certified", "partly certified")
   return f"{answer.status}: {true_named} of {len(answer.members)} named true", claims and true_named < len(answer.members)
 
 
@@ -159,8 +160,7 @@ def main(argv=None):
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
   for kind, m in misleading.items():
-    print(f"{kind}: the answer named an agent outside the true Top Cycle as certified or likely in {sum(m)} of "
-          f"{len(m)} runs")
+    print(f"{kind}: the answer certified an agent outside the true Top Cycle in {sum(m)} of {len(m)} runs")
   for counts, what in ((top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
                        (first_row, "the first row a true Top-Cycle member in")):
     for kind, pairs in counts.items():  # (in the table's order, in the point estimate's order) per item

@@ -8,10 +8,14 @@ through the edges not surely reversed, else ``undetermined``
 (:func:`~ste_jax.evaluate.certified_memberships`). This script measures, at ``c = 0.95``, how
 often those verdicts disagree with the true hard Top Cycle and Uncovered Set of the tournament the
 data were drawn from (``ste_jax.exact.top_cycle(P)``, ``ste_jax.exact.uncovered_set(P)``), and,
-for comparison, how often two other rules are wrong: ``certified+imputed`` (model estimator only:
-the same certificate, but the model's predictions for pairs never compared count as evidence,
-``--certify-imputed``) and ``share`` (the earlier rule: ``in`` if at least a share ``c`` of the
-replicas' hard cores hold the agent, ``out`` if at most ``1 - c`` do).
+for comparison, how often three other rules are wrong: ``certified+imputed`` (model estimator
+only: the same certificate, but the model's predictions for pairs never compared count as
+evidence, ``--certify-imputed``), ``share`` (the earlier rule: ``in`` if at least a share ``c`` of
+the replicas' hard cores hold the agent, ``out`` if at most ``1 - c`` do) and ``half`` (Top Cycle
+only: where no agent is certified ``in``, ``in`` for the agents in the hard Top Cycle of at least
+half the replicas; no ``out``). ``half`` is what calling the most frequent agents of an unsettled
+table *likely* members would claim; ``CoreTable.answer`` names them with their shares only,
+because of this measurement.
 
 Data (each trial its own key, derived from the setting and the trial number, so the ``--quick``
 trials are the first trials of the full run's matching settings):
@@ -285,6 +289,20 @@ def share_rule_labels(probability):
   return out
 
 
+def half_rule_labels(verdicts, probability):
+  """Where no agent is certified ``in``: ``in`` for the agents in the hard core of at least half the
+  replicas, ``undetermined`` for the others; where some agent is certified, ``undetermined`` for
+  every agent (no ``out``). What calling the most frequent agents of an unsettled table *likely*
+  members would claim."""
+  import numpy as np
+
+  v = np.asarray(verdicts, dtype=object)
+  chosen = np.asarray(probability, dtype=np.float64) >= 0.5 - 1e-9
+  if (v == "in").any():
+    chosen = np.zeros(v.shape, bool)
+  return np.where(chosen, "in", "undetermined").astype(object)
+
+
 def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=None):
   """Per-trial count rows of one setting, and the padding check (or ``None``).
 
@@ -338,6 +356,8 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
       for concept, attr in CONCEPTS:
         v = getattr(verdicts, attr)
         rules = [("certified", v.verdict), ("share", share_rule_labels(v.probability))]
+        if concept == "TC":
+          rules.append(("half", half_rule_labels(v.verdict, v.probability)))
         if imputed is not None:
           rules.append(("certified+imputed", getattr(imputed, attr).verdict))
         for rule, labels in rules:
@@ -421,8 +441,8 @@ def md_table(header, rows) -> str:
 
 
 def verdict_table(summary) -> str:
-  """The Markdown table of a :func:`summarize` frame (rules: certified, certified+imputed, share)."""
-  order = {"certified": 0, "certified+imputed": 1, "share": 2}
+  """The Markdown table of a :func:`summarize` frame (rules: certified, certified+imputed, share, half)."""
+  order = {"certified": 0, "certified+imputed": 1, "share": 2, "half": 3}
   summary = summary.sort_values("rule", key=lambda r: r.map(order), kind="stable")
   header = ["setting", "rule", "estimator", "set", "trials", "`in`", "wrong `in` share [95% CI]", "`out`",
             "wrong `out` share [95% CI]", "undetermined share [95% CI]", "true members called `out`",
@@ -450,7 +470,8 @@ def report(df, checks, cfg: Config, *, command: str, seconds: float) -> str:
            "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
            f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
            f"model's predictions for pairs never compared count) and rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
-           f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent); truth = hard Top Cycle "
+           f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent), rule `half` (TC only: where no agent is certified "
+           "`in`, `in` = the agents with P >= 0.5; no `out`); truth = hard Top Cycle "
            "(TC) / Uncovered Set (UC) of the true P.",
            "",
            "Wrong `in` share = share of `in` verdicts whose agent is not in the true set; wrong `out` share = "

@@ -184,8 +184,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
   score = sub.add_parser("score", help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
-                         description="First the answer about the top set (certified, likely or unsettled, with "
-                         "the direct records behind it), then one row per agent: tier, STE Top-Cycle and "
+                         description="First the answer about the top set (certified, or not settled with the agents "
+                         "most often in the replicas' Top Cycles, and the direct records behind it), then one row "
+                         "per agent: tier, STE Top-Cycle and "
                          "Uncovered-Set scores, the share of "
                          "bootstrap replicas whose hard core holds the agent with an in/out/undetermined verdict, "
                          "hard membership, win rate, Bradley-Terry, Elo and number of comparisons; evidence "

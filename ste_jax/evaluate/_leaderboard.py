@@ -30,7 +30,7 @@ from ste_jax import exact
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
-from ste_jax.evaluate._answer import UNSETTLED_SHARE, TopAnswer, top_answer
+from ste_jax.evaluate._answer import TopAnswer, top_answer
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
@@ -313,6 +313,9 @@ def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
     bar = p[hard].max() if hard.any() else 0.0  # the point estimate's Top Cycle's best share
     keys.append(-np.maximum(p, bar))
   return np.lexsort(keys)
+
+
+UNSETTLED_SHARE = 0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
 
 
 def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5) -> str | None:

@@ -1,4 +1,4 @@
-"""The answer line of a core table (``ste_jax.evaluate._answer``): the five cases, on hand-built columns."""
+"""The answer line of a core table (``ste_jax.evaluate._answer``): the four cases, on hand-built columns."""
 
 import numpy as np
 import pytest
@@ -42,28 +42,28 @@ def test_partly_certified_lists_the_undetermined_by_share():
       in a.lines()[0]
 
 
-def test_likely_names_every_agent_in_half_the_replicas_and_the_runners_up():
+def test_not_settled_names_the_most_frequent_agents_with_their_shares():
+  # b is in 80% of the replicas' Top Cycles, but nothing is certified: no "likely" claim.
   a = answer(columns([0, 1, 0, 0, 0], [0.5, 0.8, 0.49, 0.0, 0.3], ["undetermined"] * 5))
-  assert a.status == "likely"
-  assert a.members == ("b", "a") and a.shares == (0.8, 0.5)
-  assert a.others == ("c", "e", "d")
-  assert a.lines()[0] == ("answer: not certified at 0.95; likely top set {b, a}, each in the hard Top Cycle of at "
-                          "least half the 200 bootstrap replicas (b 80%, a 50%; next: c 49%, e 30%, d 0%)")
+  assert a.status == "not settled"
+  assert a.members == ("b", "a", "c") and a.shares == (0.8, 0.5, 0.49) and a.others == ()
+  assert a.lines()[0] == ("answer: not settled at 0.95: no agent is certified in the Top Cycle; most often in the "
+                          "hard Top Cycles of the 200 bootstrap replicas: b 80%, a 50%, c 49% (shares of replicas, "
+                          "not probabilities of membership)")
   # Evidence: b against a and c (the first 3 rows): 1-2 and 3-0, so 4-2 in 6 games.
   assert (a.met, a.opponents, a.wins, a.games) == (2, 2, 4.0, 6.0)
-  assert (a.pairs_compared, a.pairs, a.member_pairs_compared, a.member_pairs) == (3, 3, 1, 1)
-  assert a.lines()[1].startswith("direct records: b met 2 of the 2 other agents of the first 3 rows, 4-2 in all")
-  assert "3 of 3 pairs among the first 3 rows compared; 1 of 1 among the named agents" in a.lines()[1]
+  assert (a.pairs_compared, a.pairs, a.member_pairs_compared, a.member_pairs) == (3, 3, 3, 3)
+  assert a.lines()[1] == ("direct records: b met 2 of the 2 other agents of the first 3 rows, 4-2 in all (ties 1/2); "
+                          "3 of 3 pairs among the first 3 rows compared; 3 of 3 among the named agents; comparing the "
+                          "open pairs decides the top (ste-jax suggest proposes them)")
 
 
-def test_unsettled_names_the_most_frequent_agents_and_counts_unmet_pairs():
+def test_not_settled_counts_unmet_pairs_and_breaks_ties_by_table_order():
   # The most frequent agent, d, is not among the first 3 rows and never played: met 0 of 3.
   a = answer(columns([1, 0, 0, 0, 0], [0.1, 0.1, 0.0, 0.3, 0.2], ["undetermined"] * 5))
-  assert a.status == "unsettled"
-  assert a.members == ("d", "e", "a")  # ties by table order: a (row 1) before b
+  assert a.status == "not settled"
+  assert a.members == ("d", "e", "a")  # a (row 1) before b (row 2) at equal shares
   assert (a.met, a.opponents, a.wins, a.games) == (0, 3, 0.0, 0.0)
-  assert a.lines()[0] == ("answer: the data do not settle the top at 0.95: no agent is in the hard Top Cycle of half "
-                          "the 200 bootstrap replicas (most often: d 30%, e 20%, a 10%)")
   assert a.lines()[1].startswith("direct records: d met 0 of the 3 other agents of the first 3 rows; ")
   assert "0 of 3 among the named agents" in a.lines()[1]  # d, e, a: only a played (not with d or e)
 
@@ -91,7 +91,7 @@ def test_one_agent_has_no_evidence_line():
 
 
 def test_every_status_is_listed_and_bad_arguments_raise():
-  assert set(STATUSES) == {"certified", "partly certified", "likely", "unsettled", "point estimate"}
+  assert set(STATUSES) == {"certified", "partly certified", "not settled", "point estimate"}
   assert TopAnswer._fields[0] == "status"
   cols = columns([1, 0, 0, 0, 0], [0.1] * 5, ["undetermined"] * 5)
   for rows in (0, -1, True, 2.0):

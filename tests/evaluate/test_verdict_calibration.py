@@ -135,7 +135,7 @@ def test_verdict_calibration_quick():
   assert league["padding"]["model"] < 1e-2
   summary = script.summarize(df)
   pooled = summary[summary.setting == "all settings"].set_index(["rule", "estimator", "concept"])
-  assert len(pooled) == 14 and (pooled.agents == pooled.agents.iloc[0]).all()  # 3 + 1 + 3 estimators x 2 sets
+  assert len(pooled) == 17 and (pooled.agents == pooled.agents.iloc[0]).all()  # (3 + 1 + 3) x 2 sets + 3 answer (TC)
   for estimator in ("posterior", "model", "winrate"):
     for concept in ("TC", "UC"):
       r = pooled.loc[("certified", estimator, concept)]

@@ -59,23 +59,37 @@ def test_nested_in_jit_grad_and_vmap():
                              np.stack([x + 0.1, x + 0.2]), rtol=1e-6)
 
 
-def test_eager_operators_equal_their_undecorated_functions(x64):
+def _eager_cases():
+  """``(fn, args, kwargs)`` of every decorated operator on one 7-agent tournament with ties (float64)."""
   rng = np.random.default_rng(3)
   P = jnp.asarray(oracles.random_tournament(rng, 7, tie_prob=0.2))
   D = ste_jax.soft_majority_edges(P, tau=0.1)
-  pairs = [
+  return P, [
       (ste_jax.ste_scores, (P,), dict(tau=0.07)),
+      (ste_jax.ops.soft_cover_violation, (D,), dict(gamma_c=0.0)),
       (ste_jax.ste_scores, (P,), dict(tau=0.0)),
       (ste_jax.ste_scores_from_edges, (D,), dict(gamma=0.05, max_path_length=3)),
       (ste_jax.soft_reachability, (D,), dict(gamma=0.1, max_path_length=2)),
       (ste_jax.soft_cover_scores, (D,), dict(gamma_c=0.05)),
-      (ste_jax.ops.soft_cover_violation, (D,), dict(gamma_c=0.0)),
       (ste_jax.soft_uncovered_score, (D,), dict(gamma_c=0.3)),
   ]
-  for fn, args, kwargs in pairs:
+
+
+def _check_eager(cases):
+  for fn, args, kwargs in cases:
     got, expect = fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs)
     for a, b in zip(jax.tree.leaves(got), jax.tree.leaves(expect)):
       np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14, err_msg=fn.__name__)
+
+
+@pytest.mark.slow  # the undecorated functions run op by op: about 4 s
+def test_eager_operators_equal_their_undecorated_functions_all_entries(x64):
+  _check_eager(_eager_cases()[1][2:])
+
+
+def test_eager_operators_equal_their_undecorated_functions(x64):
+  P, cases = _eager_cases()
+  _check_eager(cases[:2])  # the scores (soft) and the hard cover kernel; every entry in the slow test
   M = P - P.T
   for fn, args, kwargs in [(ste_jax.soft_maximal_lottery, (M,), dict(temperature=0.2)),
                            (ste_jax.alpha_rank, (P,), dict(alpha=3.0, population_size=7))]:
