@@ -469,8 +469,8 @@ def report(df, checks, cfg: Config, *, command: str, seconds: float) -> str:
            "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` = "
            "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
            f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
-           f"model's predictions for pairs never compared count) and rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
-           f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent), rule `half` (TC only: where no agent is certified "
+           f"model's predictions for pairs never compared count), rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
+           f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent) and rule `half` (TC only: where no agent is certified "
            "`in`, `in` = the agents with P >= 0.5; no `out`); truth = hard Top Cycle "
            "(TC) / Uncovered Set (UC) of the true P.",
            "",

@@ -212,7 +212,8 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
     keep = _columns_shown(table)
     header = [_header(table)[j] for j in keep]
     rows = [[r[j] for j in keep] for r in _display_rows(table, top)]
-    out += [f"### {_title(table)}", "", *[f"> {line}" + "  " * (k == 0) for k, line in enumerate(table.answer().lines())],
+    answer = table.answer().lines()
+    out += [f"### {_title(table)}", "", *[f"> {line}" + "  " * (k + 1 < len(answer)) for k, line in enumerate(answer)],
             "", f"_conventions: {table.conventions()}_", "", f"_{_evidence(table)}_", "",
             "| " + " | ".join(header) + " |", "|" + "|".join("---" if k == 1 else "---:" for k in range(len(header))) + "|"]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
