@@ -180,6 +180,7 @@ def test_score_json(name):
   else:  # the three agents most often in the replicas' Top Cycles, with their shares
     assert a["status"] == "not settled" and len(a["members"]) == 3
     assert a["shares"] == sorted(share.values(), reverse=True)[:3] == [share[x] for x in a["members"]]
+    assert all(f"{x} {share[x]:.2f}" in a["lines"][0] for x in a["members"])  # as the P(TC) column prints it
   lead = agents.index(a["members"][0])
   others = [agents.index(x) for x in h["agents"] if x != a["members"][0]]
   assert a["opponents"] == len(others) and a["met"] == int((games[lead, others] > 0).sum())

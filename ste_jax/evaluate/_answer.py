@@ -105,7 +105,7 @@ def _set(names) -> str:
 
 
 def _listed(names, shares) -> str:
-  return ", ".join(f"{a} {p:.0%}" for a, p in zip(names, shares))
+  return ", ".join(f"{a} {p:.2f}" for a, p in zip(names, shares))  # as the table's P(TC) column
 
 
 def _statement(a: TopAnswer) -> str:
@@ -115,11 +115,11 @@ def _statement(a: TopAnswer) -> str:
             f"{r} bootstrap replicas)")
   if a.status == "partly certified":
     return (f"answer: the Top Cycle holds {_set(a.members)}, certified at {c}; {a.undetermined} agent"
-            f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles: "
+            f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles, by P(TC): "
             f"{_listed(a.others, a.other_shares)}), {a.out} certified out")
   if a.status == "not settled":
     return (f"answer: not settled at {c}: no agent is certified in the Top Cycle; most often in the hard Top "
-            f"Cycles of the {r} bootstrap replicas: {_listed(a.members, a.shares)} (shares of replicas, not "
+            f"Cycles of the {r} bootstrap replicas, by P(TC): {_listed(a.members, a.shares)} (shares of replicas, not "
             "probabilities of membership)")
   return (f"answer (point estimate, no bootstrap: how sure is not measured): the hard Top Cycle is "
           f"{_set(a.members)}")

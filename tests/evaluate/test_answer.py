@@ -38,8 +38,8 @@ def test_partly_certified_lists_the_undetermined_by_share():
   assert a.status == "partly certified"
   assert a.members == ("a",) and a.others == ("c", "b", "d") and a.other_shares == (0.6, 0.2, 0.1)
   assert (a.undetermined, a.out) == (3, 1)
-  assert "3 agents undetermined (most often in the 200 replicas' Top Cycles: c 60%, b 20%, d 10%), 1 certified out" \
-      in a.lines()[0]
+  assert ("3 agents undetermined (most often in the 200 replicas' Top Cycles, by P(TC): c 0.60, b 0.20, d 0.10), "
+          "1 certified out") in a.lines()[0]
 
 
 def test_not_settled_names_the_most_frequent_agents_with_their_shares():
@@ -48,7 +48,7 @@ def test_not_settled_names_the_most_frequent_agents_with_their_shares():
   assert a.status == "not settled"
   assert a.members == ("b", "a", "c") and a.shares == (0.8, 0.5, 0.49) and a.others == ()
   assert a.lines()[0] == ("answer: not settled at 0.95: no agent is certified in the Top Cycle; most often in the "
-                          "hard Top Cycles of the 200 bootstrap replicas: b 80%, a 50%, c 49% (shares of replicas, "
+                          "hard Top Cycles of the 200 bootstrap replicas, by P(TC): b 0.80, a 0.50, c 0.49 (shares of replicas, "
                           "not probabilities of membership)")
   # Evidence: b against a and c (the first 3 rows): 1-2 and 3-0, so 4-2 in 6 games.
   assert (a.met, a.opponents, a.wins, a.games) == (2, 2, 4.0, 6.0)
