@@ -27,6 +27,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import exact
+from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate import _estimators
@@ -64,7 +65,7 @@ class LeaderboardSettings:
   confidence: float = 0.95
   soft_intervals: bool | None = None
   min_games: int = 10
-  batch_size: int = 8
+  batch_size: int | str = "auto"
   certify_imputed: bool = False
   solutions: tuple[str, ...] = ()
   resampling: str = "auto"
@@ -79,7 +80,8 @@ class LeaderboardSettings:
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {v!r}.")
-    for name, lo in (("num_replicas", 0), ("min_games", 0), ("batch_size", 1)):
+    integers = [("num_replicas", 0), ("min_games", 0)] + ([("batch_size", 1)] if self.batch_size != "auto" else [])
+    for name, lo in integers:
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
         raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
@@ -413,7 +415,8 @@ class BootstrapMemberships(NamedTuple):
   soft_uncovered: np.ndarray | None = None
 
 
-@functools.partial(jax.jit, static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"))
+@functools.partial(gather_friendly_jit,
+                   static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"))
 def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma, *, name, refit_steps, chunk, batch,
                      with_soft, parametric):
   """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
@@ -444,8 +447,19 @@ def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma
   return outs[:2] + (beats,) + outs[3:]
 
 
+def default_batch_size() -> int:
+  """Replicas per compiled bootstrap step when ``batch_size="auto"``: 1 on CPU, 8 on accelerators.
+
+  On XLA:CPU a batch of replicas is no faster per replica than one at a time and compiles more
+  slowly: at n = 1000 the model estimator's replicas took 0.351 s each in batches of 8 and 0.214 s
+  one at a time (``python benchmarks/model_fit.py``, RESULTS). An accelerator runs a batch with a
+  batch axis.
+  """
+  return 1 if jax.default_backend() == "cpu" else 8
+
+
 def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
-                               batch_size: int | None = 8, soft=None, progress=None,
+                               batch_size: int | str | None = "auto", soft=None, progress=None,
                                resampling: str = "auto") -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
@@ -462,7 +476,8 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
     comparisons: the data.
     estimator: an :class:`~ste_jax.evaluate._estimators.EdgeEstimator`.
     num_replicas: ``R >= 1``.
-    batch_size: replicas per compiled batch (memory bound).
+    batch_size: replicas per compiled batch (memory bound); ``"auto"``: :func:`default_batch_size`;
+      ``None``: a whole chunk at once.
     soft: ``None``, or ``(tau, gamma)`` to also return the replicas' soft scores.
     progress: optional ``progress(num_done)`` callable.
     resampling: ``"auto"`` (parametric for the model estimator, else Poisson), ``"poisson"`` or
@@ -475,6 +490,8 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
   if num_replicas < 1:
     raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
   chunk = min(num_replicas, REPLICA_CHUNK)
+  if batch_size == "auto":
+    batch_size = default_batch_size()
   batch = min(batch_size or chunk, chunk)
   dtype = estimator.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft

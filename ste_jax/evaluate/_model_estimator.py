@@ -43,8 +43,8 @@ are chosen by ``k``-fold cross-validated log-likelihood (folds over unit compari
 random multinomial split of each row's weight, so aggregated rows are split like unit
 comparisons). The intransitive term is kept only when its held-out log-likelihood beats
 Bradley-Terry's by more than one standard error of the paired per-fold difference (the
-one-standard-error rule): a cycle must be supported by held-out evidence before it enters the core. Each stage fits every (fold, candidate) pair as one ``jax.vmap`` of one
-compiled L-BFGS solve (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
+one-standard-error rule): a cycle must be supported by held-out evidence before it enters the core. Each stage fits every (fold, candidate) pair in one compiled ``lax.map`` of an
+L-BFGS solve (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
 log-loss of the best rank-0 candidate (plain Bradley-Terry with the chosen ridge) is reported
 beside the chosen model's.
 
@@ -63,6 +63,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
@@ -391,7 +392,7 @@ def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
 
 
 def _cv_stage(params0, pairs, train, test, grid: list[Candidate], tolerance, num_steps: int, size: int):
-  """Held-out log-loss per candidate: one vmapped fit per (fold, candidate).
+  """Held-out log-loss per candidate: one fit per (fold, candidate), in one compiled call.
 
   The grid is padded to ``size`` candidates (repeating the last) so that both selection stages
   share one compilation.
@@ -410,18 +411,29 @@ def _cv_stage(params0, pairs, train, test, grid: list[Candidate], tolerance, num
 
 
 def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, num_steps):
-  def one(w_train, w_test, mask, l2_s, l2_k):
-    p0 = params0._replace(mask=mask)
-    p = fit_intransitive(p0, pairs, w_train[0], w_train[1], l2_s, l2_k, tolerance, num_steps=num_steps)
+  """``(F, C)`` held-out NLL of every (fold, candidate) fit, fitted one after another.
+
+  A ``lax.map`` over the ``F * C`` fits, not a ``vmap``: a batched gather's transpose (the
+  scatter in each gradient) costs several times a single one per fit on XLA:CPU. Compiled with
+  :func:`~ste_jax._compiler_options.gather_friendly_jit` (``benchmarks/model_fit.py``).
+  """
+  F, C = train[0].shape[0], masks.shape[0]
+
+  def one(args):
+    w_train, w_test, mask, l2_s, l2_k = args
+    p = fit_intransitive(params0._replace(mask=mask), pairs, w_train[0], w_train[1], l2_s, l2_k, tolerance,
+                         num_steps=num_steps)
     return _heldout_nll(p, pairs, w_test[0], w_test[1])
 
-  per_candidate = jax.vmap(one, in_axes=(None, None, 0, 0, 0))
-  per_fold = jax.vmap(per_candidate, in_axes=(0, 0, None, None, None))
-  return per_fold(train, test, masks, l2s, l2k)
+  per_fold = lambda x: jnp.repeat(x, C, axis=0)  # noqa: E731  (fold f's data for each candidate)
+  per_candidate = lambda x: jnp.tile(x, (F,) + (1,) * (x.ndim - 1))  # noqa: E731
+  grid = (jax.tree.map(per_fold, train), jax.tree.map(per_fold, test), per_candidate(masks),
+          per_candidate(l2s), per_candidate(l2k))
+  return jax.lax.map(one, grid).reshape(F, C)
 
 
-_cv_fits = jax.jit(_cv_fits_impl, static_argnames=("num_steps",))
-_fit_jit = jax.jit(fit_intransitive, static_argnames=("num_steps",))
+_cv_fits = gather_friendly_jit(_cv_fits_impl, static_argnames=("num_steps",))
+_fit_jit = gather_friendly_jit(fit_intransitive, static_argnames=("num_steps",))
 
 
 def fit_model_tournament(
@@ -440,7 +452,7 @@ def fit_model_tournament(
 
   Stage 1 chooses the strength ridge among ``strength_l2`` for plain Bradley-Terry (rank 0);
   stage 2 keeps it and chooses the rank among ``ranks`` and, for ranks above 0, the intransitive
-  ridge among ``skew_l2``. Each stage is one compiled ``vmap`` over folds and candidates. The
+  ridge among ``skew_l2``. Each stage is one compiled ``lax.map`` over folds and candidates. The
   chosen setting is refitted on all comparisons.
 
   Args:

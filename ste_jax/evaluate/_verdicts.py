@@ -268,7 +268,7 @@ def _stack_memberships(P):
 
 
 def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
-                        key=None, batch_size: int | None = 8, certify_imputed: bool = False,
+                        key=None, batch_size: int | str | None = "auto", certify_imputed: bool = False,
                         resampling: str = "auto",
                         record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
@@ -285,7 +285,8 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     estimator: ``"auto"``, ``"posterior"``, ``"winrate"`` or ``"model"`` (comparisons only).
     num_replicas: bootstrap replicas (comparisons only).
     key: PRNG key (default ``jax.random.key(0)``).
-    batch_size: replicas per compiled batch (memory bound; comparisons only).
+    batch_size: replicas per compiled batch (memory bound; comparisons only; ``"auto"``: 1 on CPU, 8
+      on accelerators).
     certify_imputed: let the model's predictions on pairs never compared count as evidence
       (comparisons only; see the module docstring for what this costs).
     resampling: ``"auto"``, ``"poisson"`` or ``"parametric"`` (model estimator only; comparisons

@@ -128,7 +128,8 @@ def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
 @pytest.mark.parametrize("kwargs, match", [
     ({"estimator": "elo"}, "estimator"), ({"tau": 0.0}, "tau"), ({"confidence": 1.0}, "confidence"),
     ({"num_replicas": -1}, "num_replicas"), ({"record_tolerance": 0.0}, "record_tolerance"),
-    ({"record_tolerance": float("inf")}, "record_tolerance"),
+    ({"record_tolerance": float("inf")}, "record_tolerance"), ({"batch_size": 0}, "batch_size"),
+    ({"batch_size": "big"}, "batch_size"),
 ])
 def test_bad_settings(kwargs, match):
   with pytest.raises(ValueError, match=match):
@@ -295,3 +296,17 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   assert settled.top_cycle_candidates.members.tolist() == [0]
   assert "candidates" not in format_text([settled])
   assert core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
+
+
+def test_bootstrap_memberships_do_not_depend_on_the_batch_size():
+  """Replicas computed one at a time ("auto" on CPU) or four per compiled step are the same replicas."""
+  import jax
+
+  from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships, default_batch_size
+
+  c, _ = rps_above_transitive(2, n=8)
+  est = _estimators.build_estimator("model", c, key=jax.random.key(0))
+  runs = [bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=6, batch_size=b) for b in ("auto", 4)]
+  for field in ("top_cycle", "uncovered", "beats"):
+    np.testing.assert_array_equal(getattr(runs[0], field), getattr(runs[1], field))
+  assert default_batch_size() == (1 if jax.default_backend() == "cpu" else 8)

@@ -154,6 +154,29 @@ def test_refit_is_pure_and_vmaps_over_replicas():
   np.testing.assert_allclose(np.asarray(Ps + jnp.swapaxes(Ps, -1, -2)), 1.0, atol=1e-6)
 
 
+def test_cross_validation_table_equals_each_fold_and_candidate_fitted_alone():
+  """The stage's one compiled map over (fold, candidate) returns, at [f, c], fold f's held-out
+  log-loss of candidate c fitted on fold f's training counts (checked fit by fit, unmapped)."""
+  from ste_jax.evaluate import _model_estimator as me
+  from ste_jax.models._intransitive import init_intransitive_params
+
+  c, _ = rps_above_transitive(1, n=8)
+  pairs = observed_pairs(c)
+  held = jnp.asarray(me._fold_weights(jax.random.key(5), c.weight, 3), c.weight.dtype)
+  train, test = me._fold_wins(pairs, c.outcome, held)
+  params0 = init_intransitive_params(jax.random.key(6), 8, 2)
+  grid = [me.Candidate(0, 0.3, 1.0), me.Candidate(1, 0.3, 10.0), me.Candidate(2, 1.0, 1.0)]
+  table = me._cv_stage(params0, pairs, train, test, grid, 2.0, 20, 4)  # padded to 4 candidates
+  assert table.shape == (3, 3)
+  for f in range(3):
+    for k, cand in enumerate(grid):
+      mask = (jnp.arange(2) < cand.rank).astype(params0.u.dtype)
+      p = me.fit_intransitive(params0._replace(mask=mask), pairs, train[0][f], train[1][f], cand.l2_strength,
+                              cand.l2_skew, 2.0, num_steps=20)
+      expected = me._heldout_nll(p, pairs, test[0][f], test[1][f]) / jnp.sum(test[0][f] + test[1][f])
+      np.testing.assert_allclose(table[f, k], float(expected), rtol=2e-4)
+
+
 def test_deterministic_given_key():
   c, _ = rps_above_transitive(1, n=8)  # the shapes of the refit test: its compiled fits are reused
   f1 = fit_model_tournament(c, key=jax.random.key(3), ranks=(0, 1), skew_l2=(1.0,))
