@@ -419,17 +419,14 @@ def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, nu
   """
   F, C = train[0].shape[0], masks.shape[0]
 
-  def one(args):
-    w_train, w_test, mask, l2_s, l2_k = args
-    p = fit_intransitive(params0._replace(mask=mask), pairs, w_train[0], w_train[1], l2_s, l2_k, tolerance,
+  def one(k):  # fit k: fold k // C, candidate k % C (indexed, so no data is copied per fit)
+    f, c = k // C, k % C
+    w_train, w_test = jax.tree.map(lambda x: x[f], (train, test))
+    p = fit_intransitive(params0._replace(mask=masks[c]), pairs, w_train[0], w_train[1], l2s[c], l2k[c], tolerance,
                          num_steps=num_steps)
     return _heldout_nll(p, pairs, w_test[0], w_test[1])
 
-  per_fold = lambda x: jnp.repeat(x, C, axis=0)  # noqa: E731  (fold f's data for each candidate)
-  per_candidate = lambda x: jnp.tile(x, (F,) + (1,) * (x.ndim - 1))  # noqa: E731
-  grid = (jax.tree.map(per_fold, train), jax.tree.map(per_fold, test), per_candidate(masks),
-          per_candidate(l2s), per_candidate(l2k))
-  return jax.lax.map(one, grid).reshape(F, C)
+  return jax.lax.map(one, jnp.arange(F * C)).reshape(F, C)
 
 
 _cv_fits = gather_friendly_jit(_cv_fits_impl, static_argnames=("num_steps",))
