@@ -94,6 +94,25 @@ def x64():
 
 
 @pytest.fixture
+def patch_trace_constant(monkeypatch):
+  """``patch(module, name, value)``: set a constant that operators read when they are traced.
+
+  JAX caches the traces of jitted functions (the operators' inner ``jax.jit``, ``custom_jvp`` rules)
+  by function and argument shapes, not by module constants: a constant patched after another test
+  traced the same operator would be ignored silently. So the caches are cleared when the constant
+  is set and again when the test ends (after ``monkeypatch`` restores it).
+  """
+
+  def patch(module, name, value):
+    monkeypatch.setattr(module, name, value)
+    jax.clear_caches()
+
+  yield patch
+  monkeypatch.undo()
+  jax.clear_caches()
+
+
+@pytest.fixture
 def key():
   return jax.random.key(0)
 

@@ -22,10 +22,10 @@ def random_edges(rng, n):
 # ``c`` per tile, padded; 100 -- several rows ``c`` per tile with whole rows ``a``, the last block
 # padded at n = 7 (4 blocks of 2).
 @pytest.fixture(params=[None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
-def block_budget(request, monkeypatch):
+def block_budget(request, patch_trace_constant):
   """Also runs each test with tiny tiles (several blocks of rows ``a`` or ``c``, some padded)."""
   if request.param is not None:
-    monkeypatch.setattr(_covering, "_TILE_ELEMENTS", request.param)
+    patch_trace_constant(_covering, "_TILE_ELEMENTS", request.param)
   return request.param
 
 

@@ -163,10 +163,10 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
 # 2-5 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
 @pytest.mark.slow
 @pytest.mark.parametrize("block_budget", [None, 60, 100], ids=["one_block", "row_blocks", "padded_blocks"])
-def test_cover_tangent_blocks_do_not_change_derivatives(x64, monkeypatch, block_budget):
+def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
   """n = 7: all rows in one block, one row per block (60 // 49), two rows with a padded last block."""
   if block_budget is not None:
-    monkeypatch.setattr(_covering, "_TANGENT_ELEMENTS", block_budget)
+    patch_trace_constant(_covering, "_TANGENT_ELEMENTS", block_budget)
   D = _edges(4, n=7)
   for gamma_c in (0.0, 0.1):
     f = lambda D: soft_cover_scores(D, gamma_c=gamma_c)

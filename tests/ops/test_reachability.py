@@ -138,27 +138,84 @@ def test_invalid_path_length():
     soft_reachability(jnp.zeros((3, 3)), max_path_length=2.5)
 
 
-@pytest.mark.parametrize("pivots_per_sweep", [1, 3, 4])
-def test_floyd_warshall_edges_equal_the_rank_closure_edges_ties_included(monkeypatch, pivots_per_sweep):
-  """The bottleneck edges from (value, index) keys are those of the closure on stable-sort ranks.
+def perturbed_bottleneck_edges(W, K):
+  """Independent oracle: each output's bottleneck edge after breaking ties by flat index.
 
-  Sweeps of several pivots (here from n = 3 on; n = 10 with 3 per sweep pads the matrix to 12) must
-  equal single pivots; exact ties (many entries 1/2 and 1, as in sparse data) must break alike.
-  The values' closure runs the same sweeps and must equal the literal K-product closure.
+  Adds ``1e-9 * (index + 1) / n**2`` to every entry in float64 (entries are at least ``1e-6`` apart
+  or equal, so the order becomes value-then-index), takes ``K`` literal max-min products in NumPy and
+  reads each output's edge as the unique entry holding its value. Off-diagonal outputs only (the
+  diagonal is masked by every caller), flattened.
   """
-  monkeypatch.setattr(_maxmin, "_SWEEP_MIN_N", 3)
-  monkeypatch.setattr(_maxmin, "_PIVOTS_PER_SWEEP", pivots_per_sweep)
+  n = W.shape[0]
+  Wp = W.astype(np.float64) + 1e-9 * (np.arange(n * n).reshape(n, n) + 1) / n**2
+  np.fill_diagonal(Wp, -np.inf)
+  Q = R = Wp
+  for _ in range(K - 1):
+    Q = np.max(np.minimum(Q[:, :, None], Wp[None, :, :]), axis=1)
+    R = np.maximum(R, Q)
+  where = {v: e for e, v in enumerate(Wp.reshape(-1))}
+  off = ~np.eye(n, dtype=bool)
+  return np.array([where[v] if np.isfinite(v) else -1 for v in R[off]], dtype=np.int32)
+
+
+@pytest.mark.parametrize("pivots_per_sweep", [1, 3, 4])
+def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_constant, pivots_per_sweep):
+  """Bottleneck edges (Floyd--Warshall on keys, the closure on ranks) = a tie-breaking perturbation.
+
+  Exact ties (many entries 1/2 and 1, as in sparse data) must be broken as by one global order of
+  the entries, value then index -- the order of an infinitesimal perturbation, so each derivative is
+  that of one linear piece of the closure, and the true derivative wherever the closure is
+  differentiable (``test_gradient_at_tied_entries_where_the_closure_is_differentiable``). Checked
+  against :func:`perturbed_bottleneck_edges`, for sweeps of several pivots (here from n = 3 on; n = 10
+  with 3 per sweep pads the matrix to 12) and bounded path lengths (rank closure). The values'
+  closure runs the same sweeps and must equal the literal K-product closure.
+  """
+  patch_trace_constant(_maxmin, "_SWEEP_MIN_N", 3)
+  patch_trace_constant(_maxmin, "_PIVOTS_PER_SWEEP", pivots_per_sweep)
   rng = np.random.default_rng(pivots_per_sweep)
   for n in [1, 2, 3, 10, 13]:
     W = rng.choice([0.0, 0.25, 0.5, 0.5, 1.0], size=(n, n)).astype(np.float32)
     distinct = rng.uniform(size=(n, n)) < 0.3
     W[distinct] = rng.uniform(size=int(distinct.sum()))
+    K = max(n - 1, 1)
+    off = ~np.eye(n, dtype=bool).reshape(-1)
     for matrix in (W, rng.uniform(size=(n, n)).astype(np.float32)):
+      expect = perturbed_bottleneck_edges(matrix, K)
       got = jax.jit(_maxmin._floyd_warshall_edges)(jnp.asarray(matrix))
-      expect = jax.jit(lambda w: _maxmin._rank_edges(w, K=max(n - 1, 1)))(jnp.asarray(matrix))
-      np.testing.assert_array_equal(got, expect)
+      ranked = jax.jit(lambda w: _maxmin._rank_edges(w, K=K))(jnp.asarray(matrix))
+      np.testing.assert_array_equal(np.asarray(got)[off], expect)
+      np.testing.assert_array_equal(np.asarray(ranked)[off], expect)
       if n >= 3:
+        bounded = jax.jit(lambda w: _maxmin._rank_edges(w, K=2))(jnp.asarray(matrix))
+        np.testing.assert_array_equal(np.asarray(bounded)[off], perturbed_bottleneck_edges(matrix, 2))
         values = jax.jit(lambda w: _maxmin._closure_single(w, K=n - 1))(jnp.asarray(matrix))
-        off = ~np.eye(n, dtype=bool)
+        off2 = off.reshape(n, n)
         literal = np.asarray(oracles.naive_reachability(jnp.asarray(matrix), n - 1, 0.0))
-        np.testing.assert_array_equal(np.asarray(values)[off], literal[off])
+        np.testing.assert_array_equal(np.asarray(values)[off2], literal[off2])
+
+
+@pytest.mark.parametrize("algorithm", ["floyd_warshall", "squaring"])
+def test_gradient_at_tied_entries_where_the_closure_is_differentiable(algorithm):
+  """Equal entries need not make the closure non-differentiable; then the gradient must be exact.
+
+  Vertices x=0, y=1, a=2, b=3: edges a->x and x->b both 0.5, a->y->x both 0.9. The widest walk
+  a -> y -> x -> b avoids a->x, so R[a, b] = min(max(W[a,x], 0.9), W[x,b]) = W[x,b] near this
+  point: derivative 1 for x->b and 0 for a->x (finite differences agree). A bottleneck edge picked
+  as "the first walk found" (a -> x -> b at pivot x, kept at pivot y as no better) gets it wrong.
+  """
+  W = np.zeros((4, 4), np.float32)
+  W[2, 0] = W[0, 3] = 0.5
+  W[2, 1] = W[1, 0] = 0.9
+  W = jnp.asarray(W)
+  with closure_algorithm(algorithm):
+    reach_ab = jax.jit(lambda W: soft_reachability(W)[2, 3])
+    grad = np.asarray(jax.grad(reach_ab)(W))
+  eps = 1e-3
+  fd = {}
+  for i, j in [(2, 0), (0, 3)]:
+    bump = jnp.zeros_like(W).at[i, j].set(eps)
+    fd[i, j] = float(reach_ab(W + bump) - reach_ab(W - bump)) / (2 * eps)
+  np.testing.assert_allclose([fd[2, 0], fd[0, 3]], [0.0, 1.0], atol=1e-3)
+  expect = np.zeros((4, 4), np.float32)
+  expect[0, 3] = 1.0
+  np.testing.assert_array_equal(grad, expect)

@@ -102,10 +102,10 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
 # 2 cores) in `make test-slow`.
 @pytest.mark.parametrize("block_budget", [None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
 @pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 9])
-def test_cover_at_traced_zero_equals_the_hard_kernels(x64, monkeypatch, block_budget, n):
+def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant, block_budget, n):
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:
-    monkeypatch.setattr(_covering, "_TILE_ELEMENTS", block_budget)
+    patch_trace_constant(_covering, "_TILE_ELEMENTS", block_budget)
   rng = np.random.default_rng(n)
   D = rng.uniform(size=(n, n))
   D[0] = np.round(D[0] * 2) / 2  # ties among witnesses
