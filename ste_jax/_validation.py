@@ -16,7 +16,10 @@ Who calls what:
 * :func:`validate_path_length`: ``ste_score_fn``.
 * :func:`validate_symmetric_prior`: ``posterior_edges`` and ``ste_score_fn``.
 * :func:`validate_int` / :func:`validate_number`: counts, sizes and real-valued settings of the
-  bootstrap, the synthetic league, the metrics, ``fit``, the calibration helpers and the models.
+  bootstrap, the synthetic league, the metrics and summaries, ``fit``, the losses, the temperature
+  schedules, the calibration helpers, the models, the leaderboard and the model estimator.
+* :func:`validate_wins` is public (``ste_jax.stats.validate_wins``): a check of a wins matrix of
+  one's own before the baselines (which take traced arrays and check only shapes).
 """
 
 import math
@@ -176,3 +179,30 @@ def validate_number(value, name: str, *, low: float = -math.inf, high: float = m
     interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}.")
   return x
+
+
+def validate_wins(wins, *, name: str = "wins") -> np.ndarray:
+  """Eager value check of a wins matrix (call outside ``jit``, e.g. in loaders and scripts).
+
+  Args:
+    wins: concrete array-like of shape ``(n, n)``.
+    name: the argument name used in error messages.
+
+  Returns:
+    ``wins`` as a NumPy array, unchanged.
+
+  Raises:
+    ValueError: if ``wins`` is not a square real array with finite, nonnegative entries.
+  """
+  arr = np.asarray(wins)
+  if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+    raise ValueError(f"{name} must be a real-valued array, got dtype {arr.dtype}.")
+  if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
+    raise ValueError(f"{name} must have shape (n, n); got {arr.shape}.")
+  if not np.all(np.isfinite(arr)):
+    idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
+    raise ValueError(f"{name} contains NaN or Inf ({name}{list(idx)} = {arr[idx]}).")
+  if np.any(arr < 0):
+    idx = tuple(int(i) for i in np.argwhere(arr < 0)[0])
+    raise ValueError(f"{name} must be nonnegative ({name}{list(idx)} = {arr[idx]}).")
+  return arr

@@ -10,8 +10,8 @@ function have only one:
   "can't apply forward-mode autodiff (jvp) to a custom_vjp function".
 * ``"any"``: a custom JVP rule, linear in the tangents, from which JAX derives reverse mode by
   transposition: every mode and order works, with ``O(n^2)`` memory; ``jax.grad`` of ``ste_scores``
-  at ``n = 1000`` was 6x slower than ``"reverse"`` (``benchmarks/operators.py --any-mode``, table
-  in ``benchmarks/RESULTS.md``).
+  was 7.5x slower than ``"reverse"`` at ``n = 1000`` and 11x at ``n = 2000`` on the Xeon VM
+  (``benchmarks/operators.py --any-mode``, table in ``benchmarks/RESULTS.md``).
 
 The max-min closure has a single custom JVP rule that serves every mode at full speed, so the mode
 only concerns the cover (``soft_cover_scores``, ``soft_uncovered_score``, ``ste_scores``).
@@ -37,8 +37,8 @@ def autodiff_mode(mode: AutodiffMode) -> Iterator[None]:
   Args:
     mode: ``"reverse"`` (the default outside any block: the fast custom VJP, reverse mode only) or
       ``"any"`` (a custom JVP rule: ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``,
-      ``jax.hessian`` and Hessian-vector products too; reverse mode about 6x slower at
-      ``n = 1000``). See the module docstring.
+      ``jax.hessian`` and Hessian-vector products too; reverse mode 7.5x slower at
+      ``n = 1000``, 11x at ``n = 2000``). See the module docstring.
 
   The mode is read when a function is traced; where JAX has ``jax.make_user_context`` it is part of
   JAX's cache keys, so a ``jax.jit`` function is traced again in the other mode.

@@ -1,12 +1,12 @@
 """Baselines, recovery metrics and the planted-core generator (paper §6, issue 5)."""
 
+from ste_jax._validation import validate_wins as validate_wins
 from ._baselines import HodgeRankResult as HodgeRankResult
 from ._baselines import RankCentralityResult as RankCentralityResult
 from ._baselines import WinRateResult as WinRateResult
 from ._baselines import elo as elo
 from ._baselines import hodge_rank as hodge_rank
 from ._baselines import rank_centrality as rank_centrality
-from ._baselines import validate_wins as validate_wins
 from ._baselines import win_rate as win_rate
 from ._bootstrap import STEScoreFn as STEScoreFn
 from ._bootstrap import bootstrap_scores as bootstrap_scores

@@ -31,33 +31,6 @@ def _square_wins(wins) -> jax.Array:
   return jnp.where(off, wins, jnp.zeros_like(wins))
 
 
-def validate_wins(wins, *, name: str = "wins") -> np.ndarray:
-  """Eager value check of a wins matrix (call outside ``jit``, e.g. in loaders and scripts).
-
-  Args:
-    wins: concrete array-like of shape ``(n, n)``.
-    name: the argument name used in error messages.
-
-  Returns:
-    ``wins`` as a NumPy array, unchanged.
-
-  Raises:
-    ValueError: if ``wins`` is not a square real array with finite, nonnegative entries.
-  """
-  arr = np.asarray(wins)
-  if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
-    raise ValueError(f"{name} must be a real-valued array, got dtype {arr.dtype}.")
-  if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
-    raise ValueError(f"{name} must have shape (n, n); got {arr.shape}.")
-  if not np.all(np.isfinite(arr)):
-    idx = tuple(int(i) for i in np.argwhere(~np.isfinite(arr))[0])
-    raise ValueError(f"{name} contains NaN or Inf ({name}{list(idx)} = {arr[idx]}).")
-  if np.any(arr < 0):
-    idx = tuple(int(i) for i in np.argwhere(arr < 0)[0])
-    raise ValueError(f"{name} must be nonnegative ({name}{list(idx)} = {arr[idx]}).")
-  return arr
-
-
 class WinRateResult(NamedTuple):
   """Output of :func:`win_rate`.
 

@@ -15,7 +15,7 @@ from ste_jax.evaluate import EvidenceDiagnostics, evidence_diagnostics
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 VICUNA = _ROOT / "ste_jax" / "_bundled" / "vicuna80_qlora_human" / "comparisons.csv"
-LLMFAO = pathlib.Path("/work/shared/data/llmfao_crowd/comparisons.csv")
+LLMFAO = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmfao_crowd" / "comparisons.csv"
 
 
 def _random_totals(rng, n, share_observed, max_games=60):
@@ -225,7 +225,7 @@ def test_bad_inputs_raise_naming_the_argument(totals, kwargs, name):
     evidence_diagnostics(totals, **kwargs)
 
 
-@pytest.mark.skipif(not LLMFAO.exists(), reason="llmfao_crowd data not in /work/shared/data")
+@pytest.mark.skipif(not LLMFAO.exists(), reason=f"{LLMFAO} is absent (../shared beside the checkout)")
 def test_real_llmfao_all_inclusive_core_is_flagged():
   comparisons, totals, _ = _load_with_tournament(LLMFAO)
   n = comparisons.num_agents

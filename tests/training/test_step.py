@@ -11,7 +11,7 @@ from ste_jax._checks import default_float_dtype
 from ste_jax.exact import top_cycle
 from ste_jax.models import PairwiseLogit, marginal_tournament, pairwise_logits
 from ste_jax.training import (
-    exponential_anneal, fit, make_ste_loss, make_train_step, pairwise_cross_entropy, sharpness_regularizer,
+    Temperatures, exponential_anneal, fit, make_ste_loss, make_train_step, pairwise_cross_entropy, sharpness_regularizer,
     temperature_schedule,
 )
 from tests.training._data import cycle_comparisons
@@ -102,3 +102,20 @@ def test_user_module_with_ste_scores_trains_end_to_end(rng):
   hard, t_scores = analysis(state)
   np.testing.assert_array_equal(np.asarray(hard), [True, True, True, False])
   assert float(t_scores[:3].min()) > 0.5 > float(t_scores[3])
+
+
+def test_ste_loss_uses_the_smoothed_reachability_by_default(rng):
+  """§6.1: the default loss smooths the reachability at the schedule's ``gamma``; ``0.0`` is the exact closure."""
+  model = PairwiseLogit(4, rngs=nnx.Rngs(0), **SMALL)
+  batch = cycle_comparisons(rng, 32)
+  temps = Temperatures(tau=jnp.float32(0.1), gamma=jnp.float32(0.2), gamma_c=jnp.float32(0.1))
+  P = marginal_tournament(model)
+
+  def sharpness(reach_gamma):
+    return float(sharpness_regularizer(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.1, reach_gamma=reach_gamma).top_cycle))
+
+  default = float(make_ste_loss(sharpness_weight=1.0)(model, batch, temps)[1]["sharpness"])
+  exact = float(make_ste_loss(sharpness_weight=1.0, reach_gamma=0.0)(model, batch, temps)[1]["sharpness"])
+  np.testing.assert_allclose(default, sharpness(0.2), rtol=1e-5)
+  np.testing.assert_allclose(exact, sharpness(0.0), rtol=1e-5)
+  assert abs(sharpness(0.2) - sharpness(0.0)) > 1e-3  # the two settings are told apart
