@@ -201,12 +201,22 @@ def _pivots_per_sweep(n: int) -> int:
   return _PIVOTS_PER_SWEEP if n >= _SWEEP_MIN_N else 1
 
 
+# From this size on, the bottleneck edges' key comparisons are one select on a compound predicate
+# (:func:`_lex_min_select`); below it, minima and selects per component (:func:`_lex_min`). Each
+# form was the faster one on its side on XLA:CPU (``python benchmarks/closure_edges.py``, AMD EPYC
+# VM, 2 cores; ``benchmarks/RESULTS.md``, "Key comparisons of the bottleneck edges"), the edge
+# search alone: per component 0.76 against 1.6 ms at n = 100, even at n = 300 and 500; the compound
+# select 0.098 against 0.116 s at n = 700, 0.30 against 0.51 s at n = 1000, 3.1 against 6.3 s at
+# n = 2000.
+_SELECT_KEYS_MIN_N = 640
+
+
 def _lex_min(v1, e1, v2, e2):
-  """The smaller of the keys ``(v1, e1)`` and ``(v2, e2)`` (value first, then index).
+  """The smaller of the keys ``(v1, e1)`` and ``(v2, e2)`` (value first, then index), per component.
 
   The value is the smaller value; the index the smaller index among the keys holding that value
   (the other key's index replaced by the largest ``int32``): a minimum, two comparisons, two selects
-  and a minimum, which XLA:CPU ran faster than one select on a compound lexicographic predicate.
+  and a minimum.
   """
   v = jnp.minimum(v1, v2)
   big = jnp.full_like(e1, jnp.iinfo(e1.dtype).max)
@@ -218,6 +228,18 @@ def _lex_max(v1, e1, v2, e2):
   v = jnp.maximum(v1, v2)
   low = jnp.full_like(e1, -1)
   return v, jnp.maximum(jnp.where(v1 == v, e1, low), jnp.where(v2 == v, e2, low))
+
+
+def _lex_min_select(v1, e1, v2, e2):
+  """:func:`_lex_min` as one select of both components on the lexicographic predicate ``key1 < key2``."""
+  first = (v1 < v2) | ((v1 == v2) & (e1 < e2))
+  return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
+
+
+def _lex_max_select(v1, e1, v2, e2):
+  """:func:`_lex_max` as one select of both components on the lexicographic predicate ``key2 > key1``."""
+  second = (v2 > v1) | ((v2 == v1) & (e2 > e1))
+  return jnp.where(second, v2, v1), jnp.where(second, e2, e1)
 
 
 def _floyd_warshall_sweeps(keys, key_min, key_max, none, p: int):
@@ -284,7 +306,12 @@ def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
   lexicographically: the order of a stable sort, so the edges are those of :func:`_rank_edges`
   (ties included) without the sort (XLA:CPU's sort was most of the derivative's time). The diagonal
   is ``(-inf, -1)``, below every key: "no walk". Sweeps of pivots as the values'
-  (:func:`_floyd_warshall_sweeps`).
+  (:func:`_floyd_warshall_sweeps`); keys compared per component below ``_SELECT_KEYS_MIN_N`` and
+  by one compound select from there on (the faster form on each side). A cheaper rule that keeps,
+  for each entry, the edge of the first widest walk found ("path tracking", half the comparisons)
+  was tried and rejected: at ties it can pick an edge whose walk is not widest once the ties are
+  broken, giving a wrong gradient even where the closure is differentiable
+  (``tests/ops/test_reachability.py``).
 
   Returns:
     ``(n*n,)`` ``int32`` flat indices, ``-1`` where there is no walk.
@@ -294,7 +321,8 @@ def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
   V = jnp.where(eye, _low(W.dtype), W)
   E = jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n))
   none = (_low(W.dtype), jnp.int32(-1))
-  _, E = _floyd_warshall_sweeps((V, E), _lex_min, _lex_max, none, _pivots_per_sweep(n))
+  key_min, key_max = (_lex_min_select, _lex_max_select) if n >= _SELECT_KEYS_MIN_N else (_lex_min, _lex_max)
+  _, E = _floyd_warshall_sweeps((V, E), key_min, key_max, none, _pivots_per_sweep(n))
   return E.reshape(n * n)
 
 

@@ -158,8 +158,9 @@ def perturbed_bottleneck_edges(W, K):
   return np.array([where[v] if np.isfinite(v) else -1 for v in R[off]], dtype=np.int32)
 
 
+@pytest.mark.parametrize("keys", ["per_component", "select"])
 @pytest.mark.parametrize("pivots_per_sweep", [1, 3, 4])
-def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_constant, pivots_per_sweep):
+def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_constant, pivots_per_sweep, keys):
   """Bottleneck edges (Floyd--Warshall on keys, the closure on ranks) = a tie-breaking perturbation.
 
   Exact ties (many entries 1/2 and 1, as in sparse data) must be broken as by one global order of
@@ -168,8 +169,10 @@ def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_co
   differentiable (``test_gradient_at_tied_entries_where_the_closure_is_differentiable``). Checked
   against :func:`perturbed_bottleneck_edges`, for sweeps of several pivots (here from n = 3 on; n = 10
   with 3 per sweep pads the matrix to 12) and bounded path lengths (rank closure). The values'
-  closure runs the same sweeps and must equal the literal K-product closure.
+  closure runs the same sweeps and must equal the literal K-product closure. Both forms of the key
+  comparisons (per component, one compound select: ``_SELECT_KEYS_MIN_N``) are run.
   """
+  patch_trace_constant(_maxmin, "_SELECT_KEYS_MIN_N", 0 if keys == "select" else 1 << 30)
   patch_trace_constant(_maxmin, "_SWEEP_MIN_N", 3)
   patch_trace_constant(_maxmin, "_PIVOTS_PER_SWEEP", pivots_per_sweep)
   rng = np.random.default_rng(pivots_per_sweep)
