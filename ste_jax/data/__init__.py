@@ -26,6 +26,13 @@ from ._weighted import WeightedTournament as WeightedTournament
 from ._weighted import weighted_soft_majority_edges as weighted_soft_majority_edges
 from ._weighted import weighted_tournament as weighted_tournament
 
+
+# ``Comparisons.from_dataframe(df)`` and ``Comparisons.from_task_results(df)``: the loaders
+# themselves as static methods. The loaders build ``Comparisons``, so ``_comparisons`` cannot import
+# them without an import cycle; they are attached here, where both are loaded.
+Comparisons.from_dataframe = staticmethod(from_dataframe)
+Comparisons.from_task_results = staticmethod(from_task_results)
+
 __all__ = [
     "Comparisons",
     "LoadReport",

@@ -21,14 +21,13 @@ import numpy as np
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport, PositionBias
+from ._rows import all_strings, classify, encode, sorted_names
 
 NONE_CONTEXT = "(none)"
 
 
 def context_strings(raw, column: str, mappings: list) -> np.ndarray:
   """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in ``mappings``)."""
-  from ._rows import classify  # pylint: disable=g-import-not-at-top
-
   missing, nan, strings = classify(raw)
   empty = missing | nan
   count = int(empty.sum())
@@ -56,8 +55,6 @@ def name_normalization(raw_names, kept_strings):
     mapping line listing names that differ only in case (kept distinct), or ``None``.
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
-
-  from ._rows import all_strings  # pylint: disable=g-import-not-at-top
 
   if len(raw_names) == 0:
     return (), (), None
@@ -173,12 +170,8 @@ def assemble(
 
   ok = rej.ok
   if agents is None:
-    from ._rows import sorted_names  # pylint: disable=g-import-not-at-top
-
     agents = sorted_names(a[ok], b[ok])
   agents = _as_names(agents, "agents")
-  from ._rows import encode  # pylint: disable=g-import-not-at-top
-
   a_idx, b_idx = encode(a, agents), encode(b, agents)
   rej.flag(
       (a_idx < 0) | (b_idx < 0),
@@ -187,8 +180,6 @@ def assemble(
   )
   if context is not None:
     if contexts is None:
-      from ._rows import sorted_names  # pylint: disable=g-import-not-at-top
-
       contexts = sorted_names(context[rej.ok])
     contexts = _as_names(contexts, "contexts")
     c_idx = encode(context, contexts)

@@ -27,8 +27,11 @@ class Comparisons:
 
   Build one with :meth:`from_arrays` (validated) or with the tabular loaders
   (:func:`~ste_jax.data.from_dataframe`, :func:`~ste_jax.data.load_comparisons`,
-  :func:`~ste_jax.data.from_task_results`). The raw constructor does no validation, because JAX
-  also calls it with tracers when it rebuilds the pytree.
+  :func:`~ste_jax.data.from_task_results`), also available as the static methods
+  ``Comparisons.from_dataframe`` and ``Comparisons.from_task_results``. Those two are attached by
+  :mod:`ste_jax.data` (its ``__init__``), since the loaders build ``Comparisons`` and this module
+  must not import them. The raw constructor does no validation, because JAX also calls it with
+  tracers when it rebuilds the pytree.
 
   Attributes:
     a: int32 ``(m,)`` index of the first agent, in ``[0, num_agents)``.
@@ -178,20 +181,6 @@ class Comparisons:
         agents=agents,
         contexts=contexts,
     )
-
-  @classmethod
-  def from_dataframe(cls, df, *args, **kwargs):
-    """Same as :func:`ste_jax.data.from_dataframe`; returns ``(Comparisons, LoadReport)``."""
-    from ._tabular import from_dataframe  # pylint: disable=g-import-not-at-top
-
-    return from_dataframe(df, *args, **kwargs)
-
-  @classmethod
-  def from_task_results(cls, df, **kwargs):
-    """Same as :func:`ste_jax.data.from_task_results`; returns ``(Comparisons, LoadReport)``."""
-    from ._task_results import from_task_results  # pylint: disable=g-import-not-at-top
-
-    return from_task_results(df, **kwargs)
 
 
 jax.tree_util.register_dataclass(

@@ -15,8 +15,8 @@ import numpy as np
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
-from ._rows import parse_comparison_rows
 from ._tabular import _parse_jsonl_lines, _read_csv, object_column
+from ._winner_rows import parse_comparison_rows
 
 VICUNA80_NAMES = {"gpt35": "gpt-3.5-turbo", "gpt4": "gpt-4"}
 _VICUNA80_FILE = re.compile(

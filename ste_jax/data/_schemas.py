@@ -1,9 +1,12 @@
 """Input schemas: detection from the column names, and dispatch to the schema's loader.
 
+:func:`detect_schema` names the schema of a header, :func:`load_table` hands a read table to the
+schema's loader (below), and :func:`resolve_columns` maps the arena/simple roles to column names.
+
 =============  ==============================================================  ==================
 schema         columns (fields) that identify it                               loader
 =============  ==============================================================  ==================
-arena          ``model_a, model_b, winner`` or the one-hot ``winner_model_a,   ``_rows``,
+arena          ``model_a, model_b, winner`` or the one-hot ``winner_model_a,   ``_winner_rows``,
                winner_model_b, winner_tie``                                    ``_preferences``
 mtbench        ``model_1, model_2, g1_winner, g2_winner``                      ``_judges``
 arena-hard     ``model, games``                                                ``_judges``
@@ -11,7 +14,7 @@ alpacaeval     ``generator_1, generator_2, preference`` (or ``preferences``)   `
 inspect        ``model, id, epoch`` and a ``score_*`` column                   ``_per_sample``
 lm-eval        ``doc_id`` (a ``samples_*.jsonl`` file or folder)               ``_per_sample``
 tasks          ``agent, task, score``                                          ``_task_results``
-simple         ``a, b, winner``                                                ``_rows``
+simple         ``a, b, winner``                                                ``_winner_rows``
 winner-loser   ``winner_name, loser_name`` or ``winner, loser`` (any case)       ``_games``
 scores         ``home_team, away_team, home_score, away_score`` or ``team1,      ``_games``
                team2, score1, score2`` (any case)
@@ -28,6 +31,7 @@ from ._judges import arena_hard_rows, mtbench_rows
 from ._per_sample import inspect_rows, lm_eval_rows
 from ._preferences import ONE_HOT, alpacaeval_rows, arena_onehot_rows
 from ._task_results import pair_on_tasks
+from ._winner_rows import parse_comparison_rows
 
 SCHEMAS = ("arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks",
            "simple", "winner-loser", "scores", "chess")
@@ -87,6 +91,37 @@ def known_schemas_hint() -> str:
   return "; ".join(f"{s}: {REQUIRED[s]}" for s in SCHEMAS)
 
 
+def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> dict:
+  """Maps roles (a, b, winner, context, weight) to column names, checking that they exist.
+
+  ``a``/``b`` ``None``: ``model_a``/``model_b`` when present, else ``a``/``b`` when both present.
+  ``context`` ``None``: the column ``context`` when present, else no context; ``False``: none.
+  """
+  available = list(available)
+  if a is None and b is None:
+    if "model_a" not in available and "model_b" not in available and {"a", "b"} <= set(available):
+      a, b = "a", "b"
+    else:
+      a, b = "model_a", "model_b"
+  elif a is None or b is None:
+    raise ValueError("pass both `a` and `b` column names, or neither (auto-detect).")
+  if context is None:
+    context = "context" if "context" in available else False
+  cols = {"a": a, "b": b, "winner": winner}
+  if context is not False:
+    cols["context"] = context
+  if weight is not None:
+    cols["weight"] = weight
+  for role, name in cols.items():
+    if name not in available:
+      hint = " (nor the simple-schema columns 'a' and 'b')" if role in ("a", "b") else ""
+      raise ValueError(
+          f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
+          f"Known schemas: {known_schemas_hint()}."
+      )
+  return cols
+
+
 def load_table(header, column, lines, pre, *, schema: str, source, sources=None, files=None,
                a=None, b=None, winner="winner", context=None, weight=None, agents=None,
                contexts=None, strict=False, policy=None, baseline=None, metric=None,
@@ -110,9 +145,6 @@ def load_table(header, column, lines, pre, *, schema: str, source, sources=None,
   Returns:
     ``(comparisons, report)``.
   """
-  from ._rows import parse_comparison_rows  # pylint: disable=g-import-not-at-top
-  from ._tabular import resolve_columns  # pylint: disable=g-import-not-at-top
-
   header = [str(c) for c in header]
   where = source or "the data frame"
   for name in (context if isinstance(context, str) else None,):

@@ -24,6 +24,7 @@ import numpy as np
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
+from ._schemas import SCHEMAS, detect_schema, load_table
 
 _FORMATS = {
     ".csv": "csv",
@@ -36,39 +37,6 @@ _FORMATS = {
     ".pgn": "pgn",
 }
 _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
-
-
-def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> dict:
-  """Maps roles (a, b, winner, context, weight) to column names, checking that they exist.
-
-  ``a``/``b`` ``None``: ``model_a``/``model_b`` when present, else ``a``/``b`` when both present.
-  ``context`` ``None``: the column ``context`` when present, else no context; ``False``: none.
-  """
-  available = list(available)
-  if a is None and b is None:
-    if "model_a" not in available and "model_b" not in available and {"a", "b"} <= set(available):
-      a, b = "a", "b"
-    else:
-      a, b = "model_a", "model_b"
-  elif a is None or b is None:
-    raise ValueError("pass both `a` and `b` column names, or neither (auto-detect).")
-  if context is None:
-    context = "context" if "context" in available else False
-  cols = {"a": a, "b": b, "winner": winner}
-  if context is not False:
-    cols["context"] = context
-  if weight is not None:
-    cols["weight"] = weight
-  for role, name in cols.items():
-    if name not in available:
-      hint = " (nor the simple-schema columns 'a' and 'b')" if role in ("a", "b") else ""
-      from ._schemas import known_schemas_hint  # pylint: disable=g-import-not-at-top
-
-      raise ValueError(
-          f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
-          f"Known schemas: {known_schemas_hint()}."
-      )
-  return cols
 
 
 def from_dataframe(
@@ -146,8 +114,6 @@ def from_dataframe(
 
 def _dispatch(header, column, lines, pre, *, source, where, schema, **kw):
   """Resolves ``schema`` (``"auto"``: detection) and calls the schema's loader."""
-  from ._schemas import SCHEMAS, detect_schema, load_table  # pylint: disable=g-import-not-at-top
-
   if schema == "auto":
     if kw.get("a") is not None or kw.get("b") is not None:
       schema = "arena" if kw.get("a") == "model_a" else "simple"
@@ -250,8 +216,6 @@ def load_comparisons(
     elif fmt == "pgn":
       available, column, lines, pre = _read_pgn(path, opener)
       if schema == "auto":  # tags of another kind than White/Black/Result: the chess schema's error
-        from ._schemas import detect_schema  # pylint: disable=g-import-not-at-top
-
         schema = detect_schema(available, path) or "chess"
     else:
       available, column, lines, pre = _read_parquet(path)

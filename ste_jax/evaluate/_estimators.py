@@ -30,11 +30,10 @@ import numpy as np
 
 from ste_jax import exact
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
+from ste_jax.evaluate._model_estimator import fit_model_tournament, refit_tournament
 from ste_jax.ops import ste_scores, ste_scores_from_edges
 
 ESTIMATORS = ("auto", "posterior", "winrate", "model")
-# The model estimator's record bands (:mod:`ste_jax.evaluate._model_estimator`): ``c`` standard deviations.
-DEFAULT_RECORD_TOLERANCE = 2.0
 
 CONVENTIONS = {
     "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "
@@ -146,8 +145,6 @@ def replica_edges(name: str, state, comparisons: Comparisons, *, refit_steps: in
     ``(n, n)`` posterior edges ``D`` or tournament ``P``.
   """
   if name == "model":
-    from ste_jax.evaluate._model_estimator import refit_tournament
-
     return refit_tournament(state, comparisons.outcome, comparisons.weight, num_steps=refit_steps)
   counts = pair_counts(comparisons)
   if name == "posterior":
@@ -158,8 +155,6 @@ def replica_edges(name: str, state, comparisons: Comparisons, *, refit_steps: in
 def build_estimator(name: str, comparisons: Comparisons, *, key=None, model_options=None) -> EdgeEstimator:
   """The :class:`EdgeEstimator` of a resolved estimator name on ``comparisons``."""
   if name == "model":
-    from ste_jax.evaluate._model_estimator import fit_model_tournament
-
     fit = fit_model_tournament(comparisons, key=key, **(model_options or {}))
     return EdgeEstimator("model", fit.P, fit)
   counts = pair_counts(comparisons)

@@ -66,7 +66,6 @@ import numpy as np
 from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
-from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.models._intransitive import (
     IntransitiveParams,
@@ -75,6 +74,8 @@ from ste_jax.models._intransitive import (
     intransitive_tournament,
 )
 
+# The record bands' half-width ``c``, in standard deviations of a pair's win count at ``P = 1/2``.
+DEFAULT_RECORD_TOLERANCE = 2.0
 DEFAULT_STRENGTH_L2 = (0.1, 0.3, 1.0, 3.0)
 DEFAULT_RANKS = (0, 1, 2)
 DEFAULT_SKEW_L2 = (1.0, 10.0)

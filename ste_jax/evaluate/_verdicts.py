@@ -49,7 +49,12 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax.evaluate._estimators import DEFAULT_RECORD_TOLERANCE
+from ste_jax import exact
+from ste_jax._checks import check_square
+from ste_jax.data import Comparisons, pair_counts
+from ste_jax.evaluate import _estimators
+from ste_jax.evaluate._model_estimator import DEFAULT_RECORD_TOLERANCE
+from ste_jax.evaluate._replicas import bootstrap_hard_memberships
 
 VERDICTS = ("in", "out", "undetermined")
 
@@ -106,9 +111,6 @@ def certified_memberships(beats, confidence) -> CertifiedMemberships:
     >>> m.top_cycle_in.tolist(), m.top_cycle_possible.tolist()
     ([True, False, False], [True, False, False])
   """
-  from ste_jax import exact
-  from ste_jax._checks import check_square
-
   beats = jnp.asarray(beats)
   if not jnp.issubdtype(beats.dtype, jnp.floating):
     raise TypeError(f"beats must be a floating array of orientation probabilities, got dtype {beats.dtype}.")
@@ -260,10 +262,8 @@ def verdicts_from_replicas(top_cycle, uncovered, beats, *, confidence: float = 0
 @jax.jit
 def _stack_memberships(P):
   """Hard cores (ties both ways) and orientation shares of a ``(R, n, n)`` stack, compiled once per shape."""
-  from ste_jax.evaluate._estimators import hard_memberships, hard_relations
-
-  tc, uc = jax.vmap(lambda p: hard_memberships(p, "winrate"))(P)
-  _, strict = hard_relations(P, "winrate")
+  tc, uc = jax.vmap(lambda p: _estimators.hard_memberships(p, "winrate"))(P)
+  _, strict = _estimators.hard_relations(P, "winrate")
   return tc, uc, jnp.mean(strict, axis=0, dtype=P.dtype)
 
 
@@ -290,7 +290,7 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     certify_imputed: let the model's predictions on pairs never compared count as evidence
       (comparisons only; see the module docstring for what this costs).
     resampling: ``"auto"``, ``"poisson"`` or ``"parametric"`` (model estimator only; comparisons
-      only): :func:`~ste_jax.evaluate._leaderboard.resolve_resampling`.
+      only): :func:`~ste_jax.evaluate._replicas.resolve_resampling`.
     record_tolerance: the model estimator's record bands (``None``: off; see
       :func:`~ste_jax.evaluate.fit_model_tournament`).
 
@@ -305,12 +305,7 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     >>> v.top_cycle.verdict.tolist()
     ['in', 'out', 'out']
   """
-  from ste_jax.data import Comparisons, pair_counts
-  from ste_jax.evaluate import _estimators
-
   if isinstance(data, Comparisons):
-    from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships
-
     name, _ = _estimators.resolve_estimator(estimator, data)
     key = jax.random.key(0) if key is None else key
     k_fit, k_boot = jax.random.split(key)

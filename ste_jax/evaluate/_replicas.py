@@ -1,0 +1,187 @@
+"""Bootstrap replicas of an estimator's edges: their hard cores and edge orientations.
+
+The leaderboard's ``p_tc`` / ``p_uc`` columns and the certified verdicts
+(:mod:`ste_jax.evaluate._verdicts`) both come from :func:`bootstrap_hard_memberships`: each replica
+reweights the comparisons (Poisson bootstrap over unit comparisons) or redraws their outcomes from
+the fitted model (parametric bootstrap), recomputes the estimator's edges
+(:mod:`ste_jax.evaluate._estimators`; a warm-started refit for the model estimator), and keeps its
+hard Top Cycle and Uncovered Set and its strict hard relation (summed into ``beats``); optionally
+its soft scores too.
+"""
+
+import dataclasses
+import functools
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ste_jax import exact
+from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax.data import Comparisons
+from ste_jax.evaluate import _estimators
+
+REPLICA_CHUNK = 25
+RESAMPLING = ("auto", "poisson", "parametric")
+
+
+def resolve_resampling(resampling: str, estimator: str) -> str:
+  """``"poisson"`` or ``"parametric"``: what ``resampling`` means for a resolved ``estimator``.
+
+  ``"auto"`` is parametric for the model estimator and Poisson for the count-based ones. Why the
+  model needs the parametric bootstrap: a Poisson replica reweights the observed comparisons, so an
+  agent that won all of its few games wins all of them in every replica, and the refitted model
+  keeps it at the top in every replica. In ``benchmarks/local_cycle.py`` (30 games per core pair)
+  11 wins in 11 games put an agent of true rank 10 of 300 into 45 % of the Poisson replicas' Top
+  Cycles, above every member of the true Top Cycle; redrawn from the fitted model it gets the
+  losses the model expects of it (15 %), and a true core member is the most frequent (31 %).
+  """
+  if resampling not in RESAMPLING:
+    raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}.")
+  if resampling == "auto":
+    return "parametric" if estimator == "model" else "poisson"
+  if resampling == "parametric" and estimator != "model":
+    raise ValueError(f"resampling='parametric' redraws outcomes from a fitted model; the {estimator} estimator has "
+                     "none (use estimator='model' or resampling='poisson').")
+  return resampling
+
+
+def resample_model_outcomes(key, probability, weight, num_replicas: int) -> jax.Array:
+  """``(R, m)`` parametric-bootstrap outcomes: each row's games redrawn from the model.
+
+  A row of weight ``w`` stands for ``max(1, round(w))`` games between its agents ``a`` and ``b``;
+  the replica's outcome is the share of them ``a`` wins, ``Binomial(games, P̂[a, b]) / games``
+  (``probability``: ``(m,)``, ``P̂`` at each row's pair). Weights stay as they are, so the design
+  (which pairs met, how often) is the data's; a tie is redrawn as a win or a loss.
+  """
+  shape = (num_replicas,) + weight.shape
+  games = jnp.broadcast_to(jnp.maximum(jnp.round(weight), jnp.ones_like(weight)), shape)
+  wins = jax.random.binomial(key, games, jnp.broadcast_to(probability, shape), shape, dtype=weight.dtype)
+  return wins / games
+
+
+def resample_unit_weights(key, weight, num_replicas: int) -> jax.Array:
+  """``(R, m)`` Poisson-bootstrap weights over unit comparisons: row weight ``w`` -> ``Poisson(w)``.
+
+  A row of weight ``w`` stands for ``w`` comparisons; resampling each of them ``Poisson(1)`` times
+  gives the row ``Poisson(w)`` (a sum of independent Poissons), so aggregated rows (one row per pair
+  with ``weight`` = wins) are resampled like the unit rows they summarize. For unit rows this is the
+  classical Poisson bootstrap.
+  """
+  rate = jnp.broadcast_to(weight, (num_replicas,) + weight.shape)
+  return jax.random.poisson(key, rate, rate.shape).astype(weight.dtype)
+
+
+class BootstrapMemberships(NamedTuple):
+  """Hard core memberships and edge orientations of ``R`` bootstrap replicas.
+
+  Attributes:
+    top_cycle: ``(R, n)`` boolean hard Top-Cycle membership per replica.
+    uncovered: ``(R, n)`` boolean hard Uncovered-Set membership per replica.
+    beats: ``(n, n)`` share of replicas whose strict hard relation has ``a -> b`` (the input of
+      :func:`~ste_jax.evaluate.certified_memberships`).
+    soft_top_cycle, soft_uncovered: ``(R, n)`` soft scores per replica, or ``None``.
+  """
+
+  top_cycle: np.ndarray
+  uncovered: np.ndarray
+  beats: np.ndarray
+  soft_top_cycle: np.ndarray | None = None
+  soft_uncovered: np.ndarray | None = None
+
+
+@functools.partial(gather_friendly_jit,
+                   static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"))
+def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma, *, name, refit_steps, chunk, batch,
+                     with_soft, parametric):
+  """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
+
+  Module level with the estimator's arrays as arguments, so it compiles once per shape and
+  estimator, not once per table. ``parametric``: outcomes redrawn from ``point_edges`` (the
+  model's ``P̂``); else Poisson weights.
+  """
+
+  def replica(draw):
+    field = "outcome" if parametric else "weight"
+    edges = _estimators.replica_edges(name, state, dataclasses.replace(comparisons, **{field: draw}),
+                                      refit_steps=refit_steps)
+    weak, strict = _estimators.hard_relations(edges, name)
+    out = (exact.reach_all(weak), exact.uncovered_in_relation(strict), strict)
+    if with_soft:
+      s = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
+      out = out + (s.top_cycle, s.uncovered)
+    return out
+
+  if parametric:
+    draws = resample_model_outcomes(key, point_edges[comparisons.a, comparisons.b], comparisons.weight, chunk)
+  else:
+    draws = resample_unit_weights(key, comparisons.weight, chunk)
+  outs = jax.lax.map(replica, draws, batch_size=batch)
+  valid = jnp.arange(chunk) < num_valid
+  beats = jnp.sum(outs[2] & valid[:, None, None], axis=0, dtype=jnp.int32)
+  return outs[:2] + (beats,) + outs[3:]
+
+
+def default_batch_size() -> int:
+  """Replicas per compiled bootstrap step when ``batch_size="auto"``: 1 on CPU, 8 on accelerators.
+
+  On XLA:CPU a batch of replicas is no faster per replica than one at a time and compiles more
+  slowly: at n = 1000 the model estimator's replicas took 0.351 s each in batches of 8 and 0.214 s
+  one at a time (``python benchmarks/model_fit.py``, RESULTS). An accelerator runs a batch with a
+  batch axis.
+  """
+  return 1 if jax.default_backend() == "cpu" else 8
+
+
+def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
+                               batch_size: int | str | None = "auto", soft=None, progress=None,
+                               resampling: str = "auto") -> BootstrapMemberships:
+  """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
+
+  Replicas either reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
+  comparisons) or redraw their outcomes from the fitted model by :func:`resample_model_outcomes`
+  (parametric bootstrap; :func:`resolve_resampling`); each replica recomputes the estimator's edges
+  (a warm-started refit for the model estimator), its hard cores and its strict hard relation
+  (summed into ``beats``), ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
+  uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
+  estimator (the estimator's arrays are arguments).
+
+  Args:
+    key: PRNG key.
+    comparisons: the data.
+    estimator: an :class:`~ste_jax.evaluate._estimators.EdgeEstimator`.
+    num_replicas: ``R >= 1``.
+    batch_size: replicas per compiled batch (memory bound); ``"auto"``: :func:`default_batch_size`;
+      ``None``: a whole chunk at once.
+    soft: ``None``, or ``(tau, gamma)`` to also return the replicas' soft scores.
+    progress: optional ``progress(num_done)`` callable.
+    resampling: ``"auto"`` (parametric for the model estimator, else Poisson), ``"poisson"`` or
+      ``"parametric"`` (model estimator only).
+
+  Returns:
+    :class:`BootstrapMemberships`.
+  """
+  parametric = resolve_resampling(resampling, estimator.name) == "parametric"
+  if num_replicas < 1:
+    raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
+  chunk = min(num_replicas, REPLICA_CHUNK)
+  if batch_size == "auto":
+    batch_size = default_batch_size()
+  batch = min(batch_size or chunk, chunk)
+  dtype = estimator.edges.dtype
+  tau, gamma = (1.0, 1.0) if soft is None else soft
+  static = dict(name=estimator.name, refit_steps=estimator.refit_steps, chunk=chunk, batch=batch,
+                with_soft=soft is not None, parametric=parametric)
+  parts, beats = [], np.zeros(estimator.edges.shape, dtype=np.int64)
+  for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
+    valid = min(chunk, num_replicas - c * chunk)
+    out = _bootstrap_chunk(k, comparisons, estimator.replica_state(), estimator.edges, jnp.asarray(valid, jnp.int32),
+                           jnp.asarray(tau, dtype), jnp.asarray(gamma, dtype), **static)
+    beats += np.asarray(out[2])
+    parts.append([np.asarray(x)[:valid] for i, x in enumerate(out) if i != 2])
+    if progress is not None:
+      progress(valid)
+  stacked = [np.concatenate(xs) for xs in zip(*parts)]
+  soft_out = stacked[2:] if soft is not None else [None, None]
+  return BootstrapMemberships(stacked[0], stacked[1], beats / num_replicas, *soft_out)
