@@ -57,11 +57,18 @@ from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 from ste_jax.ops._compiled import compiled_entry
 
-# Elements of one tile ``(c rows, a rows, n witnesses)`` of the value and reverse kernels (1 MB in
-# float32). The value kernel takes whole rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for
-# one ``c`` at a time; the reverse kernel always one ``c`` at a time. ``benchmarks/operators.py``
-# measures the result.
+# Elements of one tile ``(c rows, a rows, n witnesses)`` of the value kernel (1 MB in float32): whole
+# rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time.
+# ``benchmarks/operators.py`` measures the result.
 _TILE_ELEMENTS = 1 << 18
+
+# Elements of one tile ``(n witnesses, a rows)`` of the reverse kernel (one row ``c``; 1 MB in
+# float32), and of the ``(n, a rows)`` accumulator it updates: whole rows ``a`` up to n = 512, then
+# balanced blocks of at most ``2^18 / n`` rows. Its own constant, as its tiles have another shape
+# than the value kernel's; larger budgets (2^19 to 2^21) gave no consistent gain in interleaved runs
+# on the EPYC VM (``python benchmarks/cover_tiles.py``, ``benchmarks/RESULTS.md``, "The cover's
+# backward tiles").
+_BACKWARD_TILE_ELEMENTS = 1 << 18
 
 # Elements of one block's ``(rows, n, n)`` intermediates in the tangent map (and in the reverse pass
 # JAX derives from it): whole rows ``c``, at least one (``n^2`` elements). Under ``jax.vmap`` a
@@ -83,14 +90,14 @@ def _tile_shape(n: int) -> tuple[int, int]:
 
 
 def _backward_block_rows(n: int) -> int:
-  """Rows ``a`` per block of the backward pass, whose tiles hold one row ``c`` (about ``_TILE_ELEMENTS`` terms, balanced).
+  """Rows ``a`` per block of the backward pass, whose tiles hold one row ``c`` (about ``_BACKWARD_TILE_ELEMENTS`` terms, balanced).
 
   With one row ``c`` per tile the sum over ``c`` is an elementwise accumulation, not a reduction of
   the tile; XLA:CPU ran that faster than several rows ``c`` per tile at the sizes tried while
   developing the kernel, and several rows ``c`` reduced as 3-D tiles several times slower
   (``benchmarks/operators.py`` measures the result).
   """
-  blocks = -(-n // max(1, _TILE_ELEMENTS // n))
+  blocks = -(-n // max(1, _BACKWARD_TILE_ELEMENTS // n))
   return -(-n // blocks)
 
 

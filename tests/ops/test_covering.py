@@ -17,15 +17,16 @@ def random_edges(rng, n):
   return D
 
 
-# Tile budgets (elements of one tile): the default (one tile for these small n); 20 -- blocks of rows
-# ``a`` for one row ``c``, the last block padded at n = 7 and 9 (2 rows each), and at n = 3 two rows
-# ``c`` per tile, padded; 100 -- several rows ``c`` per tile with whole rows ``a``, the last block
-# padded at n = 7 (4 blocks of 2).
+# Tile budgets (elements of one tile, value and reverse kernels alike): the default (one tile for
+# these small n); 20 -- blocks of rows ``a`` for one row ``c``, the last block padded at n = 7 and 9
+# (2 rows each), and at n = 3 two rows ``c`` per tile, padded; 100 -- several rows ``c`` per tile
+# with whole rows ``a``, the last block padded at n = 7 (4 blocks of 2).
 @pytest.fixture(params=[None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
 def block_budget(request, patch_trace_constant):
   """Also runs each test with tiny tiles (several blocks of rows ``a`` or ``c``, some padded)."""
   if request.param is not None:
     patch_trace_constant(_covering, "_TILE_ELEMENTS", request.param)
+    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", request.param)
   return request.param
 
 

@@ -106,6 +106,7 @@ def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant,
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:
     patch_trace_constant(_covering, "_TILE_ELEMENTS", block_budget)
+    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", block_budget)
   rng = np.random.default_rng(n)
   D = rng.uniform(size=(n, n))
   D[0] = np.round(D[0] * 2) / 2  # ties among witnesses
