@@ -1,4 +1,4 @@
-"""Trace-time shape and dtype checks shared by the operators.
+"""Trace-time shape, dtype and static-argument checks shared by the operators.
 
 Everything here runs while JAX traces a function: it looks at shapes and dtypes (static
 information), so it costs nothing under ``jit`` and never syncs with the device. Shape and rank
@@ -61,6 +61,26 @@ def check_square(x: jax.Array, name: str) -> int:
   n = x.shape[-1]
   chex.assert_shape(x, (..., n, n), custom_message=message, exception_type=ValueError)
   return n
+
+
+def static_path_length(max_path_length, n: int) -> int:
+  """The path-length bound ``K`` of the reachability, a static Python ``int`` (``None``: ``n - 1``).
+
+  ``K`` sets loop lengths and array shapes, so it must be known when tracing: a Python or NumPy
+  integer, not a JAX array.
+
+  Raises:
+    TypeError: naming ``max_path_length``, if it is not ``None`` or an integer (a float, a bool, a
+      JAX array or tracer).
+    ValueError: if it is ``< 1``.
+  """
+  if max_path_length is None:
+    return max(n - 1, 1)
+  if isinstance(max_path_length, bool) or not isinstance(max_path_length, (int, np.integer)):
+    raise TypeError(f"max_path_length must be None or a static Python int, got {max_path_length!r}.")
+  if max_path_length < 1:
+    raise ValueError(f"max_path_length (K) must be >= 1, got {max_path_length}.")
+  return int(max_path_length)
 
 
 def check_temperature(t, name: str, *, allow_zero: bool = False) -> None:

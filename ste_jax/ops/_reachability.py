@@ -12,7 +12,9 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
+from ste_jax._checks import (
+    as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature, static_path_length,
+)
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._edges import tempered_sigmoid
@@ -66,16 +68,6 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
   g = as_temperature(gamma, X, "gamma", allow_zero=True)
   inner = _pair_softmin(X[..., :, :, None], Y[..., None, :, :], g)
   return normalized_smax(inner, gamma=g, axis=-2)
-
-
-def _path_length(max_path_length, n: int) -> int:
-  if max_path_length is None:
-    return max(n - 1, 1)
-  if isinstance(max_path_length, bool) or not isinstance(max_path_length, int):
-    raise TypeError(f"max_path_length must be None or a static Python int, got {max_path_length!r}.")
-  if max_path_length < 1:
-    raise ValueError(f"max_path_length (K) must be >= 1, got {max_path_length}.")
-  return max_path_length
 
 
 def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
@@ -150,7 +142,7 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   """
   D = as_float_array(D, "D")
   n = check_square(D, "D")
-  K = _path_length(max_path_length, n)
+  K = static_path_length(max_path_length, n)
   eye = eye_mask(D)
   D = jnp.where(eye, jnp.zeros_like(D), D)
   if is_static_zero(gamma):

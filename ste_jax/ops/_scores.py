@@ -5,12 +5,14 @@ from typing import NamedTuple
 
 import jax
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, check_temperature, eye_mask, is_static_zero
+from ste_jax._checks import (
+    as_float_array, as_temperature, check_square, check_temperature, eye_mask, is_static_zero, static_path_length,
+)
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._covering import soft_cover_scores
 from ste_jax.ops._edges import soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax, normalized_softmin
-from ste_jax.ops._reachability import _path_length, soft_reachability, tournament_reachability
+from ste_jax.ops._reachability import soft_reachability, tournament_reachability
 
 
 class STEScores(NamedTuple):
@@ -172,7 +174,7 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   gamma_c = gamma if gamma_c is None else gamma_c
   D = soft_majority_edges(P, tau=t)
   if is_static_zero(reach_gamma):
-    R = tournament_reachability(P, t, _path_length(max_path_length, n))
+    R = tournament_reachability(P, t, static_path_length(max_path_length, n))
   else:
     R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
   return STEScores(

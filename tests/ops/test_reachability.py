@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from jax.test_util import check_grads
 
-from ste_jax import max_min_product, soft_majority_edges, soft_reachability
+from ste_jax import max_min_product, soft_majority_edges, soft_reachability, ste_scores
 from ste_jax.ops import _maxmin, closure_algorithm
 from tests import oracles
 
@@ -136,6 +136,16 @@ def test_invalid_path_length():
     soft_reachability(jnp.zeros((3, 3)), max_path_length=0)
   with pytest.raises(TypeError, match="max_path_length"):
     soft_reachability(jnp.zeros((3, 3)), max_path_length=2.5)
+  with pytest.raises(TypeError, match="max_path_length"):  # a traced K cannot set loop lengths
+    jax.jit(lambda K: soft_reachability(jnp.zeros((3, 3)), max_path_length=K))(2)
+
+
+def test_numpy_integer_path_length_is_static():
+  """A NumPy integer K (as read from a config or an array) is the same static bound as a Python int."""
+  D = random_edges(np.random.default_rng(3), 5, np.float32)
+  np.testing.assert_array_equal(soft_reachability(D, max_path_length=np.int64(2)), soft_reachability(D, max_path_length=2))
+  s = ste_scores(jnp.asarray(D), tau=0.1, max_path_length=np.int32(2))
+  np.testing.assert_array_equal(s.top_cycle, ste_scores(jnp.asarray(D), tau=0.1, max_path_length=2).top_cycle)
 
 
 def perturbed_bottleneck_edges(W, K):
