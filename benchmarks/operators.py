@@ -13,8 +13,9 @@ Usage:
   python benchmarks/operators.py                   # n in 100 200 500 1000 2000
   python benchmarks/operators.py --sizes 100 1000  # a subset
   python benchmarks/operators.py --sizes --hard-n 0 --batch 100 100   # only the batched comparison
-  python benchmarks/operators.py --sizes 100 1000 --any-mode --hard-n 0 --batch 0 0
-      # also "ste-any": the cover's custom JVP rule (``autodiff_mode("any")``) beside the default
+  python benchmarks/operators.py --sizes 100 1000 --reverse-rule --hard-n 0 --batch 0 0
+      # also "ste-reverse": the cover's reverse-only custom VJP (``autodiff_mode("reverse")``)
+      # beside the default (its custom JVP rule)
   python benchmarks/operators.py --sizes --batch 0 0 --hard-n 0 --parts 100 1000 2000
       # only where the fwd+bwd time goes: the soft cover alone, the Top-Cycle score alone, both
 Each configuration runs in its own process so peak RSS is per configuration. To compare with an
@@ -22,6 +23,7 @@ earlier revision in interleaved rounds, see ``benchmarks/compare_trees.py``.
 """
 
 import argparse
+import contextlib
 import json
 import pathlib
 import sys
@@ -53,6 +55,12 @@ def child(n: int, method: str, batch: int = 0) -> dict:
 
   P = jnp.asarray(make_tournament(n))
   # How jax.vmap runs the kernels of a batch on this backend: a loop over items or a batch axis.
+  # A suffix "-reverse" or "-any" names the cover's derivative rule (ste_jax.ops.autodiff_mode):
+  # the reverse-only custom VJP or the custom JVP rule (the default); no suffix, the default.
+  rule = None
+  for suffix in ("-reverse", "-any"):
+    if method.endswith(suffix):
+      method, rule = method.removesuffix(suffix), suffix[1:]
   mode = {"batch-loop": "loop", "batch-axis": "vectorize"}.get(method, "auto")
   if method in ("batch-loop", "batch-axis"):
     P = jnp.asarray(np.stack([make_tournament(n, seed=i) for i in range(batch)]))
@@ -61,7 +69,7 @@ def child(n: int, method: str, batch: int = 0) -> dict:
       s = jax.vmap(lambda p: ste_jax.ste_scores(p, tau=0.05))(P)
       return s.top_cycle, s.uncovered
 
-  elif method in ("ste", "ste-any"):
+  elif method == "ste":
     def scores(P):
       s = ste_jax.ste_scores(P, tau=0.05)
       return s.top_cycle, s.uncovered
@@ -98,9 +106,8 @@ def child(n: int, method: str, batch: int = 0) -> dict:
 
   reps = 5 if n <= 500 else 2
   min_time = 1.0 if n <= 200 else 0.0  # milliseconds per call: repeat for a second, report the median
-  # "ste-any": the cover's custom JVP rule (every autodiff mode) instead of its reverse-only VJP.
-  rule = "any" if method == "ste-any" else "reverse"
-  with ste_jax.ops.batching_mode(mode), ste_jax.ops.autodiff_mode(rule):  # read while tracing
+  rule_block = ste_jax.ops.autodiff_mode(rule) if rule else contextlib.nullcontext()
+  with ste_jax.ops.batching_mode(mode), rule_block:  # read while tracing
     compile_fwd, fwd = compile_and_time(scores, P, reps=reps, min_time=min_time)
     compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps, min_time=min_time)
   return {
@@ -125,8 +132,9 @@ def main():
       help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
   )
   parser.add_argument(
-      "--any-mode", action="store_true",
-      help='also time ste_scores inside autodiff_mode("any") (the cover\'s custom JVP rule) at each size',
+      "--reverse-rule", action="store_true",
+      help='also time ste_scores inside autodiff_mode("reverse") (the cover\'s reverse-only custom VJP) at '
+      "each size and in the batch table",
   )
   parser.add_argument(
       "--parts", type=int, nargs="*", default=[], metavar="N",
@@ -151,8 +159,8 @@ def main():
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
       rows = {"ste": run_child(__file__, [n, "ste"])}
-      if args.any_mode:
-        rows["ste-any"] = run_child(__file__, [n, "ste-any"])
+      if args.reverse_rule:
+        rows["ste-reverse"] = run_child(__file__, [n, "ste-reverse"])
       if n <= NAIVE_MAX_N:
         rows["naive"] = run_child(__file__, [n, "naive"])
       for method, r in rows.items():
@@ -174,7 +182,8 @@ def main():
     print()
     print("| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    rows = {m: run_child(__file__, [nb, m, B]) for m in ("batch-loop", "batch-axis")}
+    methods = ("batch-loop", "batch-axis") + (("batch-loop-reverse", "batch-axis-reverse") if args.reverse_rule else ())
+    rows = {m: run_child(__file__, [nb, m, B]) for m in methods}
     for method, r in rows.items():
       if "error" in r:
         print(f"| {method} | error: {r['error']} |||||||")

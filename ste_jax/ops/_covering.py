@@ -17,32 +17,34 @@ Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
   sum).
 * the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_violation`: the tangent
   ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
-  witnesses, is linear in the tangents and written in plain JAX over blocks of rows ``c``
-  (``(rows, n, n)`` intermediates of about ``2^16`` elements, at least one row:
-  ``_TANGENT_ELEMENTS``), each block rebuilding its weights from ``D`` under ``jax.checkpoint``.
+  witnesses, is linear in the tangents and written in plain JAX over the reverse kernel's tiles:
+  one row ``c`` and a block of rows ``a``, laid out ``(b, a)`` (``_BACKWARD_TILE_ELEMENTS``), each
+  tile rebuilding and normalizing its weights from ``D`` under ``jax.checkpoint``. A tangent that
+  JAX knows to be zero (``symbolic_zeros``: e.g. the temperature's under ``jax.grad`` in ``D``)
+  skips its term.
 
 Two derivative rules, chosen by :func:`~ste_jax.ops.autodiff_mode` when a function is traced:
-``"reverse"`` (the default) is a custom VJP whose backward (``_backward_single``) makes one pass
-over tiles of one row ``c`` and a block of rows ``a``, recomputing the softmax weights from the
-forward's per-pair shift and log-sum-exp (one exponential per triple) and accumulating both sums of
-the gradient from them (the fastest ``jax.grad`` on XLA:CPU; no forward mode).
-``"any"`` is the custom JVP rule described next.
-
-In the ``"any"`` mode, which rule gives which derivative: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``)
-evaluates the JVP rule; reverse mode (``jax.grad``, ``jax.vjp``) is the transpose of its linear
-map, derived by JAX: one pass over the same row blocks that recomputes the weights (no residual
-per block) and accumulates ``dD[a, b] += sum_c ...`` and ``dD[c, b] -= sum_a ...``; second order
-(``jax.hessian``, Hessian-vector products in any nesting) differentiates the rule again -- the
-primal inside it is the custom-JVP function itself, and the weights are differentiated in plain
-JAX. A literal ``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero
-curvature); a traced zero runs the soft ones in that limit.
+``"any"`` (the default) is the custom JVP rule. Forward mode (``jax.jvp``, ``jax.jacfwd``,
+``jax.linearize``) evaluates it; reverse mode (``jax.grad``, ``jax.vjp``) is the transpose of its
+linear map, derived by JAX: a pass over the same tiles that recomputes the weights (no residual per
+tile), accumulates ``dD[a, b] += sum_c ...`` elementwise into an ``(n, a_rows)`` carry and reduces
+``dD[c, b] -= sum_a ...`` over a tile's minor axis; second order (``jax.hessian``, Hessian-vector
+products in any nesting) differentiates the rule again -- the primal inside it is the custom-JVP
+function itself, and the weights are differentiated in plain JAX. ``"reverse"`` is a custom VJP
+whose hand-written backward (``_backward_single``) makes one pass over the same tiles, recomputing
+the softmax weights from the forward's per-pair shift and log-sum-exp (reverse mode only). With the
+JVP rule, ``jax.grad`` of ``ste_scores`` was 1.1-1.3x slower than with the hand-written pass in
+interleaved runs on the EPYC VM, at the same peak memory (``benchmarks/compare_trees.py``,
+``benchmarks/RESULTS.md``, "The cover's two derivative rules"). A literal
+``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero curvature); a traced
+zero runs the soft ones in that limit.
 
 Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
 reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that
 autodiff of the dense ``(c, a, b)`` tensor would store.
 Under ``jax.vmap`` the value kernel of a batch runs as a loop over its items on CPU and with a
-batch axis on other backends (:mod:`ste_jax.ops._batching`); the derivative blocks, plain JAX,
-always carry the batch axis (``B`` times one block's memory).
+batch axis on other backends (:mod:`ste_jax.ops._batching`); the tangent map's tiles, plain JAX,
+always carry the batch axis (``B`` times one tile's memory).
 """
 
 import functools
@@ -51,6 +53,7 @@ import math
 import jax
 import jax.numpy as jnp
 from jax import lax
+from jax.custom_derivatives import SymbolicZero
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops._autodiff_mode import current_autodiff_mode
@@ -69,11 +72,6 @@ _TILE_ELEMENTS = 1 << 18
 # on the EPYC VM (``python benchmarks/cover_tiles.py``, ``benchmarks/RESULTS.md``, "The cover's
 # backward tiles").
 _BACKWARD_TILE_ELEMENTS = 1 << 18
-
-# Elements of one block's ``(rows, n, n)`` intermediates in the tangent map (and in the reverse pass
-# JAX derives from it): whole rows ``c``, at least one (``n^2`` elements). Under ``jax.vmap`` a
-# block carries the batch axis too, so it is kept small.
-_TANGENT_ELEMENTS = 1 << 16
 
 
 def _tile_shape(n: int) -> tuple[int, int]:
@@ -251,11 +249,6 @@ def _forward_single(D, g, *, hard):
   return S + g * (aux - math.log(n - 2)), S, aux
 
 
-def _tangent_rows(n: int) -> int:
-  """Rows ``c`` per block of the tangent map: ``(rows, n, n)`` intermediates of about ``_TANGENT_ELEMENTS``."""
-  return max(1, min(n, _TANGENT_ELEMENTS // (n * n)))
-
-
 def _tangent_single(D, g, D_dot, g_dot, *, hard):
   r"""The JVP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))``: linear in ``(D_dot, g_dot)``, plain JAX.
 
@@ -264,56 +257,107 @@ def _tangent_single(D, g, D_dot, g_dot, *, hard):
       + \dot\gamma_c \, \frac{v(c, a) - \sum_b w_{cab} D(a, b) (1 - D(c, b))}{\gamma_c}
 
   with ``w`` the softmax weights over witnesses ``b`` (the even split among maximizers when
-  ``hard`` or ``g <= 0``, where the ``g`` term is ``0``). A ``lax.map`` over blocks of rows ``c``
-  (rows padded to a multiple of the block); each block rebuilds its weights from ``D`` and is
-  rematerialized (``jax.checkpoint``), so the transpose JAX derives for reverse mode (``dD[a, b] +=
-  sum_c ...`` into an ``n x n`` accumulator, ``dD[c, b] -= sum_a ...`` per block) recomputes them
-  instead of storing ``n^3`` weights: memory stays ``O(n^2)`` plus one block. Differentiating it
-  again (second order) differentiates the weights too.
+  ``hard`` or ``g <= 0``, where the ``g`` term is ``0``). ``D_dot`` or ``g_dot`` may be ``None``
+  (a symbolic zero), which skips its term. The layout of the reverse kernel
+  (:func:`_backward_single`): tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``,
+  each normalizing its own weights (:func:`_tangent_tiles`). Forward mode evaluates it; reverse mode
+  is the transpose JAX derives from it, which runs over the same tiles: ``dD[a, b] += sum_c ...``
+  accumulates elementwise into an ``(n, a_rows)`` carry and ``dD[c, b] -= sum_a ...`` reduces a
+  tile's minor axis, as in the hand-written reverse kernel. Each tile is rematerialized
+  (``jax.checkpoint``), so that transpose recomputes its weights instead of storing ``n^3`` of them:
+  memory stays ``O(n^2)`` plus one tile. Differentiating it again (second order) differentiates the
+  weights too.
   """
+  D, Y = _witness_factors(D)
+  if D_dot is not None:
+    # The excluded witnesses' terms are 0 (zero diagonals of D and Y); with a zero diagonal in
+    # D_dot their tangents are 0 too, so their weights only enter each pair's sum (subtracted in
+    # the tiles).
+    D_dot = jnp.where(eye_mask(D), jnp.zeros_like(D_dot), D_dot)
   if hard:
-    return _tangent_blocks(D, g, D_dot, g_dot, soft=False)
-  # A traced g <= 0 is the hard limit: its weights, and no g term. One branch runs (a select of both
-  # under a vmap over temperatures); the soft branch never sees g <= 0.
-  return lax.cond(
-      g > 0,
-      functools.partial(_tangent_blocks, soft=True),
-      functools.partial(_tangent_blocks, soft=False),
-      D, g, D_dot, g_dot,
+    return _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
+  # A traced g <= 0 is the hard limit: its weights, and no g term; the soft branches never see g <= 0.
+  # The shift the value kernel uses (_forward_single): 1 from _SHIFT_BY_ONE_MIN_GAMMA, else each
+  # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
+  branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
+  return lax.switch(
+      branch,
+      [
+          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights),
+          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_max),
+          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_one),
+      ],
+      D, Y, g, D_dot, g_dot,
   )
 
 
-def _tangent_blocks(D, g, D_dot, g_dot, *, soft):
-  """:func:`_tangent_single` with softmax weights (``soft``, ``g > 0``) or the even argmax split."""
+def _hard_weights(term, g):
+  """``(e, e0, S)``: ``1`` at each pair's maximizers over axis 0 (``e0``: a zero term's), ``S`` the maximum."""
+  del g
+  S = jnp.max(term, axis=0)
+  return (term == S[None, :]).astype(term.dtype), (S == 0).astype(term.dtype), S
+
+
+def _soft_weights_by_max(term, g):
+  """``(e, e0, S)``: ``exp((term - S) / g)`` shifted by each pair's maximum ``S`` over axis 0.
+
+  ``S`` is held constant (the weights' ratios, and ``S + g log(sum e)``, do not depend on it).
+  """
+  S = lax.stop_gradient(jnp.max(term, axis=0))
+  inv_g = 1.0 / g
+  return _weights_by_max(term, S[None, :], inv_g, False), _weights_by_max(jnp.zeros_like(S), S, inv_g, False), S
+
+
+def _soft_weights_by_one(term, g):
+  """``(e, e0, S)``: ``exp((term - 1) / g)``, shifted by ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``)."""
+  inv_g = 1.0 / g
+  S = jnp.ones(term.shape[1:], term.dtype)
+  return _weights_by_one(term, inv_g), _weights_by_one(jnp.zeros_like(S), inv_g), S
+
+
+def _tangent_tiles(D, Y, g, D_dot, g_dot, weights):
+  """:func:`_tangent_single` over tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``.
+
+  ``weights(term, g) -> (e, e0, S)``: the unnormalized weights of a tile's terms over ``b``, the
+  weight of a zero term (the two excluded witnesses' share of each pair's sum) and the shift ``S``.
+  ``D_dot`` or ``g_dot`` may be ``None`` (a symbolic zero: its term is skipped); the ``g`` term is
+  kept only for soft weights.
+  """
   n = D.shape[-1]
-  rows = _tangent_rows(n)
-  num_blocks = -(-n // rows)
-  pad = ((0, num_blocks * rows - n), (0, 0))
-  D_rows, D_dot_rows = jnp.pad(D, pad), jnp.pad(D_dot, pad)
-  idx = jnp.arange(n, dtype=jnp.int32)
+  soft = weights is not _hard_weights
+  g_dot = g_dot if soft else None
+  if soft:  # the branch's own range of g, so that the branches not taken stay finite under a vmap
+    floor = _SHIFT_BY_ONE_MIN_GAMMA if weights is _soft_weights_by_one else jnp.finfo(g.dtype).tiny
+    g = jnp.where(g >= floor, g, jnp.full_like(g, floor))
+  a_rows = _backward_block_rows(n)
   log_m = math.log(n - 2)
 
-  @jax.checkpoint
-  def block(start):
-    c = start + jnp.arange(rows, dtype=jnp.int32)
-    Dc = lax.dynamic_slice_in_dim(D_rows, start, rows)  # (rows, b)
-    Dc_dot = lax.dynamic_slice_in_dim(D_dot_rows, start, rows)
-    term = D[None, :, :] * (1.0 - Dc)[:, None, :]  # (c, a, b)
-    excluded = (idx[None, :, None] == idx[None, None, :]) | (idx[None, None, :] == c[:, None, None])
-    zero = jnp.zeros_like(term)
-    M = lax.stop_gradient(jnp.max(jnp.where(excluded, -jnp.inf, term), axis=-1, keepdims=True))
-    term_dot = D_dot[None, :, :] * (1.0 - Dc)[:, None, :] - D[None, :, :] * Dc_dot[:, None, :]
-    if not soft:  # unnormalized weights: 1 at the maximizers (no derivative), normalized per pair
-      ties = jnp.where(excluded | (term != M), zero, jnp.ones_like(term))
-      return jnp.sum(ties * term_dot, axis=-1) / jnp.sum(ties, axis=-1)
-    e = jnp.where(excluded, zero, jnp.exp(jnp.where(excluded, zero, term - M) / g))
-    total = jnp.sum(e, axis=-1)
-    v = jnp.squeeze(M, -1) + g * (jnp.log(total) - log_m)
-    dv_dg = (v - jnp.sum(e * term, axis=-1) / total) / g
-    return jnp.sum(e * term_dot, axis=-1) / total + dv_dg * g_dot
+  @functools.partial(jax.checkpoint, prevent_cse=False)
+  def tile(Da, Da_dot, y, y_dot):
+    term = Da * y[:, None]  # (b, a) for one row c
+    e, e0, S = weights(term, g)
+    total = jnp.sum(e, axis=0) - 2.0 * e0  # over the real witnesses
+    v_dot = jnp.zeros_like(total)
+    if Da_dot is not None:
+      term_dot = Da_dot * y[:, None] + Da * y_dot[:, None]
+      v_dot = jnp.sum(e * term_dot, axis=0) / total
+    if g_dot is not None:  # dv/dg = (v - sum_b w term) / g with v = S + g (log total - log m)
+      v_dot = v_dot + g_dot * ((S - jnp.sum(e * term, axis=0) / total) / g + jnp.log(total) - log_m)
+    return v_dot
 
-  starts = jnp.arange(num_blocks, dtype=jnp.int32) * rows
-  return lax.map(block, starts).reshape(num_blocks * rows, n)[:n]
+  def block_columns(x):  # (b, a) columns of a block of rows a, padded with zero rows
+    return None if x is None else _pad_rows(x, a_rows).T
+
+  DT_a, DT_dot_a = block_columns(D), block_columns(D_dot)
+  rows = (Y, None if D_dot is None else -D_dot)  # Y_dot = -D_dot off the diagonal
+
+  def a_block(a0):
+    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)
+    Da_dot = None if D_dot is None else lax.dynamic_slice_in_dim(DT_dot_a, a0, a_rows, axis=1)
+    return lax.map(lambda r: tile(Da, Da_dot, *r), rows)  # (c, a)
+
+  v_dot = lax.map(a_block, _block_starts(n, a_rows))  # (a blocks, c, a)
+  return v_dot.transpose(1, 0, 2).reshape(n, -1)[:, :n]
 
 
 def _backward_single(D, g, v, S, aux, dv, *, hard):
@@ -422,12 +466,22 @@ def _cover_violation(D, g, hard):
   return _forward_kernel(hard)(D, g)
 
 
-@_cover_violation.defjvp
 def _cover_violation_jvp(hard, primals, tangents):
   (D, g), (D_dot, g_dot) = primals, tangents
   # The primal through the custom-JVP function itself, so that differentiating this rule (second
   # order) uses the rule again; at first order it is the forward kernel.
-  return _cover_violation(D, g, hard), _tangent_single(D, g, D_dot, g_dot, hard=hard)
+  v = _cover_violation(D, g, hard)
+  # Symbolic zeros (an input not differentiated, e.g. the temperature under jax.grad in P) skip
+  # their terms instead of multiplying zeros by a tile's worth of work.
+  D_dot, g_dot = (None if isinstance(t, SymbolicZero) else t for t in (D_dot, g_dot))
+  if hard:
+    g_dot = None  # the hard kernel's value does not depend on g
+  if D_dot is None and g_dot is None:
+    return v, jnp.zeros_like(v)
+  return v, _tangent_single(D, g, D_dot, g_dot, hard=hard)
+
+
+_cover_violation.defjvp(_cover_violation_jvp, symbolic_zeros=True)
 
 
 @compiled_entry(temperatures=("gamma_c",))
@@ -478,9 +532,9 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
 
   with ``v`` from :func:`soft_cover_violation`. Computed over tiles of ``(c, a)`` pairs;
   derivatives use ``O(n^2)`` memory, a few ``n x n`` arrays plus one tile or block (see the module
-  docstring): by default a fast reverse-only custom VJP (``jax.grad``, ``jax.vjp``); inside
-  ``ste_jax.ops.autodiff_mode("any")`` a custom JVP rule that serves every mode and order
-  (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``).
+  docstring): by default a custom JVP rule that serves every mode and order (``jax.grad``,
+  ``jax.vjp``, ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``); inside
+  ``ste_jax.ops.autodiff_mode("reverse")`` a hand-written reverse-only custom VJP.
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``, entries in ``[0, 1]``.

@@ -125,12 +125,12 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   applied afterwards (see :func:`soft_reachability`): same values, but float32 gradients stay
   close to float64 when many edges saturate.
 
-  Differentiable in ``P`` and in each temperature: reverse mode (``jax.grad``, ``jax.vjp``) by
-  default, and inside ``ste_jax.ops.autodiff_mode("any")`` also forward mode (``jax.jvp``,
-  ``jax.jacfwd``, ``jax.linearize``) and second order (``jax.hessian``, Hessian-vector products in
-  either nesting), also with ``reach_gamma > 0``. The closure carries a custom JVP rule (reverse
-  mode is its transpose); the cover a fast reverse-only custom VJP by default and a custom JVP rule
-  in the ``"any"`` mode (:mod:`ste_jax.ops._autodiff_mode`); both keep ``O(n^2)`` memory; the smooth
+  Differentiable in ``P`` and in each temperature in every mode: reverse (``jax.grad``,
+  ``jax.vjp``), forward (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) and second order
+  (``jax.hessian``, Hessian-vector products in either nesting), also with ``reach_gamma > 0``. The
+  closure and the cover carry custom JVP rules (reverse mode is their transpose, derived by JAX;
+  ``ste_jax.ops.autodiff_mode("reverse")`` swaps the cover's for a reverse-only custom VJP,
+  :mod:`ste_jax.ops._autodiff_mode`); both keep ``O(n^2)`` memory; the smooth
   products (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are subgradients: the closure
   follows one bottleneck edge among equal ones, a hard maximum splits evenly among tied maximizers.
 

@@ -1,9 +1,10 @@
 """Forward mode and second order: jvp / jacfwd / linearize / hessian of every soft operator.
 
 The derivatives come from custom JVP rules (``ste_jax.ops._maxmin.bottleneck_closure``, and
-``ste_jax.ops._covering._cover_violation`` inside ``autodiff_mode("any")``, which every test here
-runs in); reverse mode is their transpose. The default cover rule, a reverse-only custom VJP, is
-checked against the JVP rule's gradients and for its clear forward-mode error. Checked here:
+``ste_jax.ops._covering._cover_violation``, the cover's default rule, which every test here runs
+without an ``autodiff_mode`` block); reverse mode is their transpose. The cover's other rule, the
+reverse-only custom VJP of ``autodiff_mode("reverse")``, is checked against the JVP rule's gradients
+and for its clear forward-mode error. Checked here:
 finite differences to second order in both modes, equality with autodiff of the dense transcription
 of the equations (``tests/oracles.py``), jvp = Jacobian (from ``jacrev``) times the tangent,
 ``linearize`` and its transpose, and the memory of a Hessian-vector product at n = 1000.
@@ -32,12 +33,6 @@ from ste_jax.ops import (
 from ste_jax.ops import _covering, autodiff_mode
 from tests import oracles
 
-
-@pytest.fixture(autouse=True)
-def _any_mode():
-  """Every test runs with the cover's custom JVP rule (a test may nest ``autodiff_mode("reverse")``)."""
-  with autodiff_mode("any"):
-    yield
 
 N = 5
 
@@ -162,11 +157,11 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
 
 # 2-5 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
 @pytest.mark.slow
-@pytest.mark.parametrize("block_budget", [None, 60, 100], ids=["one_block", "row_blocks", "padded_blocks"])
+@pytest.mark.parametrize("block_budget", [None, 7, 21], ids=["one_block", "row_blocks", "padded_blocks"])
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
-  """n = 7: all rows in one block, one row per block (60 // 49), two rows with a padded last block."""
+  """n = 7: all rows ``a`` in one block, one row per block (7 // 7), three rows with a padded last block."""
   if block_budget is not None:
-    patch_trace_constant(_covering, "_TANGENT_ELEMENTS", block_budget)
+    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", block_budget)
   D = _edges(4, n=7)
   for gamma_c in (0.0, 0.1):
     f = lambda D: soft_cover_scores(D, gamma_c=gamma_c)
@@ -286,25 +281,28 @@ def test_hessian_vector_product_at_n_1000_runs_and_both_nestings_agree():
   np.testing.assert_allclose(np.asarray(rev_over_fwd), np.asarray(fwd_over_rev), atol=1e-3 * scale)
 
 
-def _default_rule_loss(P):
-  s = ste_scores(P, tau=0.1)
+def _default_rule_loss(P, tau=0.1):
+  s = ste_scores(P, tau=tau)
   return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
 
 
-@pytest.mark.slow  # under 2 s on 2 cores since the operators compile themselves (2026-11-27)
-def test_default_rule_gradients_equal_jvp_rule(x64):
-  """The default (reverse-only) cover rule gives the JVP rule's gradients."""
+def test_reverse_rule_gradients_equal_jvp_rule(x64):
+  """The reverse-only cover rule gives the default (JVP) rule's gradients, in P and in tau."""
   P = _tournament(3, 6)
+  loss = lambda P, tau: _default_rule_loss(P, tau)
   with autodiff_mode("reverse"):
-    g_reverse = jax.grad(_default_rule_loss)(P)
-  g_any = jax.grad(_default_rule_loss)(P)  # inside the autouse "any" block
-  np.testing.assert_allclose(g_reverse, g_any, rtol=1e-10, atol=1e-12)
+    g_reverse = jax.grad(loss, (0, 1))(P, 0.1)
+  g_any = jax.grad(loss, (0, 1))(P, 0.1)
+  chex.assert_trees_all_close(g_reverse, g_any, rtol=1e-10, atol=1e-12)
 
 
-def test_default_rule_refuses_forward_mode_and_unknown_modes_are_rejected(x64):
-  """Forward mode through the default (reverse-only) cover rule raises JAX's custom_vjp error, and
-  ``autodiff_mode`` rejects unknown modes."""
+def test_default_rule_serves_forward_mode_and_the_reverse_rule_refuses_it(x64):
+  """Forward mode works without any ``autodiff_mode`` block; through the reverse-only cover rule it
+  raises JAX's custom_vjp error; ``autodiff_mode`` rejects unknown modes."""
   P = _tournament(3, 6)
+  dP = jnp.asarray(np.random.default_rng(3).normal(size=(6, 6)))
+  _, tangent = jax.jvp(_default_rule_loss, (P,), (dP,))
+  chex.assert_trees_all_close(tangent, jnp.sum(jax.grad(_default_rule_loss)(P) * dP), rtol=1e-10)
   with autodiff_mode("reverse"), pytest.raises(TypeError, match="custom_vjp"):
     jax.jvp(_default_rule_loss, (P,), (P,))
   with pytest.raises(ValueError, match="mode must be one of"):
