@@ -96,7 +96,8 @@ def vmap_by_platform(fun: Callable) -> Callable:
     as ``jax.vmap(fun)``, as :func:`batching_mode` says when the vmap is traced: by default a loop
     on CPU and a batch axis on every other backend. An argument that is not batched is shared by
     all items. Nested ``vmap``\\ s apply the same rule at every level. Differentiate it inside a
-    ``jax.custom_vjp`` (``custom_vmap`` functions have no automatic derivative).
+    ``jax.custom_jvp`` or ``jax.custom_vjp`` (``custom_vmap`` functions have no automatic
+    derivative).
   """
   wrapped = custom_vmap(fun)
 

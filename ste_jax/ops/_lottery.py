@@ -72,31 +72,35 @@ def _solve_qre(K: jax.Array, tau: jax.Array) -> jax.Array:
   return jnp.exp(z)
 
 
-@jax.custom_vjp
+@jax.custom_jvp
 def _soft_ml_single(M: jax.Array, tau: jax.Array) -> jax.Array:
   return _solve_qre(_skew(M), tau)
 
 
-def _soft_ml_fwd(M, tau):
+@_soft_ml_single.defjvp
+def _soft_ml_jvp(primals, tangents):
+  r"""Implicit function theorem on ``F(p, K, tau) = p - softmax(K p / tau) = 0``.
+
+  With ``S = diag(p) - p p^T``, ``dF/dp = I - S K / tau`` is invertible (``S K`` is similar to the
+  skew matrix ``S^(1/2) K S^(1/2)``, so its eigenvalues are imaginary), and
+
+  .. math::
+    \dot p = (I - S K / \tau)^{-1} \, S \big(\dot K p - K p \, \dot\tau / \tau\big) / \tau,
+    \qquad \dot K = (\dot M - \dot M^T) / 2.
+
+  Linear in the tangents (one ``n x n`` solve, whose transpose JAX derives for reverse mode: the
+  solver's iterations are never differentiated or stored); the primal comes from the custom-JVP
+  function itself, so a second derivative applies this rule again.
+  """
+  (M, tau), (M_dot, tau_dot) = primals, tangents
+  p = _soft_ml_single(M, tau)
   K = _skew(M)
-  p = _solve_qre(K, tau)
-  return p, (K, p, tau)
-
-
-def _soft_ml_bwd(res, g):
-  # Implicit function theorem on F(p, K, tau) = p - softmax(K p / tau) = 0. With
-  # S = diag(s) - s s^T (s = p at the solution), dF/dp = I - S K / tau, which is invertible: S K is
-  # similar to the skew matrix S^(1/2) K S^(1/2), so its eigenvalues are imaginary.
-  K, p, tau = res
   n = p.shape[-1]
   S = jnp.diag(p) - jnp.outer(p, p)
-  v = jnp.linalg.solve(jnp.eye(n, dtype=p.dtype) - K.T @ S / tau, g)
-  u = S @ v / tau
-  G = jnp.outer(u, p)  # cotangent of K (through K p)
-  return 0.5 * (G - G.T), -(u @ (K @ p)) / tau
-
-
-_soft_ml_single.defvjp(_soft_ml_fwd, _soft_ml_bwd)
+  Kp = K @ p
+  rhs = S @ (_skew(M_dot) @ p - Kp * (tau_dot / tau)) / tau
+  p_dot = jnp.linalg.solve(jnp.eye(n, dtype=p.dtype) - S @ K / tau, rhs)
+  return p, p_dot
 
 
 @compiled_entry(temperatures=("temperature",), positive=("temperature",))
@@ -115,8 +119,10 @@ def soft_maximal_lottery(M, *, temperature) -> jax.Array:
   point as ``tau -> 0`` is a maximal lottery (:func:`~ste_jax.exact.maximal_lottery`), the unique
   one on tournaments. Solved by the predictive multiplicative-weights update (Cen et al. 2021),
   which converges linearly at rate ``1 - tau / (tau + 2 max|K|)`` per iteration, so the cost grows
-  like ``1 / tau`` (about ``20 / tau`` mat-vecs in float32). Gradients by the implicit function
-  theorem (a ``custom_vjp``: one ``n x n`` linear solve; the solver's iterations are not stored).
+  like ``1 / tau`` (about ``20 / tau`` mat-vecs in float32). Derivatives in every autodiff mode
+  (``jax.grad``, ``jax.jvp``, ``jax.hessian``) by the implicit function theorem (a custom JVP rule:
+  one ``n x n`` linear solve, transposed by JAX for reverse mode; the solver's iterations are not
+  stored).
 
   Args:
     M: ``(..., n, n)`` margin matrix (e.g. ``P - P^T``); only its skew part is used.

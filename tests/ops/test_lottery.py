@@ -1,7 +1,8 @@
-"""soft_maximal_lottery (IFT gradients, tau -> 0), nash_average and alpha_rank."""
+"""soft_maximal_lottery (IFT derivatives in every mode, tau -> 0), nash_average and alpha_rank."""
 
 import math
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -56,11 +57,29 @@ def test_gradients_match_finite_differences_and_unrolled(x64):
   def loss(M, tau):
     return jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=tau))
 
-  check_grads(jax.jit(loss), (M, tau), order=1, modes=("rev",), atol=1e-6, rtol=1e-6)
+  check_grads(jax.jit(loss), (M, tau), order=1, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
+  unrolled = lambda M, t: jnp.dot(w, unrolled_soft_ml(M, t))
   gM, gt = jax.grad(loss, argnums=(0, 1))(M, tau)
-  rM, rt = jax.grad(lambda M, t: jnp.dot(w, unrolled_soft_ml(M, t)), argnums=(0, 1))(M, tau)
+  rM, rt = jax.grad(unrolled, argnums=(0, 1))(M, tau)
   np.testing.assert_allclose(gM, rM, atol=1e-9)
   np.testing.assert_allclose(gt, rt, atol=1e-9)
+  # Forward mode and second order (the custom JVP rule, applied again) against the unrolled solver.
+  dM = jnp.asarray(np.random.default_rng(3).normal(size=M.shape))
+  tangent = jax.jit(lambda M, dM: jax.jvp(loss, (M, tau), (dM, 0.5))[1])(M, dM)
+  expect = jax.jit(lambda M, dM: jax.jvp(unrolled, (M, tau), (dM, 0.5))[1])(M, dM)
+  np.testing.assert_allclose(tangent, expect, atol=1e-9)
+
+
+@pytest.mark.slow  # 10-20 s: second-order finite differences, and the unrolled solver's Hessian
+def test_second_order_matches_finite_differences_and_the_unrolled_solver(x64):
+  M = jnp.asarray(margins(np.random.default_rng(2), 4))
+  w = jnp.arange(1.0, 5.0)
+  loss = lambda M, t: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=t))
+  check_grads(jax.jit(loss), (M, 0.3), order=2, modes=("fwd", "rev"), atol=1e-6, rtol=1e-6)
+  unrolled = lambda M, t: jnp.dot(w, unrolled_soft_ml(M, t))
+  hessian = jax.jit(jax.hessian(loss, argnums=(0, 1)))(M, 0.3)
+  expect = jax.jit(jax.hessian(unrolled, argnums=(0, 1)))(M, 0.3)
+  chex.assert_trees_all_close(hessian, expect, atol=1e-7)
 
 
 def test_finite_at_ties(x64):
