@@ -155,7 +155,8 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
   )
 
 
-# 2-5 s per layout on 2 cores; one block (the layout below n = 41) is what every other test here runs.
+# 2-5 s per layout on 2 cores; one block of rows ``a`` (the layout up to n = 512) is what every other
+# test here runs.
 @pytest.mark.slow
 @pytest.mark.parametrize("block_budget", [None, 7, 21], ids=["one_block", "row_blocks", "padded_blocks"])
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
@@ -289,10 +290,9 @@ def _default_rule_loss(P, tau=0.1):
 def test_reverse_rule_gradients_equal_jvp_rule(x64):
   """The reverse-only cover rule gives the default (JVP) rule's gradients, in P and in tau."""
   P = _tournament(3, 6)
-  loss = lambda P, tau: _default_rule_loss(P, tau)
   with autodiff_mode("reverse"):
-    g_reverse = jax.grad(loss, (0, 1))(P, 0.1)
-  g_any = jax.grad(loss, (0, 1))(P, 0.1)
+    g_reverse = jax.grad(_default_rule_loss, (0, 1))(P, 0.1)
+  g_any = jax.grad(_default_rule_loss, (0, 1))(P, 0.1)
   chex.assert_trees_all_close(g_reverse, g_any, rtol=1e-10, atol=1e-12)
 
 
