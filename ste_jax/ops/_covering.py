@@ -295,7 +295,7 @@ def _hard_weights(term, g):
   """``(e, e0, S)``: ``1`` at each pair's maximizers over axis 0 (``e0``: a zero term's), ``S`` the maximum."""
   del g
   S = jnp.max(term, axis=0)
-  return (term == S[None, :]).astype(term.dtype), (S == 0).astype(term.dtype), S
+  return _weights_by_max(term, S[None, :], None, True), _weights_by_max(jnp.zeros_like(S), S, None, True), S
 
 
 def _soft_weights_by_max(term, g):
