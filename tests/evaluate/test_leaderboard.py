@@ -298,6 +298,7 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   assert core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
 
 
+@pytest.mark.slow  # two compiled bootstrap drivers (about 10 s)
 def test_bootstrap_memberships_do_not_depend_on_the_batch_size():
   """Replicas computed one at a time ("auto" on CPU) or four per compiled step are the same replicas."""
   import jax
