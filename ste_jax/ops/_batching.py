@@ -4,8 +4,10 @@ The closure and cover kernels are written for one ``(n, n)`` matrix. Under ``jax
 run in two ways, and the better one depends on the backend:
 
 * XLA:CPU: as a compiled loop over the items (``lax.map``). A leading batch axis on every
-  Floyd--Warshall step or cover tile compiled to slower code (fwd+bwd of 100 tournaments of
-  n = 100: 0.65x the loop's speed).
+  Floyd--Warshall step or cover tile compiled to slower code when the cover's derivative was a
+  hand-written VJP (fwd+bwd of 100 tournaments of n = 100 on the EPYC VM: 0.65x the loop's speed;
+  1.73x on a Xeon VM); with the JVP rule it is within the spread (1.08x and 1.10x in two runs,
+  the forward pass faster once and slower once), so the loop stays the CPU default.
 * GPU / TPU: with the batch as a leading axis (plain ``jax.vmap``): a Floyd--Warshall pivot of one
   small matrix is a tiny kernel whose launch latency dominates, so a loop over items leaves the
   device idle (on an H200: the batch axis 35x faster for 100 tournaments, 100x for 1000).
