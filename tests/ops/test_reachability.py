@@ -170,8 +170,9 @@ def perturbed_bottleneck_edges(W, K):
 
 @pytest.mark.parametrize(
     ("pivots_per_sweep", "keys"),
-    [(3, "per_component"), (4, "select")]  # a padded sweep; the compound select
-    + [pytest.param(p, k, marks=pytest.mark.slow) for p, k in [(1, "per_component"), (1, "select"), (3, "select"), (4, "per_component")]],
+    # one pivot per step with per-component keys (the small-n path); a padded sweep with the select
+    [(1, "per_component"), (3, "select")]
+    + [pytest.param(p, k, marks=pytest.mark.slow) for p, k in [(1, "select"), (3, "per_component"), (4, "per_component"), (4, "select")]],
 )
 def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_constant, pivots_per_sweep, keys):
   """Bottleneck edges (Floyd--Warshall on keys, the closure on ranks) = a tie-breaking perturbation.
