@@ -13,7 +13,13 @@ forms (the constant patched before each trace), then times them alternately for 
 closure values alone for scale. Inputs: entries drawn from {0, 1/4, 1/2, 1} with half of them
 replaced by uniform values (many exact ties, as in sparse data), or ``--uniform``.
 
+With ``--pivots P [P ...]`` it times instead the pivots per Floyd--Warshall sweep
+(``_PIVOTS_PER_SWEEP``, patched before each trace; each sweep makes one pass over the ``(n, n)``
+key arrays, so more pivots per sweep mean fewer passes): the edge search (keys compared in the form
+the size selects) and the closure values, every count checked to give the same edges and values.
+
 Usage: python benchmarks/closure_edges.py [--sizes 100 300 1000 2000] [--rounds 5] [--uniform]
+         [--pivots 8 16 32]
 """
 
 import argparse
@@ -51,12 +57,56 @@ def compiled_edges(W, select_min_n: int):
     _maxmin._SELECT_KEYS_MIN_N = saved
 
 
+def compiled_with_pivots(W, pivots: int):
+  """(edge search, closure values) compiled with ``_PIVOTS_PER_SWEEP = pivots`` (read at trace time)."""
+  n = W.shape[-1]
+  saved = _maxmin._PIVOTS_PER_SWEEP
+  _maxmin._PIVOTS_PER_SWEEP = pivots
+  jax.clear_caches()
+  try:
+    edges = jax.jit(_maxmin._floyd_warshall_edges).lower(W).compile()
+    values = jax.jit(lambda W: _maxmin._closure_single(W, K=max(n - 1, 1))).lower(W).compile()
+    return edges, values
+  finally:
+    _maxmin._PIVOTS_PER_SWEEP = saved
+
+
+def pivot_table(args):
+  print(f"machine: {machine_description()}")
+  print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
+        f"median of {args.rounds} interleaved rounds; pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, "
+        f"current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}")
+  print()
+  head = " | ".join(f"edges, {p} (s) | values, {p} (s)" for p in args.pivots)
+  print(f"| n | {head} |")
+  print("|---:|" + "---:|" * (2 * len(args.pivots)))
+  for n in args.sizes:
+    W = jax.numpy.asarray(edge_input(n, args.uniform))
+    fns = {p: compiled_with_pivots(W, p) for p in args.pivots}
+    first = fns[args.pivots[0]]
+    for edges, values in fns.values():
+      np.testing.assert_array_equal(edges(W), first[0](W))
+      np.testing.assert_array_equal(values(W), first[1](W))
+    times = {(p, k): [] for p in args.pivots for k in range(2)}
+    for _ in range(args.rounds):
+      for p, pair in fns.items():
+        for k, fn in enumerate(pair):
+          t0 = time.perf_counter()
+          jax.block_until_ready(fn(W))
+          times[p, k].append(time.perf_counter() - t0)
+    cells = " | ".join(f"{np.median(times[p, 0]):.4g} | {np.median(times[p, 1]):.4g}" for p in args.pivots)
+    print(f"| {n} | {cells} |", flush=True)
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500, 700, 1000, 2000])
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--uniform", action="store_true", help="uniform entries (no ties)")
+  parser.add_argument("--pivots", type=int, nargs="+", help="time these pivots per sweep instead")
   args = parser.parse_args()
+  if args.pivots:
+    return pivot_table(args)
   print(f"machine: {machine_description()}")
   print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
         f"median of {args.rounds} interleaved rounds; current _SELECT_KEYS_MIN_N = {_maxmin._SELECT_KEYS_MIN_N}")

@@ -192,7 +192,9 @@ def _rank_dtype(n: int):
 # Pivots per sweep of :func:`_floyd_warshall_sweeps` over the whole matrix, from this size on.
 # Below it the matrices stay in cache and one pivot per sweep is as fast; above it each sweep streams
 # the ``(n, n)`` matrices, and 8 pivots per sweep cut that traffic 8-fold and let XLA fuse 8 pivot
-# updates into one pass (``benchmarks/operators.py`` measures the result).
+# updates into one pass (``benchmarks/operators.py`` measures the result). 16 per sweep ran as fast
+# as 8 at n = 1000 and 2000, 32 slower (``python benchmarks/closure_edges.py --pivots 8 16 32``):
+# the sweeps are bound by the key comparisons, not by the passes over memory.
 _SWEEP_MIN_N = 128
 _PIVOTS_PER_SWEEP = 8
 
