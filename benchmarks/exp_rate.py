@@ -12,13 +12,24 @@ with ``k`` rounded by ``jnp.round`` ("round") or by adding and subtracting ``1.5
 exponentials per second, the ratio to ``jnp.exp`` and each variant's largest relative error
 against ``jnp.exp`` on ``[-50, 0]``.
 
-Usage: python benchmarks/exp_rate.py [--n 1000] [--rounds 3] [--degrees 4 5 6]
+The last row is the same sums hand-written in C (``benchmarks/native/cover_sums.c``: GCC/Clang
+vector extensions, a degree-5 polynomial, OpenMP over rows ``c``; not used by ``ste_jax``),
+compiled at run time with ``cc -O3 -march=native -fopenmp`` and called through ``ctypes`` on the
+same arrays (and checked equal to the ``jnp.exp`` row's sums): the rate a native cover kernel
+could reach on this CPU. It is skipped, with a message, where it cannot be built (``--no-c``
+skips it always).
+
+Usage: python benchmarks/exp_rate.py [--n 1000] [--rounds 3] [--degrees 4 5 6] [--no-c]
 """
 
 import argparse
+import ctypes
 import os
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -78,12 +89,45 @@ def cover_shaped_sum(exp, n: int, rows: int = 256):
   return run
 
 
+def native_cover_sums(build_dir: str):
+  """``(sums(D, Y, inv_g) -> out, exp(x) -> out)`` from ``benchmarks/native/cover_sums.c``; ``None`` if it cannot be built."""
+  compiler = shutil.which(os.environ.get("CC", "cc"))
+  if compiler is None:
+    return None
+  source = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native", "cover_sums.c")
+  library = os.path.join(build_dir, "cover_sums.so")
+  build = subprocess.run([compiler, "-O3", "-march=native", "-fopenmp", "-shared", "-fPIC", "-o", library, source],
+                         capture_output=True, text=True)
+  if build.returncode != 0:  # e.g. a compiler without OpenMP
+    print(f"building {source} failed:\n{build.stderr}", file=sys.stderr)
+    return None
+  lib = ctypes.CDLL(library)
+  ptr = ctypes.POINTER(ctypes.c_float)
+
+  def sums(D, Y, inv_g):
+    D, Y = np.ascontiguousarray(D, np.float32), np.ascontiguousarray(Y, np.float32)
+    out = np.empty(D.shape, np.float32)
+    lib.cover_sums(D.ctypes.data_as(ptr), Y.ctypes.data_as(ptr), D.shape[0], ctypes.c_float(inv_g), out.ctypes.data_as(ptr))
+    return out
+
+  def exp(x):
+    x = np.ascontiguousarray(x, np.float32)
+    out = np.empty_like(x)
+    lib.exp_values(x.ctypes.data_as(ptr), x.size, out.ctypes.data_as(ptr))
+    return out
+
+  return sums, exp
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--n", type=int, default=1000)
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--degrees", type=int, nargs="+", default=[4, 5, 6])
+  parser.add_argument("--no-c", action="store_true", help="skip the hand-written C row")
   args = parser.parse_args()
+  build_dir = tempfile.mkdtemp(prefix="ste_exp_rate_")
+  native = None if args.no_c else native_cover_sums(build_dir)
   n = args.n
   rows = max(r for r in range(1, min(256, n) + 1) if n % r == 0)  # tiles of up to 256 rows a
   D = jax.random.uniform(jax.random.key(0), (n, n), jnp.float32)
@@ -98,7 +142,14 @@ def main():
   errors = {k: float(jnp.max(jnp.abs(jax.jit(e)(x) / jnp.exp(x) - 1.0))) for k, e in variants.items()}
   for fn in compiled.values():
     jax.block_until_ready(fn(D, Y, inv_g))
-  times = {k: [] for k in variants}
+  if native is not None:
+    sums, native_exp = native
+    D_np, Y_np = np.asarray(D), np.asarray(Y)
+    compiled["hand-written C, degree 5"] = lambda D, Y, inv_g: sums(D_np, Y_np, 20.0)
+    errors["hand-written C, degree 5"] = float(np.max(np.abs(native_exp(np.asarray(x)) / np.asarray(jnp.exp(x)) - 1.0)))
+    reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
+    np.testing.assert_allclose(sums(D_np, Y_np, 20.0), reference, rtol=1e-5)  # the same sums, [c, a]
+  times = {k: [] for k in compiled}
   for _ in range(args.rounds):
     for k, fn in compiled.items():
       t0 = time.perf_counter()
@@ -107,13 +158,16 @@ def main():
   print(f"machine: {machine_description()}")
   print(f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), g = 0.05, float32; "
         f"medians of {args.rounds} interleaved rounds")
+  if native is None and not args.no_c:
+    print("(no C compiler, or the build failed: the hand-written row is skipped)")
   print()
   print("| exponential | time (s) | G exp/s | time vs jnp.exp | max rel. error vs jnp.exp on [-50, 0] |")
   print("|---|---:|---:|---:|---:|")
   base = statistics.median(times["jnp.exp"])
-  for k in variants:
+  for k in compiled:
     t = statistics.median(times[k])
     print(f"| {k} | {t:.3f} | {n**3 / t / 1e9:.2f} | {t / base:.2f}x | {errors[k]:.1e} |")
+  shutil.rmtree(build_dir, ignore_errors=True)
 
 
 if __name__ == "__main__":
