@@ -16,8 +16,11 @@ The last row is the same sums hand-written in C (``benchmarks/native/cover_sums.
 vector extensions, a degree-5 polynomial, OpenMP over rows ``c``; not used by ``ste_jax``),
 compiled at run time with ``cc -O3 -march=native -fopenmp`` and called through ``ctypes`` on the
 same arrays (and checked equal to the ``jnp.exp`` row's sums): the rate a native cover kernel
-could reach on this CPU. It is skipped, with a message, where it cannot be built (``--no-c``
-skips it always).
+could reach on this CPU. The row after it runs the same C code as a typed XLA FFI target
+(``benchmarks/native/cover_sums_ffi.cc``, built with ``c++`` and the headers of
+``jax.ffi.include_dir()``) through ``jax.ffi.ffi_call`` inside a compiled program: what a native
+kernel in ``ste_jax`` would cost, call overhead included. Each is skipped, with a message, where
+it cannot be built (``--no-c`` skips both).
 
 Usage: python benchmarks/exp_rate.py [--n 1000] [--rounds 3] [--degrees 4 5 6] [--no-c]
 """
@@ -119,6 +122,34 @@ def native_cover_sums(build_dir: str):
   return sums, exp
 
 
+def native_ffi_cover_sums(build_dir: str):
+  """The same sums as an XLA FFI target (``native/cover_sums_ffi.cc``): ``sums(D, Y, inv_g)`` to call inside ``jax.jit``.
+
+  ``None`` where no C++ compiler is found or the build fails (the error goes to stderr).
+  """
+  compiler = shutil.which(os.environ.get("CXX", "c++"))
+  if compiler is None:
+    return None
+  here = os.path.join(os.path.dirname(os.path.abspath(__file__)), "native")
+  library = os.path.join(build_dir, "cover_sums_ffi.so")
+  build = subprocess.run(
+      [compiler, "-O3", "-std=c++17", "-march=native", "-fopenmp", "-fPIC", "-shared", "-w",
+       f"-I{jax.ffi.include_dir()}", os.path.join(here, "cover_sums_ffi.cc"), "-x", "c",
+       os.path.join(here, "cover_sums.c"), "-o", library],
+      capture_output=True, text=True)
+  if build.returncode != 0:
+    print(f"building the FFI target failed:\n{build.stderr[-2000:]}", file=sys.stderr)
+    return None
+  lib = ctypes.cdll.LoadLibrary(library)
+  jax.ffi.register_ffi_target("ste_bench_cover_sums", jax.ffi.pycapsule(lib.CoverSums), platform="cpu")
+
+  def sums(D, Y, inv_g):
+    out = jax.ShapeDtypeStruct(D.shape, jnp.float32)
+    return jax.ffi.ffi_call("ste_bench_cover_sums", out, vmap_method="sequential")(D, Y, jnp.reshape(inv_g, (1,)))
+
+  return sums
+
+
 def main():
   parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
   parser.add_argument("--n", type=int, default=1000)
@@ -149,6 +180,12 @@ def main():
     errors["hand-written C, degree 5"] = float(np.max(np.abs(native_exp(np.asarray(x)) / np.asarray(jnp.exp(x)) - 1.0)))
     reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
     np.testing.assert_allclose(sums(D_np, Y_np, 20.0), reference, rtol=1e-5)  # the same sums, [c, a]
+  ffi_sums = None if args.no_c else native_ffi_cover_sums(build_dir)
+  if ffi_sums is not None:
+    compiled["hand-written C via jax.ffi, in jit"] = jax.jit(ffi_sums).lower(D, Y, inv_g).compile()
+    errors["hand-written C via jax.ffi, in jit"] = errors.get("hand-written C, degree 5", float("nan"))
+    reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
+    np.testing.assert_allclose(compiled["hand-written C via jax.ffi, in jit"](D, Y, inv_g), reference, rtol=1e-5)
   times = {k: [] for k in compiled}
   for _ in range(args.rounds):
     for k, fn in compiled.items():

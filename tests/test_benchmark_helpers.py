@@ -53,3 +53,20 @@ def test_hand_written_cover_sums_equal_the_float64_sums(tmp_path):
   np.testing.assert_allclose(sums(D, Y, 20.0), expect, rtol=2e-6)
   x = np.linspace(-50.0, 0.0, 5001, dtype=np.float32)
   np.testing.assert_allclose(exp(x), np.exp(x.astype(np.float64)), rtol=2e-6)
+
+
+def test_hand_written_cover_sums_through_jax_ffi_equal_the_float64_sums(tmp_path):
+  """The same C code as a typed XLA FFI target, called by ``jax.ffi.ffi_call`` under ``jit`` and ``vmap``."""
+  import jax
+
+  from benchmarks.exp_rate import native_ffi_cover_sums
+
+  sums = native_ffi_cover_sums(str(tmp_path))
+  if sums is None:
+    pytest.skip("no C++ compiler, or the FFI build failed")
+  rng = np.random.default_rng(1)
+  D = rng.uniform(size=(2, 37, 37)).astype(np.float32)
+  Y = (1.0 - D.transpose(0, 2, 1)).copy()
+  expect = np.exp(D[:, None, :, :].astype(np.float64) * Y[:, :, None, :] * 20.0 - 20.0).sum(-1)  # [item, c, a]
+  got = jax.jit(jax.vmap(sums, in_axes=(0, 0, None)))(jnp.asarray(D), jnp.asarray(Y), jnp.float32(20.0))
+  np.testing.assert_allclose(np.asarray(got), expect, rtol=2e-6)
