@@ -3,20 +3,20 @@
 Each pass of the soft cover evaluates ``n^3`` exponentials ``exp(term / g - 1 / g)`` of terms
 ``term = D[a, b] Y[c, b]`` in ``[0, 1]`` and sums them over ``b`` (``ste_jax/ops/_covering.py``).
 This script times that reduction alone -- tiles of up to 256 rows ``a`` (a divisor of ``n``) for
-one row ``c``, ``b`` minor,
-``g = 0.05`` -- with ``jnp.exp`` and with exponentials written in JAX for the range ``[-50, 0]`` of
+one row ``c``, ``b`` minor, ``g = 0.05`` -- with ``jnp.exp`` and with exponentials written in JAX
+for the range ``[-50, 0]`` of
 the shift-by-one path: ``2^k`` built from the exponent bits and a polynomial of degree ``d`` for
 ``2^f`` on ``f in [-1/2, 1/2]`` (least-squares fit of the relative error on Chebyshev nodes),
 with ``k`` rounded by ``jnp.round`` ("round") or by adding and subtracting ``1.5 * 2^23``
-("magic", behind an optimization barrier). Variants alternate for ``--rounds`` rounds; the table gives the median, the rate in
-exponentials per second, the ratio to ``jnp.exp`` and each variant's largest relative error
-against ``jnp.exp`` on ``[-50, 0]``.
+("magic", behind an optimization barrier). Variants alternate for ``--rounds`` rounds; the table
+gives the median, the rate in exponentials per second, the ratio to ``jnp.exp`` and each
+variant's largest relative error against ``jnp.exp`` on ``[-50, 0]``.
 
-The last row is the same sums hand-written in C (``benchmarks/native/cover_sums.c``: GCC/Clang
+Two more rows: the same sums hand-written in C (``benchmarks/native/cover_sums.c``: GCC/Clang
 vector extensions, a degree-5 polynomial, OpenMP over rows ``c``; not used by ``ste_jax``),
 compiled at run time with ``cc -O3 -march=native -fopenmp`` and called through ``ctypes`` on the
 same arrays (and checked equal to the ``jnp.exp`` row's sums): the rate a native cover kernel
-could reach on this CPU. The row after it runs the same C code as a typed XLA FFI target
+could reach on this CPU; and the same C code as a typed XLA FFI target
 (``benchmarks/native/cover_sums_ffi.cc``, built with ``c++`` and the headers of
 ``jax.ffi.include_dir()``) through ``jax.ffi.ffi_call`` inside a compiled program: what a native
 kernel in ``ste_jax`` would cost, call overhead included. Each is skipped, with a message, where
