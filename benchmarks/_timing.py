@@ -4,8 +4,10 @@ Each measurement runs in a fresh child process (``run_child``) so that the peak 
 (``ru_maxrss``, a high-water mark) belongs to that configuration alone.
 """
 
+import contextlib
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -51,6 +53,41 @@ def compile_and_time(fn, *args, reps: int = 3, min_time: float = 0.0):
     times.append(time.perf_counter() - t0)
   times.sort()
   return compile_s, times[len(times) // 2]
+
+
+@contextlib.contextmanager
+def patched(module, **constants):
+  """Sets module constants read at trace time (tile budgets, thresholds) inside a ``with`` block.
+
+  JAX's caches are cleared on entry, so that functions traced inside see the new values, and the
+  old values are restored on exit.
+  """
+  saved = {name: getattr(module, name) for name in constants}
+  for name, value in constants.items():
+    setattr(module, name, value)
+  jax.clear_caches()
+  try:
+    yield
+  finally:
+    for name, value in saved.items():
+      setattr(module, name, value)
+
+
+def interleaved_medians(calls: dict, rounds: int) -> dict:
+  """Median seconds of each zero-argument call, timed alternately for ``rounds`` rounds after a warm-up.
+
+  Alternating the calls spreads this VM's drift over all of them; each result is waited for
+  (``jax.block_until_ready``).
+  """
+  for call in calls.values():
+    jax.block_until_ready(call())
+  times = {key: [] for key in calls}
+  for _ in range(rounds):
+    for key, call in calls.items():
+      t0 = time.perf_counter()
+      jax.block_until_ready(call())
+      times[key].append(time.perf_counter() - t0)
+  return {key: statistics.median(t) for key, t in times.items()}
 
 
 def run_child(script: str, args: list, timeout: float = 1800.0) -> dict:

@@ -23,16 +23,16 @@ Usage: python benchmarks/closure_edges.py [--sizes 100 300 1000 2000] [--rounds 
 """
 
 import argparse
+import functools
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import machine_description  # noqa: E402
+from benchmarks._timing import interleaved_medians, machine_description, patched  # noqa: E402
 from ste_jax.ops import _maxmin  # noqa: E402
 
 
@@ -46,55 +46,39 @@ def edge_input(n: int, uniform: bool, seed: int = 0) -> np.ndarray:
   return W
 
 
-def compiled_edges(W, select_min_n: int):
-  """The edge search compiled with ``_SELECT_KEYS_MIN_N = select_min_n`` (read at trace time)."""
-  saved = _maxmin._SELECT_KEYS_MIN_N
-  _maxmin._SELECT_KEYS_MIN_N = select_min_n
-  jax.clear_caches()
-  try:
+def compiled_edges(W, **constants):
+  """The edge search compiled with these ``_maxmin`` constants (read at trace time)."""
+  with patched(_maxmin, **constants):
     return jax.jit(_maxmin._floyd_warshall_edges).lower(W).compile()
-  finally:
-    _maxmin._SELECT_KEYS_MIN_N = saved
 
 
-def compiled_with_pivots(W, pivots: int):
-  """(edge search, closure values) compiled with ``_PIVOTS_PER_SWEEP = pivots`` (read at trace time)."""
+def compiled_values(W, **constants):
+  """The closure values (``K = n - 1``) compiled with these ``_maxmin`` constants."""
   n = W.shape[-1]
-  saved = _maxmin._PIVOTS_PER_SWEEP
-  _maxmin._PIVOTS_PER_SWEEP = pivots
-  jax.clear_caches()
-  try:
-    edges = jax.jit(_maxmin._floyd_warshall_edges).lower(W).compile()
-    values = jax.jit(lambda W: _maxmin._closure_single(W, K=max(n - 1, 1))).lower(W).compile()
-    return edges, values
-  finally:
-    _maxmin._PIVOTS_PER_SWEEP = saved
+  with patched(_maxmin, **constants):
+    return jax.jit(lambda W: _maxmin._closure_single(W, K=max(n - 1, 1))).lower(W).compile()
+
+
+def print_header(args, current: str):
+  print(f"machine: {machine_description()}")
+  print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
+        f"median of {args.rounds} interleaved rounds; {current}")
+  print()
 
 
 def pivot_table(args):
-  print(f"machine: {machine_description()}")
-  print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
-        f"median of {args.rounds} interleaved rounds; pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, "
-        f"current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}")
-  print()
+  print_header(args, f"pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}")
   head = " | ".join(f"edges, {p} (s) | values, {p} (s)" for p in args.pivots)
   print(f"| n | {head} |")
   print("|---:|" + "---:|" * (2 * len(args.pivots)))
   for n in args.sizes:
     W = jax.numpy.asarray(edge_input(n, args.uniform))
-    fns = {p: compiled_with_pivots(W, p) for p in args.pivots}
-    first = fns[args.pivots[0]]
-    for edges, values in fns.values():
-      np.testing.assert_array_equal(edges(W), first[0](W))
-      np.testing.assert_array_equal(values(W), first[1](W))
-    times = {(p, k): [] for p in args.pivots for k in range(2)}
-    for _ in range(args.rounds):
-      for p, pair in fns.items():
-        for k, fn in enumerate(pair):
-          t0 = time.perf_counter()
-          jax.block_until_ready(fn(W))
-          times[p, k].append(time.perf_counter() - t0)
-    cells = " | ".join(f"{np.median(times[p, 0]):.4g} | {np.median(times[p, 1]):.4g}" for p in args.pivots)
+    fns = {(p, kind): compile(W, _PIVOTS_PER_SWEEP=p)
+           for p in args.pivots for kind, compile in (("edges", compiled_edges), ("values", compiled_values))}
+    for (p, kind), fn in fns.items():
+      np.testing.assert_array_equal(fn(W), fns[args.pivots[0], kind](W))
+    med = interleaved_medians({key: functools.partial(fn, W) for key, fn in fns.items()}, args.rounds)
+    cells = " | ".join(f"{med[p, 'edges']:.4g} | {med[p, 'values']:.4g}" for p in args.pivots)
     print(f"| {n} | {cells} |", flush=True)
 
 
@@ -107,26 +91,15 @@ def main():
   args = parser.parse_args()
   if args.pivots:
     return pivot_table(args)
-  print(f"machine: {machine_description()}")
-  print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
-        f"median of {args.rounds} interleaved rounds; current _SELECT_KEYS_MIN_N = {_maxmin._SELECT_KEYS_MIN_N}")
-  print()
+  print_header(args, f"current _SELECT_KEYS_MIN_N = {_maxmin._SELECT_KEYS_MIN_N}")
   print("| n | per component (s) | compound select (s) | per component / select | closure values alone (s) |")
   print("|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     W = jax.numpy.asarray(edge_input(n, args.uniform))
-    forms = {"per component": compiled_edges(W, 1 << 30), "select": compiled_edges(W, 0)}
-    values = jax.jit(lambda W: _maxmin._closure_single(W, K=max(n - 1, 1))).lower(W).compile()
-    np.testing.assert_array_equal(forms["per component"](W), forms["select"](W))
-    times = {name: [] for name in [*forms, "values"]}
-    for fn in [*forms.values(), values]:
-      jax.block_until_ready(fn(W))  # warm-up
-    for _ in range(args.rounds):
-      for name, fn in [*forms.items(), ("values", values)]:
-        t0 = time.perf_counter()
-        jax.block_until_ready(fn(W))
-        times[name].append(time.perf_counter() - t0)
-    med = {name: float(np.median(t)) for name, t in times.items()}
+    fns = {"per component": compiled_edges(W, _SELECT_KEYS_MIN_N=1 << 30),
+           "select": compiled_edges(W, _SELECT_KEYS_MIN_N=0), "values": compiled_values(W)}
+    np.testing.assert_array_equal(fns["per component"](W), fns["select"](W))
+    med = interleaved_medians({name: functools.partial(fn, W) for name, fn in fns.items()}, args.rounds)
     print(f"| {n} | {med['per component']:.4g} | {med['select']:.4g} | "
           f"{med['per component'] / med['select']:.2f}x | {med['values']:.4g} |", flush=True)
 

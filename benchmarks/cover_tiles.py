@@ -14,9 +14,9 @@ Usage: python benchmarks/cover_tiles.py [--sizes 100 1000 2000] [--rounds 3]
 """
 
 import argparse
+import functools
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -25,23 +25,18 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
 import ste_jax  # noqa: E402
-from benchmarks._timing import machine_description  # noqa: E402
+from benchmarks._timing import interleaved_medians, machine_description, patched  # noqa: E402
 from benchmarks.operators import make_tournament  # noqa: E402
 from ste_jax.ops import _covering  # noqa: E402
 
 
 def compiled_pair(D, W, value_log2: int, backward_log2: int):
   """(forward, value_and_grad) compiled with the two tile budgets ``2**value_log2``, ``2**backward_log2``."""
-  saved = _covering._TILE_ELEMENTS, _covering._BACKWARD_TILE_ELEMENTS
-  _covering._TILE_ELEMENTS, _covering._BACKWARD_TILE_ELEMENTS = 1 << value_log2, 1 << backward_log2
-  jax.clear_caches()
-  try:
+  with patched(_covering, _TILE_ELEMENTS=1 << value_log2, _BACKWARD_TILE_ELEMENTS=1 << backward_log2):
     loss = lambda D: jnp.sum(W * ste_jax.soft_cover_scores(D, gamma_c=0.05))
     forward = jax.jit(lambda D: ste_jax.soft_cover_scores(D, gamma_c=0.05)).lower(D).compile()
     both = jax.jit(jax.value_and_grad(loss)).lower(D).compile()
     return forward, both
-  finally:
-    _covering._TILE_ELEMENTS, _covering._BACKWARD_TILE_ELEMENTS = saved
 
 
 def main():
@@ -66,23 +61,12 @@ def main():
     ref = fns[budgets[0]][1](D)
     for b, (_, both) in fns.items():
       np.testing.assert_allclose(both(D)[1], ref[1], rtol=1e-4, atol=1e-6 * float(jnp.max(jnp.abs(ref[1]))))
-    times = {(b, k): [] for b in budgets for k in (0, 1)}
-    for b, pair in fns.items():
-      for fn in pair:
-        jax.block_until_ready(fn(D))  # warm-up
-    for _ in range(args.rounds):
-      for b, pair in fns.items():
-        for k, fn in enumerate(pair):
-          t0 = time.perf_counter()
-          jax.block_until_ready(fn(D))
-          times[b, k].append(time.perf_counter() - t0)
-    first = float(np.median(times[budgets[0], 1]))
+    med = interleaved_medians({(b, k): functools.partial(pair[k], D) for b, pair in fns.items() for k in (0, 1)}, args.rounds)
+    first = med[budgets[0], 1]
     for b in budgets:
-      saved = _covering._BACKWARD_TILE_ELEMENTS
-      _covering._BACKWARD_TILE_ELEMENTS = 1 << b[1]
-      rows = _covering._backward_block_rows(n)
-      _covering._BACKWARD_TILE_ELEMENTS = saved
-      fwd, both = (float(np.median(times[b, k])) for k in (0, 1))
+      with patched(_covering, _BACKWARD_TILE_ELEMENTS=1 << b[1]):
+        rows = _covering._backward_block_rows(n)
+      fwd, both = med[b, 0], med[b, 1]
       print(f"| {n} | {b[0]}:{b[1]} | {rows} | {fwd:.4g} | {both:.4g} | {first / both:.2f}x |", flush=True)
 
 

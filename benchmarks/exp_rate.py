@@ -27,13 +27,12 @@ Usage: python benchmarks/exp_rate.py [--n 1000] [--rounds 3] [--degrees 4 5 6] [
 
 import argparse
 import ctypes
+import functools
 import os
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -42,7 +41,7 @@ import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 from jax import lax  # noqa: E402
 
-from benchmarks._timing import machine_description  # noqa: E402
+from benchmarks._timing import interleaved_medians, machine_description  # noqa: E402
 
 _LOG2E = np.float32(1.4426950408889634)
 _MAGIC = np.float32(1.5 * 2**23)
@@ -171,27 +170,20 @@ def main():
       variants[f"degree {d}, {rounding}"] = polynomial_exp(d, rounding)
   compiled = {k: jax.jit(cover_shaped_sum(e, n, rows)).lower(D, Y, inv_g).compile() for k, e in variants.items()}
   errors = {k: float(jnp.max(jnp.abs(jax.jit(e)(x) / jnp.exp(x) - 1.0))) for k, e in variants.items()}
-  for fn in compiled.values():
-    jax.block_until_ready(fn(D, Y, inv_g))
+  reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)  # [c, a]
   if native is not None:
     sums, native_exp = native
     D_np, Y_np = np.asarray(D), np.asarray(Y)
-    compiled["hand-written C, degree 5"] = lambda D, Y, inv_g: sums(D_np, Y_np, 20.0)
+    compiled["hand-written C, degree 5"] = lambda D, Y, inv_g: sums(D_np, Y_np, float(inv_g))
     errors["hand-written C, degree 5"] = float(np.max(np.abs(native_exp(np.asarray(x)) / np.asarray(jnp.exp(x)) - 1.0)))
-    reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
-    np.testing.assert_allclose(sums(D_np, Y_np, 20.0), reference, rtol=1e-5)  # the same sums, [c, a]
   ffi_sums = None if args.no_c else native_ffi_cover_sums(build_dir)
   if ffi_sums is not None:
     compiled["hand-written C via jax.ffi, in jit"] = jax.jit(ffi_sums).lower(D, Y, inv_g).compile()
+    # the same C exponential as the row above (its error; NaN where that row was not built)
     errors["hand-written C via jax.ffi, in jit"] = errors.get("hand-written C, degree 5", float("nan"))
-    reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
-    np.testing.assert_allclose(compiled["hand-written C via jax.ffi, in jit"](D, Y, inv_g), reference, rtol=1e-5)
-  times = {k: [] for k in compiled}
-  for _ in range(args.rounds):
-    for k, fn in compiled.items():
-      t0 = time.perf_counter()
-      jax.block_until_ready(fn(D, Y, inv_g))
-      times[k].append(time.perf_counter() - t0)
+  for k in compiled.keys() - variants.keys():  # the native rows compute the same sums
+    np.testing.assert_allclose(np.asarray(compiled[k](D, Y, inv_g)), reference, rtol=1e-5)
+  med = interleaved_medians({k: functools.partial(fn, D, Y, inv_g) for k, fn in compiled.items()}, args.rounds)
   print(f"machine: {machine_description()}")
   print(f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), g = 0.05, float32; "
         f"medians of {args.rounds} interleaved rounds")
@@ -200,9 +192,9 @@ def main():
   print()
   print("| exponential | time (s) | G exp/s | time vs jnp.exp | max rel. error vs jnp.exp on [-50, 0] |")
   print("|---|---:|---:|---:|---:|")
-  base = statistics.median(times["jnp.exp"])
+  base = med["jnp.exp"]
   for k in compiled:
-    t = statistics.median(times[k])
+    t = med[k]
     print(f"| {k} | {t:.3f} | {n**3 / t / 1e9:.2f} | {t / base:.2f}x | {errors[k]:.1e} |")
   shutil.rmtree(build_dir, ignore_errors=True)
 

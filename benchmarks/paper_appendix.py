@@ -22,15 +22,13 @@ Usage: python benchmarks/paper_appendix.py [--sizes 30 100] [--rounds 3] [--pape
 import argparse
 import os
 import re
-import statistics
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import machine_description  # noqa: E402
+from benchmarks._timing import interleaved_medians, machine_description  # noqa: E402
 from benchmarks.operators import make_tournament  # noqa: E402
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -93,23 +91,12 @@ def main():
     P_j = jnp.asarray(P)
     forward = jax.jit(lambda P: tuple(ste_jax.ste_scores(P, tau=0.05))).lower(P_j).compile()
     grad = jax.jit(jax.grad(lambda P: sum(jnp.sum(s) for s in ste_jax.ste_scores(P, tau=0.05)))).lower(P_j).compile()
-    jax.block_until_ready((forward(P_j), grad(P_j)))
-
-    def timed(fn):
-      t0 = time.perf_counter()
-      out = fn()
-      return time.perf_counter() - t0, out
-
-    times = {k: [] for k in ("af", "ab", "sf", "sb")}
-    for _ in range(args.rounds):
-      times["af"].append(timed(appendix_forward)[0])
-      dt, (t_a, u_a, g_a) = timed(appendix_both)
-      times["ab"].append(dt)
-      times["sf"].append(timed(lambda: jax.block_until_ready(forward(P_j)))[0])
-      times["sb"].append(timed(lambda: jax.block_until_ready(grad(P_j)))[0])
+    med = interleaved_medians({
+        "af": appendix_forward, "ab": appendix_both, "sf": lambda: forward(P_j), "sb": lambda: grad(P_j),
+    }, args.rounds)
+    t_a, u_a, g_a = appendix_both()
     t_s, u_s = (np.asarray(x) for x in forward(P_j))
     g_s = np.asarray(grad(P_j))
-    med = {k: statistics.median(v) for k, v in times.items()}
     diff_scores = max(np.max(np.abs(t_a - t_s)), np.max(np.abs(u_a - u_s)))
     diff_grad = np.max(np.abs(g_a - g_s))
     print(f"| {n} | {med['af']:.3g} | {med['ab']:.3g} | {med['sf']:.3g} | {med['sb']:.3g} | "
