@@ -86,12 +86,15 @@ def current_batching_mode() -> BatchingMode:
   return _current_mode()  # type: ignore[return-value]
 
 
-def vmap_by_platform(fun: Callable) -> Callable:
+def vmap_by_platform(fun: Callable, vectorized: Callable | None = None) -> Callable:
   """``fun`` with a batching rule: a loop over items on CPU, a batch axis elsewhere.
 
   Args:
     fun: a function of positional array arguments (pytrees allowed) returning a pytree of arrays,
       written for one unbatched item.
+    vectorized: the function whose ``jax.vmap`` runs a batch with a batch axis (default ``fun``);
+      it must compute what ``fun`` computes. A ``fun`` that binds a primitive whose batching rule
+      calls ``vmap_by_platform`` passes its plain JAX implementation here.
 
   Returns:
     A function equal to ``fun``. Under ``jax.vmap`` its batch runs as ``lax.map`` over the items or
@@ -122,7 +125,7 @@ def vmap_by_platform(fun: Callable) -> Callable:
 
     def vectorized(*leaves):
       mapped, shared = split(leaves)
-      return jax.vmap(lambda item: fun(*merge(item, shared)), axis_size=axis_size)(mapped)
+      return jax.vmap(lambda item: (vectorized or fun)(*merge(item, shared)), axis_size=axis_size)(mapped)
 
     mode = _current_mode()
     if mode == "loop":

@@ -51,11 +51,14 @@ import functools
 import math
 
 import jax
+import jax.extend
 import jax.numpy as jnp
 from jax import lax
 from jax.custom_derivatives import SymbolicZero
+from jax.interpreters import ad, batching, mlir
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
+from ste_jax.ops import _native
 from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
 from ste_jax.ops._compiled import compiled_entry
@@ -223,6 +226,32 @@ def _forward_by_one(D, Y, g):
   return jnp.ones_like(total), jnp.log(total - excluded)
 
 
+def _soft_forward(D, Y, g):
+  """``(S, aux)`` of the soft value kernel in JAX: the shift by ``1`` or by each pair's maximum."""
+  return lax.cond(
+      g >= _SHIFT_BY_ONE_MIN_GAMMA,
+      lambda D, Y, g: _forward_by_one(D, Y, g),
+      functools.partial(_forward_by_max, hard=False),
+      D, Y, g,
+  )
+
+
+def _native_forward(D, Y, g):
+  """``(S, aux)`` of the soft value kernel by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
+  return _native.cover_forward(D, Y, g, _SHIFT_BY_ONE_MIN_GAMMA)
+
+
+def _on_platform(native, portable, *args):
+  """``native(*args)`` on the CPU for float32 where the native kernels are built, else ``portable(*args)``.
+
+  Both compute the same values; the choice of backend is made when the program is lowered
+  (``lax.platform_dependent``), so the same traced program runs on every backend.
+  """
+  if not _native.use_native(args[0].dtype):
+    return portable(*args)
+  return lax.platform_dependent(*args, cpu=native, default=portable)
+
+
 def _forward_single(D, g, *, hard):
   """One tournament ``(n, n)`` with a zero diagonal: ``(v, S, aux)``, each ``(n, n)`` indexed ``[c, a]``.
 
@@ -239,12 +268,7 @@ def _forward_single(D, g, *, hard):
   if hard:
     M, aux = _forward_by_max(D, Y, g, hard=True)
     return M, M, aux
-  S, aux = lax.cond(
-      g >= _SHIFT_BY_ONE_MIN_GAMMA,
-      lambda D, Y, g: _forward_by_one(D, Y, g),
-      functools.partial(_forward_by_max, hard=False),
-      D, Y, g,
-  )
+  S, aux = _on_platform(_native_forward, _soft_forward, D, Y, g)
   g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
   return S + g * (aux - math.log(n - 2)), S, aux
 
@@ -381,13 +405,7 @@ def _backward_single(D, g, v, S, aux, dv, *, hard):
   if hard:
     d_c, d_a = _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, g, True))
   else:
-    inv_g = 1.0 / _divisor(g)
-    d_c, d_a = lax.cond(  # the shift the forward used (_forward_single)
-        g >= _SHIFT_BY_ONE_MIN_GAMMA,
-        lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)),
-        lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)),
-        D, Y, S, scale,
-    )
+    d_c, d_a = _on_platform(_native_backward, _soft_backward_sums, D, Y, S, scale, g)
   dD = jnp.where(eye, jnp.zeros_like(d_c), d_c + d_a)
   if hard:
     return dD, jnp.zeros_like(g)
@@ -395,6 +413,22 @@ def _backward_single(D, g, v, S, aux, dv, *, hard):
   positive, g_safe = split_temperature(g)
   dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
   return dD, dg.astype(g.dtype)
+
+
+def _soft_backward_sums(D, Y, S, scale, g):
+  """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift the forward used (:func:`_forward_single`)."""
+  inv_g = 1.0 / _divisor(g)
+  return lax.cond(
+      g >= _SHIFT_BY_ONE_MIN_GAMMA,
+      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)),
+      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)),
+      D, Y, S, scale,
+  )
+
+
+def _native_backward(D, Y, S, scale, g):
+  """``(dD_c, dD_a)`` of the soft reverse pass by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
+  return _native.cover_backward(D, Y, S, scale, g, _SHIFT_BY_ONE_MIN_GAMMA)
 
 
 def _backward_sums(D, Y, S, scale, weights):
@@ -450,38 +484,130 @@ def _cover_violation_reverse_bwd(hard, residuals, dv):
 _cover_violation_reverse.defvjp(_cover_violation_reverse_fwd, _cover_violation_reverse_bwd)
 
 
-@functools.lru_cache(maxsize=None)
-def _forward_kernel(hard: bool):
-  """The single-tournament forward kernel; a batch runs as a loop on CPU, with a batch axis elsewhere.
-
-  On XLA:CPU a batch axis on every tile compiled to slower code; on a GPU it is what fills the
-  device (measured figures: :mod:`ste_jax.ops._batching`).
-  """
-  return vmap_by_platform(lambda D, g: _forward_single(D, g, hard=hard)[0])
-
-
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
-def _cover_violation(D, g, hard):
-  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
-  return _forward_kernel(hard)(D, g)
+def _cover_parts(D, g, hard):
+  """``(v, S, aux)`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``.
+
+  ``S`` and ``aux`` (the shift and log-sum-exp of :func:`_forward_single`) are residuals that the
+  tangent map's transpose reuses; only ``v`` leaves this module, and the rule below declares their
+  tangents zero (the weights they normalize do not depend on them).
+  """
+  return _reverse_kernels(hard)[0](D, g)
 
 
-def _cover_violation_jvp(hard, primals, tangents):
+def _cover_parts_jvp(hard, primals, tangents):
   (D, g), (D_dot, g_dot) = primals, tangents
   # The primal through the custom-JVP function itself, so that differentiating this rule (second
   # order) uses the rule again; at first order it is the forward kernel.
-  v = _cover_violation(D, g, hard)
+  v, S, aux = _cover_parts(D, g, hard)
+  zeros = (jnp.zeros_like(S), jnp.zeros_like(aux))
   # Symbolic zeros (an input not differentiated, e.g. the temperature under jax.grad in P) skip
   # their terms instead of multiplying zeros by a tile's worth of work.
   D_dot, g_dot = (None if isinstance(t, SymbolicZero) else t for t in (D_dot, g_dot))
   if hard:
     g_dot = None  # the hard kernel's value does not depend on g
   if D_dot is None and g_dot is None:
-    return v, jnp.zeros_like(v)
-  return v, _tangent_single(D, g, D_dot, g_dot, hard=hard)
+    return (v, S, aux), (jnp.zeros_like(v),) + zeros
+  linear = tuple(t for t in (D_dot, g_dot) if t is not None)
+  v_dot = _cover_tangent_p.bind(D, g, S, aux, *linear, hard=hard, with_D_dot=D_dot is not None, with_g_dot=g_dot is not None)
+  return (v, S, aux), (v_dot,) + zeros
 
 
-_cover_violation.defjvp(_cover_violation_jvp, symbolic_zeros=True)
+_cover_parts.defjvp(_cover_parts_jvp, symbolic_zeros=True)
+
+
+def _cover_violation(D, g, hard):
+  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g`` (the ``"any"`` rule)."""
+  return _cover_parts(D, g, hard)[0]
+
+
+# The cover's tangent map as a primitive, linear in its tangent operands, so that reverse mode uses
+# a hand-written transpose (the one-pass reverse kernel, native on the CPU) instead of the transpose
+# JAX would derive from the JAX tangent map. Operands: D, g, S, aux, then D_dot and/or g_dot (as
+# with_D_dot / with_g_dot say); params: hard, with_D_dot, with_g_dot.
+_cover_tangent_p = jax.extend.core.Primitive("ste_jax_cover_tangent")
+
+
+def _split_tangent_operands(operands, with_D_dot, with_g_dot):
+  D, g, S, aux, *linear = operands
+  D_dot = linear.pop(0) if with_D_dot else None
+  g_dot = linear.pop(0) if with_g_dot else None
+  return D, g, S, aux, D_dot, g_dot
+
+
+def _cover_tangent_impl(*operands, hard, with_D_dot, with_g_dot):
+  """The tangent map in JAX (:func:`_tangent_single`): forward mode evaluates it."""
+  D, g, _, _, D_dot, g_dot = _split_tangent_operands(operands, with_D_dot, with_g_dot)
+  return _tangent_single(D, g, D_dot, g_dot, hard=hard)
+
+
+def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
+  """Second order: the JAX tangent map differentiated by JAX (``S``, ``aux`` only shift the weights)."""
+  D, g, _, _, D_dot, g_dot = _split_tangent_operands(primals, with_D_dot, with_g_dot)
+  tD, tg, _, _, tD_dot, tg_dot = _split_tangent_operands(
+      [ad.instantiate_zeros(t) for t in tangents], with_D_dot, with_g_dot
+  )
+  return jax.jvp(
+      lambda D, g, D_dot, g_dot: _tangent_single(D, g, D_dot, g_dot, hard=hard),
+      (D, g, D_dot, g_dot),
+      (tD, tg, tD_dot, tg_dot),
+  )
+
+
+def _cover_tangent_transpose(ct, *operands, hard, with_D_dot, with_g_dot):
+  """Reverse mode: the cotangents of ``(D_dot, g_dot)`` by the one-pass reverse kernel."""
+  D, g, S, aux, D_dot, g_dot = _split_tangent_operands(operands, with_D_dot, with_g_dot)
+  if any(ad.is_undefined_primal(x) for x in (D, g, S, aux)):
+    raise NotImplementedError("the cover's tangent map is linear in its tangents only")
+  linear_cts = []
+  if type(ct) is ad.Zero:
+    linear_cts = [None] * (with_D_dot + with_g_dot)
+  else:
+    dD, dg = _tangent_transpose(hard, D, g, S, aux, ct)
+    linear_cts = ([dD] if with_D_dot else []) + ([dg] if with_g_dot else [])
+  return [None] * 4 + linear_cts
+
+
+def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
+  """A batch as a loop over items on CPU (each item keeps the hand-written transpose), else a batch axis."""
+  params = dict(hard=hard, with_D_dot=with_D_dot, with_g_dot=with_g_dot)
+  item = vmap_by_platform(
+      lambda *a: _cover_tangent_p.bind(*a, **params), vectorized=lambda *a: _cover_tangent_impl(*a, **params)
+  )
+  return jax.vmap(item, in_axes=dims)(*args), 0
+
+
+_cover_tangent_p.def_impl(_cover_tangent_impl)
+_cover_tangent_p.def_abstract_eval(lambda D, *_, **__: D)  # v_dot: D's shape and dtype
+mlir.register_lowering(_cover_tangent_p, mlir.lower_fun(_cover_tangent_impl, multiple_results=False))
+ad.primitive_jvps[_cover_tangent_p] = _cover_tangent_jvp
+ad.primitive_transposes[_cover_tangent_p] = _cover_tangent_transpose
+batching.primitive_batchers[_cover_tangent_p] = _cover_tangent_batch
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
+def _tangent_transpose(hard, D, g, S, aux, ct):
+  """``(dD, dgamma)``, the transpose of the tangent map at ``(D, g)`` applied to ``ct``: the reverse kernel.
+
+  Its own derivative (reverse mode differentiated again) is that of the transpose JAX derives from
+  the JAX tangent map.
+  """
+  n = D.shape[-1]
+  g_pos = jnp.where(g > 0, g, jnp.zeros_like(g))
+  v = S if hard else S + g_pos * (aux - math.log(n - 2))  # as _forward_single
+  return _reverse_kernels(hard)[1](D, g, v, S, aux, ct)
+
+
+@_tangent_transpose.defjvp
+def _tangent_transpose_jvp(hard, primals, tangents):
+  D, g, _, _, ct = primals
+  tD, tg, _, _, tct = tangents
+
+  def transposed(D, g, ct):
+    dD, dg = jax.linear_transpose(lambda D_dot, g_dot: _tangent_single(D, g, D_dot, g_dot, hard=hard), D, g)(ct)
+    return dD, dg
+
+  return jax.jvp(transposed, (D, g, ct), (tD, tg, tct))
 
 
 @compiled_entry(temperatures=("gamma_c",))
