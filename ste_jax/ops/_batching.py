@@ -86,15 +86,12 @@ def current_batching_mode() -> BatchingMode:
   return _current_mode()  # type: ignore[return-value]
 
 
-def vmap_by_platform(fun: Callable, vectorized: Callable | None = None) -> Callable:
+def vmap_by_platform(fun: Callable) -> Callable:
   """``fun`` with a batching rule: a loop over items on CPU, a batch axis elsewhere.
 
   Args:
     fun: a function of positional array arguments (pytrees allowed) returning a pytree of arrays,
       written for one unbatched item.
-    vectorized: the function whose ``jax.vmap`` runs a batch with a batch axis (default ``fun``);
-      it must compute what ``fun`` computes. A ``fun`` that binds a primitive whose batching rule
-      calls ``vmap_by_platform`` passes its plain JAX implementation here.
 
   Returns:
     A function equal to ``fun``. Under ``jax.vmap`` its batch runs as ``lax.map`` over the items or
@@ -125,20 +122,28 @@ def vmap_by_platform(fun: Callable, vectorized: Callable | None = None) -> Calla
 
     def vectorized(*leaves):
       mapped, shared = split(leaves)
-      return jax.vmap(lambda item: (vectorized or fun)(*merge(item, shared)), axis_size=axis_size)(mapped)
+      return jax.vmap(lambda item: fun(*merge(item, shared)), axis_size=axis_size)(mapped)
 
-    mode = _current_mode()
-    if mode == "loop":
-      out = looped(*leaves)
-    elif mode == "vectorize":
-      out = vectorized(*leaves)
-    else:
-      out = lax.platform_dependent(
-          *leaves, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS_AUTO}
-      )
+    out = run_batch(looped, vectorized, *leaves)
     return out, jax.tree.map(lambda _: True, out)
 
   return wrapped
+
+
+def run_batch(looped: Callable, vectorized: Callable, *args):
+  """``looped(*args)`` or ``vectorized(*args)``, as :func:`batching_mode` says when this is traced.
+
+  The two functions compute the same batch, as a loop over its items or with a batch axis; in the
+  ``"auto"`` mode the choice is made per backend when the program is lowered
+  (``lax.platform_dependent``). Batching rules of primitives use it directly; :func:`vmap_by_platform`
+  wraps a function with it.
+  """
+  mode = _current_mode()
+  if mode == "loop":
+    return looped(*args)
+  if mode == "vectorize":
+    return vectorized(*args)
+  return lax.platform_dependent(*args, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS_AUTO})
 
 
 def flatten_batch(x: jax.Array, core_ndim: int):

@@ -60,7 +60,7 @@ from jax.interpreters import ad, batching, mlir
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops import _native
 from ste_jax.ops._autodiff_mode import current_autodiff_mode
-from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform
+from ste_jax.ops._batching import flatten_batch, run_batch, unflatten_batch, vmap_by_platform
 from ste_jax.ops._compiled import compiled_entry
 
 # Elements of one tile ``(c rows, a rows, n witnesses)`` of the value kernel (1 MB in float32): whole
@@ -571,10 +571,22 @@ def _cover_tangent_transpose(ct, *operands, hard, with_D_dot, with_g_dot):
 def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
   """A batch as a loop over items on CPU (each item keeps the hand-written transpose), else a batch axis."""
   params = dict(hard=hard, with_D_dot=with_D_dot, with_g_dot=with_g_dot)
-  item = vmap_by_platform(
-      lambda *a: _cover_tangent_p.bind(*a, **params), vectorized=lambda *a: _cover_tangent_impl(*a, **params)
-  )
-  return jax.vmap(item, in_axes=dims)(*args), 0
+  mapped = [d is not None for d in dims]  # None: not mapped (batching.not_mapped)
+  size = next(a.shape[d] for a, d, m in zip(args, dims, mapped) if m)
+  args = [jnp.moveaxis(a, d, 0) if m else a for a, d, m in zip(args, dims, mapped)]
+
+  def looped(*args):
+    def item(xs):
+      xs = iter(xs)
+      return _cover_tangent_p.bind(*(next(xs) if m else a for a, m in zip(args, mapped)), **params)
+
+    return lax.map(item, [a for a, m in zip(args, mapped) if m])
+
+  def vectorized(*args):
+    in_axes = [0 if m else None for m in mapped]
+    return jax.vmap(functools.partial(_cover_tangent_impl, **params), in_axes=in_axes, axis_size=size)(*args)
+
+  return run_batch(looped, vectorized, *args), 0
 
 
 _cover_tangent_p.def_impl(_cover_tangent_impl)
