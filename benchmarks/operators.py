@@ -16,8 +16,12 @@ Usage:
   python benchmarks/operators.py --sizes 100 1000 --reverse-rule --hard-n 0 --batch 0 0
       # also "ste-reverse": the cover's reverse-only custom VJP (``autodiff_mode("reverse")``)
       # beside the default (its custom JVP rule)
+  python benchmarks/operators.py --sizes 100 1000 --xla-kernels --hard-n 0 --batch 0 0
+      # also "ste-xla": the cover's JAX kernels instead of its native CPU kernels (the default on
+      # the CPU for float32, ``ste_jax/ops/_native.py``), measured in the same run
   python benchmarks/operators.py --sizes --batch 0 0 --hard-n 0 --parts 100 1000 2000
       # only where the fwd+bwd time goes: the soft cover alone, the Top-Cycle score alone, both
+      # (with --xla-kernels also with the cover's JAX kernels)
 Each configuration runs in its own process so peak RSS is per configuration. To compare with an
 earlier revision in interleaved rounds, see ``benchmarks/compare_trees.py``.
 """
@@ -57,10 +61,16 @@ def child(n: int, method: str, batch: int = 0) -> dict:
   # How jax.vmap runs the kernels of a batch on this backend: a loop over items or a batch axis.
   # A suffix "-reverse" or "-any" names the cover's derivative rule (ste_jax.ops.autodiff_mode):
   # the reverse-only custom VJP or the custom JVP rule (the default); no suffix, the default.
-  rule = None
+  # A suffix "-xla" runs the cover's JAX kernels instead of its native CPU kernels
+  # (ste_jax.ops.native_kernels(False)).
+  rule, native = None, True
+  if method.endswith("-xla"):
+    method, native = method.removesuffix("-xla"), False
   for suffix in ("-reverse", "-any"):
     if method.endswith(suffix):
       method, rule = method.removesuffix(suffix), suffix[1:]
+  if not native:
+    ste_jax.ops.native_kernels(False).__enter__()  # for the whole child process
   mode = {"batch-loop": "loop", "batch-axis": "vectorize"}.get(method, "auto")
   if method in ("batch-loop", "batch-axis"):
     P = jnp.asarray(np.stack([make_tournament(n, seed=i) for i in range(batch)]))
@@ -137,6 +147,11 @@ def main():
       "each size and in the batch table",
   )
   parser.add_argument(
+      "--xla-kernels", action="store_true",
+      help="also time ste_scores with the cover's JAX kernels instead of its native CPU kernels "
+      "(ste_jax.ops.native_kernels(False)) at each size, and the parts with them",
+  )
+  parser.add_argument(
       "--parts", type=int, nargs="*", default=[], metavar="N",
       help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the Top-Cycle "
       "score alone (closure; fwd+bwd) and both scores, in one process",
@@ -161,6 +176,10 @@ def main():
       rows = {"ste": run_child(__file__, [n, "ste"])}
       if args.reverse_rule:
         rows["ste-reverse"] = run_child(__file__, [n, "ste-reverse"])
+      if args.xla_kernels:
+        rows["ste-xla"] = run_child(__file__, [n, "ste-xla"])
+        if args.reverse_rule:
+          rows["ste-reverse-xla"] = run_child(__file__, [n, "ste-reverse-xla"])
       if n <= NAIVE_MAX_N:
         rows["naive"] = run_child(__file__, [n, "naive"])
       for method, r in rows.items():
@@ -202,16 +221,19 @@ def main():
           "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction of them per tile, "
           "so twice the cover's forward is what two such passes cost here.")
     print()
-    print("| n | cover forward (s) | cover fwd+bwd (s) | 2 x cover forward (s) | top-cycle score fwd+bwd (s) | "
-          "ste_scores fwd+bwd (s) |")
-    print("|---:|---:|---:|---:|---:|---:|")
+    print("| n | cover kernels | cover forward (s) | cover fwd+bwd (s) | 2 x cover forward (s) | "
+          "top-cycle score fwd+bwd (s) | ste_scores fwd+bwd (s) |")
+    print("|---:|---|---:|---:|---:|---:|---:|")
     for n in args.parts:
-      r = run_child(__file__, [n, "parts"])
-      if "error" in r:
-        print(f"| {n} | error: {r['error']} |||||")
-        continue
-      print(f"| {n} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | {fmt(2 * r['cover_forward_s'])} | "
-            f"{fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |", flush=True)
+      for method in ("parts", "parts-xla") if args.xla_kernels else ("parts",):
+        r = run_child(__file__, [n, method])
+        kernels = "JAX" if method.endswith("-xla") else "native (CPU default)"
+        if "error" in r:
+          print(f"| {n} | {kernels} | error: {r['error']} |||||")
+          continue
+        print(f"| {n} | {kernels} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | "
+              f"{fmt(2 * r['cover_forward_s'])} | {fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |",
+              flush=True)
   if args.hard_n:
     r = run_child(__file__, [args.hard_n, "hard"])
     print()

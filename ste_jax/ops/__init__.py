@@ -6,6 +6,8 @@ from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores
 from ste_jax.ops._covering import soft_cover_violation as soft_cover_violation
 from ste_jax.ops._lottery import NashAverage as NashAverage
 from ste_jax.ops._maxmin import closure_algorithm as closure_algorithm
+from ste_jax.ops._native import native_kernels as native_kernels
+from ste_jax.ops._native import native_kernels_status as native_kernels_status
 from ste_jax.ops._lottery import alpha_rank as alpha_rank
 from ste_jax.ops._lottery import nash_average as nash_average
 from ste_jax.ops._lottery import soft_maximal_lottery as soft_maximal_lottery
@@ -29,6 +31,8 @@ __all__ = [
     "closure_algorithm",
     "max_min_product",
     "nash_average",
+    "native_kernels",
+    "native_kernels_status",
     "normalized_smax",
     "normalized_softmin",
     "soft_cover_scores",

@@ -15,36 +15,43 @@ Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
   is subtracted once per pair. The exponentials are shifted by ``1``, an upper bound of every term,
   when ``gamma_c >= 1/50`` (one reduction per tile), else by each pair's maximum (a maximum, then a
   sum).
-* the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_violation`: the tangent
+* the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_parts`: the tangent
   ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
   witnesses, is linear in the tangents and written in plain JAX over the reverse kernel's tiles:
   one row ``c`` and a block of rows ``a``, laid out ``(b, a)`` (``_BACKWARD_TILE_ELEMENTS``), each
   tile rebuilding and normalizing its weights from ``D`` under ``jax.checkpoint``. A tangent that
   JAX knows to be zero (``symbolic_zeros``: e.g. the temperature's under ``jax.grad`` in ``D``)
   skips its term.
+* the reverse pass (``_backward_single``): one pass over the same tiles that rebuilds the weights
+  from the value kernel's per-pair shift and log-sum-exp (one exponential per triple) and
+  accumulates ``dD[a, b] += sum_c ...`` elementwise into an ``(n, a_rows)`` carry while reducing
+  ``dD[c, b] -= sum_a ...`` over a tile's minor axis.
 
-Two derivative rules, chosen by :func:`~ste_jax.ops.autodiff_mode` when a function is traced:
-``"any"`` (the default) is the custom JVP rule. Forward mode (``jax.jvp``, ``jax.jacfwd``,
-``jax.linearize``) evaluates it; reverse mode (``jax.grad``, ``jax.vjp``) is the transpose of its
-linear map, derived by JAX: a pass over the same tiles that recomputes the weights (no residual per
-tile), accumulates ``dD[a, b] += sum_c ...`` elementwise into an ``(n, a_rows)`` carry and reduces
-``dD[c, b] -= sum_a ...`` over a tile's minor axis; second order (``jax.hessian``, Hessian-vector
-products in any nesting) differentiates the rule again -- the primal inside it is the custom-JVP
-function itself, and the weights are differentiated in plain JAX. ``"reverse"`` is a custom VJP
-whose hand-written backward (``_backward_single``) makes one pass over the same tiles, recomputing
-the softmax weights from the forward's per-pair shift and log-sum-exp (reverse mode only). With the
-JVP rule, ``jax.grad`` of ``ste_scores`` was 1.1-1.3x slower than with the hand-written pass in
-interleaved runs on the EPYC VM, at the same peak memory (``benchmarks/compare_trees.py``,
-``benchmarks/RESULTS.md``, "The cover's two derivative rules"). A literal
-``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero curvature); a traced
-zero runs the soft ones in that limit.
+On the CPU, for float32, the value kernel and the reverse pass run as native kernels
+(:mod:`ste_jax.ops._native`: C++ loops with vectorized polynomial exponentials, called through
+``jax.ffi``) that compute the same sums about 3x faster than XLA:CPU's exponentials allow; other
+backends, float64, and CPUs where the kernels could not be built run the JAX kernels
+(``lax.platform_dependent``; :func:`~ste_jax.ops.native_kernels` switches them off).
+
+The tangent map is bound as a primitive (``ste_jax_cover_tangent``) with hand-written rules, so
+that each mode runs the kernel made for it: forward mode (``jax.jvp``, ``jax.jacfwd``,
+``jax.linearize``) evaluates the JAX tangent map; reverse mode (``jax.grad``, ``jax.vjp``)
+transposes it with the reverse pass (the primitive's transpose rule), reusing the value kernel's
+shift and log-sum-exp; second order (``jax.hessian``, Hessian-vector products in any nesting)
+differentiates the JAX tangent map and the transpose JAX derives from it. Under ``jax.vmap`` the
+primitive runs as a loop over items on CPU, like the kernels; with a batch axis (other backends,
+or ``batching_mode("vectorize")``) it is the JAX tangent map, vectorized, and reverse mode the
+transpose JAX derives from it.
+``autodiff_mode("reverse")`` (:mod:`ste_jax.ops._autodiff_mode`) selects instead a custom VJP with
+the same value kernel and reverse pass (reverse mode only). A literal ``gamma_c = 0`` runs the hard
+kernels (even split among tied maximizers, zero curvature); a traced zero runs the soft ones in
+that limit.
 
 Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
 reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that
 autodiff of the dense ``(c, a, b)`` tensor would store.
-Under ``jax.vmap`` the value kernel of a batch runs as a loop over its items on CPU and with a
-batch axis on other backends (:mod:`ste_jax.ops._batching`); the tangent map's tiles, plain JAX,
-always carry the batch axis (``B`` times one tile's memory).
+Under ``jax.vmap`` the kernels of a batch run as a loop over its items on CPU and with a batch
+axis on other backends (:mod:`ste_jax.ops._batching`).
 """
 
 import functools
@@ -284,13 +291,14 @@ def _tangent_single(D, g, D_dot, g_dot, *, hard):
   ``hard`` or ``g <= 0``, where the ``g`` term is ``0``). ``D_dot`` or ``g_dot`` may be ``None``
   (a symbolic zero), which skips its term. The layout of the reverse kernel
   (:func:`_backward_single`): tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``,
-  each normalizing its own weights (:func:`_tangent_tiles`). Forward mode evaluates it; reverse mode
-  is the transpose JAX derives from it, which runs over the same tiles: ``dD[a, b] += sum_c ...``
-  accumulates elementwise into an ``(n, a_rows)`` carry and ``dD[c, b] -= sum_a ...`` reduces a
-  tile's minor axis, as in the hand-written reverse kernel. Each tile is rematerialized
-  (``jax.checkpoint``), so that transpose recomputes its weights instead of storing ``n^3`` of them:
-  memory stays ``O(n^2)`` plus one tile. Differentiating it again (second order) differentiates the
-  weights too.
+  each normalizing its own weights (:func:`_tangent_tiles`). Forward mode evaluates it (the
+  ``ste_jax_cover_tangent`` primitive's implementation); reverse mode runs :func:`_backward_single`
+  instead, except for a batch with a batch axis, where it is the transpose JAX derives from this
+  map: a pass over the same tiles in which ``dD[a, b] += sum_c ...`` accumulates elementwise into an
+  ``(n, a_rows)`` carry and ``dD[c, b] -= sum_a ...`` reduces a tile's minor axis. Each tile is
+  rematerialized (``jax.checkpoint``), so that transpose recomputes its weights instead of storing
+  ``n^3`` of them: memory stays ``O(n^2)`` plus one tile. Second order differentiates this map,
+  weights included.
   """
   D, Y = _witness_factors(D)
   if D_dot is not None:

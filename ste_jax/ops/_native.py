@@ -134,29 +134,40 @@ def _build(source: bytes, compiler: str, include_dir: str, target: Path) -> None
     os.replace(partial, target)  # atomic: concurrent processes never load a half-written file
 
 
+def built_library() -> Path:
+  """The path of the compiled kernels for this machine, building them if the cache lacks them.
+
+  Raises:
+    RuntimeError: no C++ compiler, or the compilation failed (with the compiler's message).
+  """
+  import jax
+  import jaxlib
+
+  compiler = _compiler()
+  if compiler is None:
+    raise RuntimeError("no C++ compiler found ($CXX, c++, g++, clang++)")
+  source = importlib.resources.files("ste_jax.ops").joinpath("_native", _SOURCE).read_bytes()
+  key = hashlib.sha256()
+  for part in (source, compiler.encode(), jaxlib.__version__.encode(), _cpu_description().encode()):
+    key.update(part)
+    key.update(b"\0")
+  target = _cache_dir() / f"cover_kernels-{key.hexdigest()[:20]}.so"
+  if not target.exists():
+    _build(source, compiler, jax.ffi.include_dir(), target)
+  return target
+
+
 @functools.lru_cache(maxsize=None)
 def _load() -> tuple[bool, str]:
-  """Builds (once per machine) and registers the FFI targets; ``(available, path or reason)``."""
+  """Builds (once per machine) and registers the FFI targets (once per process); ``(available, path or reason)``."""
   if os.environ.get("STE_JAX_NATIVE", "1") == "0":
     return False, "disabled by STE_JAX_NATIVE=0"
   try:
     import ctypes
 
     import jax
-    import jaxlib
 
-    compiler = _compiler()
-    if compiler is None:
-      raise RuntimeError("no C++ compiler found ($CXX, c++, g++, clang++)")
-    source = importlib.resources.files("ste_jax.ops").joinpath("_native", _SOURCE).read_bytes()
-    include_dir = jax.ffi.include_dir()
-    key = hashlib.sha256()
-    for part in (source, compiler.encode(), jaxlib.__version__.encode(), _cpu_description().encode()):
-      key.update(part)
-      key.update(b"\0")
-    target = _cache_dir() / f"cover_kernels-{key.hexdigest()[:20]}.so"
-    if not target.exists():
-      _build(source, compiler, include_dir, target)
+    target = built_library()
     library = ctypes.cdll.LoadLibrary(str(target))
     for name, symbol in _TARGETS.items():
       jax.ffi.register_ffi_target(name, jax.ffi.pycapsule(getattr(library, symbol)), platform="cpu")
