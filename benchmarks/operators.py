@@ -69,8 +69,8 @@ def child(n: int, method: str, batch: int = 0) -> dict:
   for suffix in ("-reverse", "-any"):
     if method.endswith(suffix):
       method, rule = method.removesuffix(suffix), suffix[1:]
-  if not native:
-    ste_jax.ops.native_kernels(False).__enter__()  # for the whole child process
+  # Read while tracing: entered around every compile_and_time below.
+  kernels_block = contextlib.nullcontext() if native else ste_jax.ops.native_kernels(False)
   mode = {"batch-loop": "loop", "batch-axis": "vectorize"}.get(method, "auto")
   if method in ("batch-loop", "batch-axis"):
     P = jnp.asarray(np.stack([make_tournament(n, seed=i) for i in range(batch)]))
@@ -102,7 +102,8 @@ def child(n: int, method: str, batch: int = 0) -> dict:
         "cover_forward_s": (cover, D), "cover_fwd_bwd_s": (jax.grad(cover), D),
         "top_cycle_fwd_bwd_s": (jax.grad(top_cycle), P), "ste_fwd_bwd_s": (jax.grad(both), P),
     }
-    return {k: compile_and_time(f, x, reps=reps, min_time=min_time)[1] for k, (f, x) in timed.items()}
+    with kernels_block:
+      return {k: compile_and_time(f, x, reps=reps, min_time=min_time)[1] for k, (f, x) in timed.items()}
   elif method == "hard":
     c_tc, t_tc = compile_and_time(ste_jax.top_cycle, P, reps=5)
     c_uc, t_uc = compile_and_time(ste_jax.uncovered_set, P, reps=5)
@@ -117,7 +118,7 @@ def child(n: int, method: str, batch: int = 0) -> dict:
   reps = 5 if n <= 500 else 2
   min_time = 1.0 if n <= 200 else 0.0  # milliseconds per call: repeat for a second, report the median
   rule_block = ste_jax.ops.autodiff_mode(rule) if rule else contextlib.nullcontext()
-  with ste_jax.ops.batching_mode(mode), rule_block:  # read while tracing
+  with ste_jax.ops.batching_mode(mode), rule_block, kernels_block:  # read while tracing
     compile_fwd, fwd = compile_and_time(scores, P, reps=reps, min_time=min_time)
     compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps, min_time=min_time)
   return {
