@@ -13,9 +13,6 @@ Usage:
   python benchmarks/operators.py                   # n in 100 200 500 1000 2000
   python benchmarks/operators.py --sizes 100 1000  # a subset
   python benchmarks/operators.py --sizes --hard-n 0 --batch 100 100   # only the batched comparison
-  python benchmarks/operators.py --sizes 100 1000 --reverse-rule --hard-n 0 --batch 0 0
-      # also "ste-reverse": the cover's reverse-only custom VJP (``autodiff_mode("reverse")``)
-      # beside the default (its custom JVP rule)
   python benchmarks/operators.py --sizes 100 1000 --xla-kernels --hard-n 0 --batch 0 0
       # also "ste-xla": the cover's JAX kernels instead of its native CPU kernels (the default on
       # the CPU for float32, ``ste_jax/ops/_native.py``), measured in the same run
@@ -59,16 +56,10 @@ def child(n: int, method: str, batch: int = 0) -> dict:
 
   P = jnp.asarray(make_tournament(n))
   # How jax.vmap runs the kernels of a batch on this backend: a loop over items or a batch axis.
-  # A suffix "-reverse" or "-any" names the cover's derivative rule (ste_jax.ops.autodiff_mode):
-  # the reverse-only custom VJP or the custom JVP rule (the default); no suffix, the default.
   # A suffix "-xla" runs the cover's JAX kernels instead of its native CPU kernels
   # (ste_jax.ops.native_kernels(False)).
-  rule, native = None, True
-  if method.endswith("-xla"):
-    method, native = method.removesuffix("-xla"), False
-  for suffix in ("-reverse", "-any"):
-    if method.endswith(suffix):
-      method, rule = method.removesuffix(suffix), suffix[1:]
+  native = not method.endswith("-xla")
+  method = method.removesuffix("-xla")
   # Read while tracing: entered around every compile_and_time below.
   kernels_block = contextlib.nullcontext() if native else ste_jax.ops.native_kernels(False)
   mode = {"batch-loop": "loop", "batch-axis": "vectorize"}.get(method, "auto")
@@ -117,8 +108,7 @@ def child(n: int, method: str, batch: int = 0) -> dict:
 
   reps = 5 if n <= 500 else 2
   min_time = 1.0 if n <= 200 else 0.0  # milliseconds per call: repeat for a second, report the median
-  rule_block = ste_jax.ops.autodiff_mode(rule) if rule else contextlib.nullcontext()
-  with ste_jax.ops.batching_mode(mode), rule_block, kernels_block:  # read while tracing
+  with ste_jax.ops.batching_mode(mode), kernels_block:  # read while tracing
     compile_fwd, fwd = compile_and_time(scores, P, reps=reps, min_time=min_time)
     compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps, min_time=min_time)
   return {
@@ -141,11 +131,6 @@ def main():
   parser.add_argument(
       "--batch", type=int, nargs=2, default=[100, 100], metavar=("B", "N"),
       help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
-  )
-  parser.add_argument(
-      "--reverse-rule", action="store_true",
-      help='also time ste_scores inside autodiff_mode("reverse") (the cover\'s reverse-only custom VJP) at '
-      "each size and in the batch table",
   )
   parser.add_argument(
       "--xla-kernels", action="store_true",
@@ -175,12 +160,8 @@ def main():
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
       rows = {"ste": run_child(__file__, [n, "ste"])}
-      if args.reverse_rule:
-        rows["ste-reverse"] = run_child(__file__, [n, "ste-reverse"])
       if args.xla_kernels:
         rows["ste-xla"] = run_child(__file__, [n, "ste-xla"])
-        if args.reverse_rule:
-          rows["ste-reverse-xla"] = run_child(__file__, [n, "ste-reverse-xla"])
       if n <= NAIVE_MAX_N:
         rows["naive"] = run_child(__file__, [n, "naive"])
       for method, r in rows.items():
@@ -202,7 +183,7 @@ def main():
     print()
     print("| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    methods = ("batch-loop", "batch-axis") + (("batch-loop-reverse", "batch-axis-reverse") if args.reverse_rule else ())
+    methods = ("batch-loop", "batch-axis") + (("batch-loop-xla", "batch-axis-xla") if args.xla_kernels else ())
     rows = {m: run_child(__file__, [nb, m, B]) for m in methods}
     for method, r in rows.items():
       if "error" in r:

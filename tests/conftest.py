@@ -112,17 +112,6 @@ def patch_trace_constant(monkeypatch):
   jax.clear_caches()
 
 
-@pytest.fixture(params=["any", pytest.param("reverse", marks=pytest.mark.slow)])
-def cover_rule(request):
-  """Runs a test under each derivative rule of the soft cover (``ste_jax.ops.autodiff_mode``): the
-  default custom JVP rule, and in ``make test-slow`` the reverse-only custom VJP (the default suite
-  checks that rule against the JVP rule in ``tests/ops/test_forward_mode.py``)."""
-  from ste_jax.ops import autodiff_mode  # pylint: disable=g-import-not-at-top
-
-  with autodiff_mode(request.param):
-    yield request.param
-
-
 @pytest.fixture
 def key():
   return jax.random.key(0)

@@ -1,6 +1,5 @@
 """Pure array kernels of the STE operators (paper §3.2-3.4). Depend on jax only."""
 
-from ste_jax.ops._autodiff_mode import autodiff_mode as autodiff_mode
 from ste_jax.ops._batching import batching_mode as batching_mode
 from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores
 from ste_jax.ops._covering import soft_cover_violation as soft_cover_violation
@@ -26,7 +25,6 @@ __all__ = [
     "NashAverage",
     "STEScores",
     "alpha_rank",
-    "autodiff_mode",
     "batching_mode",
     "closure_algorithm",
     "max_min_product",

@@ -14,7 +14,7 @@ never recompiles and the hard kernels stay reachable. Concrete temperatures are 
 tracing, so a negative or non-finite one still raises ``ValueError`` naming the argument.
 
 The compiled program is cached per argument shapes and dtypes, static arguments, which
-temperatures are literal zeros, and the trace-time options (:func:`~ste_jax.ops.autodiff_mode`,
+temperatures are literal zeros, and the trace-time options (:func:`~ste_jax.ops.native_kernels`,
 :func:`~ste_jax.ops.closure_algorithm`, :func:`~ste_jax.ops.batching_mode`), read when the call
 is made. Inside a user's ``jit``, ``grad`` or ``vmap`` the same function is a nested ``jit``, which
 JAX inlines into the enclosing computation. Inputs that are not numeric arrays (a list of
@@ -30,11 +30,11 @@ import numpy as np
 
 
 def _trace_options() -> tuple[str, str, str]:
-  from ste_jax.ops._autodiff_mode import current_autodiff_mode  # pylint: disable=g-import-not-at-top
   from ste_jax.ops._batching import current_batching_mode  # pylint: disable=g-import-not-at-top
   from ste_jax.ops._maxmin import current_closure_algorithm  # pylint: disable=g-import-not-at-top
+  from ste_jax.ops._native import current_native_kernels  # pylint: disable=g-import-not-at-top
 
-  return current_autodiff_mode(), current_closure_algorithm(), current_batching_mode()
+  return current_native_kernels(), current_closure_algorithm(), current_batching_mode()
 
 
 def _is_numeric(value) -> bool:

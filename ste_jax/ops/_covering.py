@@ -41,11 +41,10 @@ shift and log-sum-exp; second order (``jax.hessian``, Hessian-vector products in
 differentiates the JAX tangent map and the transpose JAX derives from it. Under ``jax.vmap`` the
 primitive runs as a loop over items on CPU, like the kernels; with a batch axis (other backends,
 or ``batching_mode("vectorize")``) it is the JAX tangent map, vectorized, and reverse mode the
-transpose JAX derives from it.
-``autodiff_mode("reverse")`` (:mod:`ste_jax.ops._autodiff_mode`) selects instead a custom VJP with
-the same value kernel and reverse pass (reverse mode only). A literal ``gamma_c = 0`` runs the hard
-kernels (even split among tied maximizers, zero curvature); a traced zero runs the soft ones in
-that limit.
+transpose JAX derives from it. (An earlier reverse-only custom VJP with the same two kernels is
+gone: this rule runs reverse mode at its speed, ``benchmarks/RESULTS.md``.) A literal
+``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero curvature); a traced
+zero runs the soft ones in that limit.
 
 Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
 reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that
@@ -66,7 +65,6 @@ from jax.interpreters import ad, batching, mlir
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
 from ste_jax.ops import _native
-from ste_jax.ops._autodiff_mode import current_autodiff_mode
 from ste_jax.ops._batching import flatten_batch, run_batch, unflatten_batch, vmap_by_platform
 from ste_jax.ops._compiled import compiled_entry
 
@@ -306,13 +304,15 @@ def _tangent_single(D, g, D_dot, g_dot, *, hard):
     # D_dot their tangents are 0 too, so their weights only enter each pair's sum (subtracted in
     # the tiles).
     D_dot = jnp.where(eye_mask(D), jnp.zeros_like(D_dot), D_dot)
+  eye = eye_mask(D)  # the pairs c = a are not pairs: their tangent is 0, as the reverse pass ignores them
   if hard:
-    return _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
+    v_dot = _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
+    return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
   # A traced g <= 0 is the hard limit: its weights, and no g term; the soft branches never see g <= 0.
   # The shift the value kernel uses (_forward_single): 1 from _SHIFT_BY_ONE_MIN_GAMMA, else each
   # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
   branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
-  return lax.switch(
+  v_dot = lax.switch(
       branch,
       [
           lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights),
@@ -321,6 +321,7 @@ def _tangent_single(D, g, D_dot, g_dot, *, hard):
       ],
       D, Y, g, D_dot, g_dot,
   )
+  return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
 
 
 def _hard_weights(term, g):
@@ -395,7 +396,7 @@ def _tangent_tiles(D, Y, g, D_dot, g_dot, weights):
 def _backward_single(D, g, v, S, aux, dv, *, hard):
   """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in one tiled pass.
 
-  The ``"reverse"`` rule (:mod:`ste_jax.ops._autodiff_mode`). With ``G[c, a, b] = dv[c, a]
+  The transpose of the tangent map (:func:`_tangent_transpose`). With ``G[c, a, b] = dv[c, a]
   w[c, a, b]`` (``w``: the weights over ``b``, rebuilt from the forward's shift ``S`` and ``aux``,
   one exponential per triple): ``dD[c, b] -= sum_a G D[a, b]`` and ``dD[a, b] += sum_c G (1 - D[c,
   b])``. Tiles of one row ``c`` and a block of rows ``a`` (:func:`_backward_block_rows`), laid out
@@ -467,29 +468,15 @@ def _backward_sums(D, Y, S, scale, weights):
 
 
 @functools.lru_cache(maxsize=None)
-def _reverse_kernels(hard: bool):
-  """The ``"reverse"`` rule's single-tournament kernels (value with residuals, backward), batched by platform."""
+def _kernels(hard: bool):
+  """The single-tournament kernels (value with residuals, reverse pass); a batch runs as a loop on CPU.
+
+  On XLA:CPU a batch axis on every tile compiled to slower code; on a GPU it is what fills the
+  device (measured figures: :mod:`ste_jax.ops._batching`).
+  """
   fwd = vmap_by_platform(functools.partial(_forward_single, hard=hard))
   bwd = vmap_by_platform(functools.partial(_backward_single, hard=hard))
   return fwd, bwd
-
-
-@functools.partial(jax.custom_vjp, nondiff_argnums=(2,))
-def _cover_violation_reverse(D, g, hard):
-  """``v`` of one tournament with the fast reverse-only rule (``autodiff_mode("reverse")``)."""
-  return _reverse_kernels(hard)[0](D, g)[0]
-
-
-def _cover_violation_reverse_fwd(D, g, hard):
-  v, S, aux = _reverse_kernels(hard)[0](D, g)
-  return v, (D, g, v, S, aux)
-
-
-def _cover_violation_reverse_bwd(hard, residuals, dv):
-  return _reverse_kernels(hard)[1](*residuals, dv)
-
-
-_cover_violation_reverse.defvjp(_cover_violation_reverse_fwd, _cover_violation_reverse_bwd)
 
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
@@ -500,7 +487,7 @@ def _cover_parts(D, g, hard):
   tangent map's transpose reuses; only ``v`` leaves this module, and the rule below declares their
   tangents zero (the weights they normalize do not depend on them).
   """
-  return _reverse_kernels(hard)[0](D, g)
+  return _kernels(hard)[0](D, g)
 
 
 def _cover_parts_jvp(hard, primals, tangents):
@@ -615,7 +602,7 @@ def _tangent_transpose(hard, D, g, S, aux, ct):
   n = D.shape[-1]
   g_pos = jnp.where(g > 0, g, jnp.zeros_like(g))
   v = S if hard else S + g_pos * (aux - math.log(n - 2))  # as _forward_single
-  return _reverse_kernels(hard)[1](D, g, v, S, aux, ct)
+  return _kernels(hard)[1](D, g, v, S, aux, ct)
 
 
 @_tangent_transpose.defjvp
@@ -659,12 +646,11 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
     return jnp.zeros_like(D)
   hard = is_static_zero(gamma_c)
   g = jnp.ones((), D.dtype) if hard else g
-  rule = _cover_violation if current_autodiff_mode() == "any" else _cover_violation_reverse
   if D.ndim == 2:
-    v = rule(D, g, hard)
+    v = _cover_violation(D, g, hard)
   else:
     flat, batch = flatten_batch(D, 2)
-    violation = jax.vmap(rule, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
+    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
     v = unflatten_batch(violation(flat, g, hard), batch)
   return jnp.where(eye, jnp.zeros_like(v), v)
 
@@ -678,9 +664,10 @@ def soft_cover_scores(D, *, gamma_c) -> jax.Array:
 
   with ``v`` from :func:`soft_cover_violation`. Computed over tiles of ``(c, a)`` pairs;
   derivatives use ``O(n^2)`` memory, a few ``n x n`` arrays plus one tile or block (see the module
-  docstring): by default a custom JVP rule that serves every mode and order (``jax.grad``,
-  ``jax.vjp``, ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``); inside
-  ``ste_jax.ops.autodiff_mode("reverse")`` a hand-written reverse-only custom VJP.
+  docstring): a custom JVP rule that serves every mode and order (``jax.grad``, ``jax.vjp``,
+  ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``, ``jax.hessian``), whose tangent map reverse mode
+  transposes with a hand-written one-pass kernel. On the CPU, float32 runs native kernels
+  (:func:`~ste_jax.ops.native_kernels`).
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``, entries in ``[0, 1]``.

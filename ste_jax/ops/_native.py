@@ -81,6 +81,11 @@ def native_kernels_status() -> tuple[bool, str]:
   return _load()
 
 
+def current_native_kernels() -> str:
+  """``"on"`` or ``"off"``: the setting of the innermost enclosing :func:`native_kernels` block."""
+  return _current()
+
+
 def use_native(dtype) -> bool:
   """Whether a kernel traced now for ``dtype`` should call the native kernels (on the CPU)."""
   import numpy as np

@@ -128,9 +128,9 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   Differentiable in ``P`` and in each temperature in every mode: reverse (``jax.grad``,
   ``jax.vjp``), forward (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) and second order
   (``jax.hessian``, Hessian-vector products in either nesting), also with ``reach_gamma > 0``. The
-  closure and the cover carry custom JVP rules (reverse mode is their transpose, derived by JAX;
-  ``ste_jax.ops.autodiff_mode("reverse")`` swaps the cover's for a reverse-only custom VJP,
-  :mod:`ste_jax.ops._autodiff_mode`); both keep ``O(n^2)`` memory; the smooth
+  closure and the cover carry custom JVP rules whose tangent maps are transposed for reverse mode
+  (the closure's by JAX, the cover's by its hand-written one-pass reverse kernel,
+  :mod:`ste_jax.ops._covering`); both keep ``O(n^2)`` memory; the smooth
   products (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are subgradients: the closure
   follows one bottleneck edge among equal ones, a hard maximum splits evenly among tied maximizers.
 

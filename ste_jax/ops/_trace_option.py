@@ -3,7 +3,8 @@
 Where JAX has ``jax.make_user_context`` the value is part of JAX's tracing and compilation cache
 keys, so a function jitted under one value is traced again under another; an older JAX falls back
 to a context variable, and a jitted function then keeps the value of its first trace for the same
-shapes. Used by :func:`~ste_jax.ops.batching_mode` and :func:`~ste_jax.ops.autodiff_mode`.
+shapes. Used by :func:`~ste_jax.ops.batching_mode`, :func:`~ste_jax.ops.closure_algorithm` and
+:func:`~ste_jax.ops.native_kernels`.
 """
 
 import contextlib

@@ -1,10 +1,9 @@
 """Forward mode and second order: jvp / jacfwd / linearize / hessian of every soft operator.
 
 The derivatives come from custom JVP rules (``ste_jax.ops._maxmin.bottleneck_closure``, and
-``ste_jax.ops._covering._cover_violation``, the cover's default rule, which every test here runs
-without an ``autodiff_mode`` block); reverse mode is their transpose. The cover's other rule, the
-reverse-only custom VJP of ``autodiff_mode("reverse")``, is checked against the JVP rule's gradients
-and for its clear forward-mode error. Checked here:
+``ste_jax.ops._covering._cover_parts``); reverse mode is their transpose (the cover's: its
+hand-written reverse pass, checked here against the transpose JAX derives from its tangent map).
+Checked here:
 finite differences to second order in both modes, equality with autodiff of the dense transcription
 of the equations (``tests/oracles.py``), jvp = Jacobian (from ``jacrev``) times the tangent,
 ``linearize`` and its transpose, and the memory of a Hessian-vector product at n = 1000.
@@ -30,7 +29,7 @@ from ste_jax.ops import (
     ste_scores,
     ste_scores_from_edges,
 )
-from ste_jax.ops import _covering, autodiff_mode
+from ste_jax.ops import _covering
 from tests import oracles
 
 
@@ -282,29 +281,31 @@ def test_hessian_vector_product_at_n_1000_runs_and_both_nestings_agree():
   np.testing.assert_allclose(np.asarray(rev_over_fwd), np.asarray(fwd_over_rev), atol=1e-3 * scale)
 
 
-def _default_rule_loss(P, tau=0.1):
+def _scores_loss(P, tau=0.1):
   s = ste_scores(P, tau=tau)
   return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
 
 
-def test_reverse_rule_gradients_equal_jvp_rule(x64):
-  """The reverse-only cover rule gives the default (JVP) rule's gradients, in P and in tau."""
-  P = _tournament(3, 6)
-  with autodiff_mode("reverse"):
-    g_reverse = jax.grad(_default_rule_loss, (0, 1))(P, 0.1)
-  g_any = jax.grad(_default_rule_loss, (0, 1))(P, 0.1)
-  chex.assert_trees_all_close(g_reverse, g_any, rtol=1e-10, atol=1e-12)
+@pytest.mark.parametrize("gamma_c", ["hard", 0.0, 0.005, 0.3])
+def test_cover_reverse_pass_is_the_transpose_of_its_tangent_map(x64, gamma_c):
+  """``jax.vjp`` (the tangent primitive's transpose: the one-pass reverse kernel) equals the transpose
+  JAX derives from the JAX tangent map, in ``D`` and in ``gamma_c`` (``"hard"``: a literal zero; 0.0:
+  a traced zero)."""
+  rng = np.random.default_rng(4)
+  n = 7
+  D = jnp.asarray(_edges(5, n))
+  ct = jnp.asarray(rng.normal(size=(n, n)))
+  hard = gamma_c == "hard"
+  g = jnp.float64(1.0 if hard else gamma_c)
+  violation = lambda D, g: _covering._cover_violation(D, g, hard)
+  _, vjp = jax.vjp(violation, D, g)
+  tangent_map = lambda D_dot, g_dot: _covering._tangent_single(D, g, D_dot, g_dot, hard=hard)
+  derived = jax.linear_transpose(tangent_map, D, g)(ct)
+  chex.assert_trees_all_close(vjp(ct), derived, rtol=1e-10, atol=1e-12)
 
 
-def test_default_rule_serves_forward_mode_and_the_reverse_rule_refuses_it(x64):
-  """Forward mode works without any ``autodiff_mode`` block; through the reverse-only cover rule it
-  raises JAX's custom_vjp error; ``autodiff_mode`` rejects unknown modes."""
+def test_forward_mode_of_ste_scores_equals_its_gradient_times_the_tangent(x64):
   P = _tournament(3, 6)
   dP = jnp.asarray(np.random.default_rng(3).normal(size=(6, 6)))
-  _, tangent = jax.jvp(_default_rule_loss, (P,), (dP,))
-  chex.assert_trees_all_close(tangent, jnp.sum(jax.grad(_default_rule_loss)(P) * dP), rtol=1e-10)
-  with autodiff_mode("reverse"), pytest.raises(TypeError, match="custom_vjp"):
-    jax.jvp(_default_rule_loss, (P,), (P,))
-  with pytest.raises(ValueError, match="mode must be one of"):
-    with autodiff_mode("forward"):
-      pass
+  _, tangent = jax.jvp(_scores_loss, (P,), (dP,))
+  chex.assert_trees_all_close(tangent, jnp.sum(jax.grad(_scores_loss)(P) * dP), rtol=1e-10)

@@ -102,7 +102,7 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
 # 2 cores) in `make test-slow`.
 @pytest.mark.parametrize("block_budget", [None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
 @pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 9])
-def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant, block_budget, cover_rule, n):
+def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant, block_budget, n):
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:
     patch_trace_constant(_covering, "_TILE_ELEMENTS", block_budget)
