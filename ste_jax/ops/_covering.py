@@ -1,60 +1,29 @@
-"""Soft covering (paper §3.4, Eqs. ``soft_cover_violation`` and ``soft_cover_score``).
+"""Soft covering (paper §3.4, Eqs. ``soft_cover_violation`` and ``soft_cover_score``): the operators and their derivative rules.
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
-``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
-Nothing here stores the ``(c, a, b)`` tensor; two kernels stream over it:
+``D(a, b) (1 - D(c, b))``, computed by the tiled kernels of :mod:`ste_jax.ops._cover_kernels`
+(native C++ kernels on the CPU for float32, JAX kernels elsewhere) without ever storing the
+``(c, a, b)`` tensor.
 
-* the value (``_forward_single``): tiles of ``c_rows x a_rows`` pairs ``(c, a)`` with all their
-  witnesses, flash-attention style. A tile's ``(c_rows, a_rows, n)`` terms (about ``2^18``
-  elements, 1 MB in float32: ``_TILE_ELEMENTS``) are reduced over ``b`` to a log-sum-exp and
-  discarded. Whole rows ``a`` with several rows ``c`` per tile while ``n^2 <= 2^18``, then one row
-  ``c`` and a block of rows ``a``; the outer loop runs over blocks of rows ``a`` and the inner one
-  over rows ``c``, so one block ``D[a_block]`` serves consecutive tiles from cache. The excluded
-  witnesses ``b in {a, c}`` cost nothing per triple: with zero diagonals in ``D`` and ``1 - D``
-  their terms are exactly ``0``, at most every real term, and their known share of each pair's sum
-  is subtracted once per pair. The exponentials are shifted by ``1``, an upper bound of every term,
-  when ``gamma_c >= 1/50`` (one reduction per tile), else by each pair's maximum (a maximum, then a
-  sum).
-* the derivative (``_tangent_single``), a custom JVP rule of :func:`_cover_parts`: the tangent
-  ``v_dot = sum_b w (d term) + gamma_c_dot dv/dgamma_c``, with ``w`` the softmax weights over
-  witnesses, is linear in the tangents and written in plain JAX over the reverse kernel's tiles:
-  one row ``c`` and a block of rows ``a``, laid out ``(b, a)`` (``_BACKWARD_TILE_ELEMENTS``), each
-  tile rebuilding and normalizing its weights from ``D`` under ``jax.checkpoint``. A tangent that
-  JAX knows to be zero (``symbolic_zeros``: e.g. the temperature's under ``jax.grad`` in ``D``)
-  skips its term.
-* the reverse pass (``_backward_single``): one pass over the same tiles that rebuilds the weights
-  from the value kernel's per-pair shift and log-sum-exp (one exponential per triple) and
-  accumulates ``dD[a, b] += sum_c ...`` elementwise into an ``(n, a_rows)`` carry while reducing
-  ``dD[c, b] -= sum_a ...`` over a tile's minor axis.
-
-On the CPU, for float32, the value kernel and the reverse pass run as native kernels
-(:mod:`ste_jax.ops._native`: C++ loops with vectorized polynomial exponentials, called through
-``jax.ffi``) that compute the same sums about 3x faster than XLA:CPU's exponentials allow; other
-backends, float64, and CPUs where the kernels could not be built run the JAX kernels
-(``lax.platform_dependent``; :func:`~ste_jax.ops.native_kernels` switches them off).
-
-The tangent map is bound as a primitive (``ste_jax_cover_tangent``) with hand-written rules, so
-that each mode runs the kernel made for it: forward mode (``jax.jvp``, ``jax.jacfwd``,
-``jax.linearize``) evaluates the JAX tangent map; reverse mode (``jax.grad``, ``jax.vjp``)
-transposes it with the reverse pass (the primitive's transpose rule), reusing the value kernel's
-shift and log-sum-exp; second order (``jax.hessian``, Hessian-vector products in any nesting)
+Derivatives: one custom JVP rule (:func:`_cover_parts`) serves every mode. Its tangent map is
+bound as a primitive (``ste_jax_cover_tangent``) with hand-written rules, so that each mode runs
+the kernel made for it: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) evaluates
+the JAX tangent map; reverse mode (``jax.grad``, ``jax.vjp``) transposes it with the one-pass
+reverse kernel (the primitive's transpose rule), reusing the value kernel's per-pair shift and
+log-sum-exp; second order (``jax.hessian``, Hessian-vector products in any nesting)
 differentiates the JAX tangent map and the transpose JAX derives from it. Under ``jax.vmap`` the
-primitive runs as a loop over items on CPU, like the kernels; with a batch axis (other backends,
-or ``batching_mode("vectorize")``) it is the JAX tangent map, vectorized, and reverse mode the
+kernels and the primitive run as a loop over items on CPU; with a batch axis (other backends, or
+``batching_mode("vectorize")``) the tangent map is the JAX one, vectorized, and reverse mode the
 transpose JAX derives from it. (An earlier reverse-only custom VJP with the same two kernels is
 gone: this rule runs reverse mode at its speed, ``benchmarks/RESULTS.md``.) A literal
 ``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero curvature); a traced
 zero runs the soft ones in that limit.
 
-Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the
-reverse pass) plus the intermediates of one tile or block -- instead of the ``O(n^3)`` that
-autodiff of the dense ``(c, a, b)`` tensor would store.
-Under ``jax.vmap`` the kernels of a batch run as a loop over its items on CPU and with a batch
-axis on other backends (:mod:`ste_jax.ops._batching`).
+Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays plus the intermediates of one tile or
+block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
 """
 
 import functools
-import math
 
 import jax
 import jax.extend
@@ -63,408 +32,10 @@ from jax import lax
 from jax.custom_derivatives import SymbolicZero
 from jax.interpreters import ad, batching, mlir
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature
-from ste_jax.ops import _native
+from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, run_batch, unflatten_batch, vmap_by_platform
 from ste_jax.ops._compiled import compiled_entry
-
-# Elements of one tile ``(c rows, a rows, n witnesses)`` of the value kernel (1 MB in float32): whole
-# rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time.
-# ``benchmarks/operators.py`` measures the result.
-_TILE_ELEMENTS = 1 << 18
-
-# Elements of one tile ``(n witnesses, a rows)`` of the reverse kernel (one row ``c``; 1 MB in
-# float32), and of the ``(n, a rows)`` accumulator it updates: whole rows ``a`` up to n = 512, then
-# balanced blocks of at most ``2^18 / n`` rows. Its own constant, as its tiles have another shape
-# than the value kernel's; larger budgets (2^19 to 2^21) gave no consistent gain in interleaved runs
-# on the EPYC VM (``python benchmarks/cover_tiles.py``, ``benchmarks/RESULTS.md``, "The cover's
-# backward tiles").
-_BACKWARD_TILE_ELEMENTS = 1 << 18
-
-
-def _tile_shape(n: int) -> tuple[int, int]:
-  """``(c_rows, a_rows)`` of one tile: ``c_rows * a_rows * n`` about ``_TILE_ELEMENTS``, balanced.
-
-  The blocks are evened out (``n = 1000``: 4 blocks of 250 rows ``a`` rather than 3 of 262 and a
-  padded one of 214) so that padding wastes at most one row per block.
-  """
-  if n * n <= _TILE_ELEMENTS:
-    blocks = -(-n // max(1, _TILE_ELEMENTS // (n * n)))
-    return -(-n // blocks), n
-  blocks = -(-n // max(1, _TILE_ELEMENTS // n))
-  return 1, -(-n // blocks)
-
-
-def _backward_block_rows(n: int) -> int:
-  """Rows ``a`` per block of the backward pass, whose tiles hold one row ``c`` (about ``_BACKWARD_TILE_ELEMENTS`` terms, balanced).
-
-  With one row ``c`` per tile the sum over ``c`` is an elementwise accumulation, not a reduction of
-  the tile; XLA:CPU ran that faster than several rows ``c`` per tile at the sizes tried while
-  developing the kernel, and several rows ``c`` reduced as 3-D tiles several times slower
-  (``benchmarks/operators.py`` measures the result).
-  """
-  blocks = -(-n // max(1, _BACKWARD_TILE_ELEMENTS // n))
-  return -(-n // blocks)
-
-
-def _block_starts(n: int, rows: int) -> jax.Array:
-  return jnp.arange(-(-n // rows), dtype=jnp.int32) * rows
-
-
-def _pad_rows(x: jax.Array, rows: int) -> jax.Array:
-  """Pads axis 0 of ``x`` with zeros to a multiple of ``rows``."""
-  n = x.shape[0]
-  return jnp.pad(x, ((0, -(-n // rows) * rows - n),) + ((0, 0),) * (x.ndim - 1))
-
-
-# Temperatures from which the soft value kernel shifts every exponent by ``1``, an upper bound of
-# every term, instead of by each pair's maximum: one pass over the terms instead of two. At
-# ``gamma_c >= 1/50`` the largest term's exponent is ``>= -50``, so the terms whose exponential
-# underflows (exponents below about ``-87`` in float32) weigh less than ``e^-37`` of it each: the
-# sums are those of the maximum's shift to float32 rounding (``benchmarks/operators.py`` measures
-# the speed).
-_SHIFT_BY_ONE_MIN_GAMMA = 1.0 / 50.0
-
-
-def _witness_factors(D: jax.Array) -> tuple[jax.Array, jax.Array]:
-  """``(D, Y)`` with zero diagonals, ``Y = 1 - D`` off the diagonal: ``term[c, a, b] = D[a, b] Y[c, b]``.
-
-  The zero diagonals make the excluded witnesses' terms exactly ``0`` (``b = a``: ``D[a, a] = 0``;
-  ``b = c``: ``Y[c, c] = 0``), below or equal to every real term (``D`` in ``[0, 1]``): they never
-  change a pair's maximum, and their known contribution to a pair's sum of exponentials is
-  subtracted once per pair instead of being masked in every triple. In the
-  backward pass their weights only reach the diagonal of ``dD`` (their terms vanish with
-  ``D[a, a]`` or ``Y[c, c]``), which is discarded.
-  """
-  eye = eye_mask(D)
-  zero = jnp.zeros_like(D)
-  return jnp.where(eye, zero, D), jnp.where(eye, zero, 1.0 - D)
-
-
-def _divisor(g):
-  """The exponent divisor of the soft kernels: ``g`` if ``g > 0``, else the smallest normal number.
-
-  At a traced ``g = 0`` this turns ``exp((term - M) / g)`` into the hard limit without a 0/0: the
-  pair-maximum kernels set the exponent of the maximizers to exactly 0 (:func:`_weights_by_max`),
-  so ``exp`` gives 1 there and ``exp(-huge) = 0`` elsewhere; ``aux`` is then the log of the number
-  of maximizers and the weights are the even argmax split of the ``hard`` kernels. A scalar
-  select, outside the tile loops.
-  """
-  return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
-
-
-def _weights_by_max(term, M, inv_g, hard):
-  """``exp((term - M) / g)`` shifted by the pair maxima ``M`` (soft), or ``term == M`` (hard).
-
-  The exponent of a maximizer is set to exactly ``0`` by the comparison ``term >= M``: XLA may
-  contract ``term - M`` into a fused multiply-add whose rounding residual at a maximizer, divided
-  by a tiny ``g`` (a traced zero), would flush its weight to 0 or overflow. It also keeps every
-  exponent ``<= 0``, so padded tiles stay finite. ``inv_g``: ``1 / g``.
-  """
-  if hard:
-    return (term == M).astype(term.dtype)
-  return jnp.exp(jnp.where(term >= M, jnp.zeros_like(term), term - M) * inv_g)
-
-
-def _weights_by_one(term, inv_g):
-  """``exp((term - 1) / g)``: shifted by ``1``, at least every term, so every exponent is ``<= 0``.
-
-  No comparison is needed: ``term * inv_g - inv_g`` is exactly ``0`` at ``term = 1`` (contracted
-  or not) and negative below, and ``g >= _SHIFT_BY_ONE_MIN_GAMMA`` keeps rounding residuals
-  harmless.
-  """
-  return jnp.exp(term * inv_g - inv_g)
-
-
-def _map_tiles(D, Y, tile_fn, num_outputs):
-  """Runs ``tile_fn(Da, y) -> outputs`` over the ``(c_rows, a_rows)`` tiles, assembled ``(n, n)`` ``[c, a]``.
-
-  ``Da``: ``(a_rows, n)`` rows of ``D``; ``y``: ``(c_rows, n)`` rows of ``Y``; each output of
-  ``tile_fn`` is ``(c_rows * a_rows,)``, ordered ``(c, a)``. Blocks of rows ``a`` outside, rows ``c``
-  inside, so one block ``D[a_block]`` serves consecutive tiles from cache. Padded rows are zeros.
-  """
-  n = D.shape[-1]
-  c_rows, a_rows = _tile_shape(n)
-  D_a, Y_c = _pad_rows(D, a_rows), _pad_rows(Y, c_rows)
-
-  def a_block(a0):
-    Da = lax.dynamic_slice_in_dim(D_a, a0, a_rows)  # (a, b)
-    return lax.map(lambda c0: tile_fn(Da, lax.dynamic_slice_in_dim(Y_c, c0, c_rows)), _block_starts(n, c_rows))
-
-  outputs = lax.map(a_block, _block_starts(n, a_rows))  # each (a blocks, c blocks, c_rows * a_rows)
-
-  def assemble(x):
-    na, nc = x.shape[:2]
-    return x.reshape(na, nc, c_rows, a_rows).transpose(1, 2, 0, 3).reshape(nc * c_rows, na * a_rows)[:n, :n]
-
-  return tuple(assemble(x) for x in outputs[:num_outputs])
-
-
-def _tile_terms(Da, y):
-  """``(c_rows * a_rows, n)`` terms ``D[a, b] Y[c, b]`` of one tile, ``b`` minor (reduced as 2-D)."""
-  return (Da[None, :, :] * y[:, None, :]).reshape(-1, Da.shape[-1])
-
-
-def _forward_by_max(D, Y, g, *, hard):
-  """``(S, aux)`` with ``S`` each pair's maximum term: two reductions per tile (maximum, then sum)."""
-  inv_g = g if hard else 1.0 / _divisor(g)
-
-  def tile(Da, y):
-    term = _tile_terms(Da, y)
-    M = jnp.max(term, axis=-1)  # the real witnesses' maximum: excluded terms are 0 <= every term
-    return M, jnp.sum(_weights_by_max(term, M[:, None], inv_g, hard), axis=-1)
-
-  M, total = _map_tiles(D, Y, tile, 2)
-  excluded = 2.0 * _weights_by_max(jnp.zeros_like(M), M, inv_g, hard)  # the two zero terms' share
-  return M, jnp.log(total - excluded)
-
-
-def _forward_by_one(D, Y, g):
-  """``(S, aux)`` with ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``): one fused reduction per tile."""
-  inv_g = 1.0 / g
-
-  def tile(Da, y):
-    return (jnp.sum(_weights_by_one(_tile_terms(Da, y), inv_g), axis=-1),)
-
-  (total,) = _map_tiles(D, Y, tile, 1)
-  excluded = 2.0 * _weights_by_one(jnp.zeros_like(total), inv_g)  # the two zero terms' share
-  return jnp.ones_like(total), jnp.log(total - excluded)
-
-
-def _soft_forward(D, Y, g):
-  """``(S, aux)`` of the soft value kernel in JAX: the shift by ``1`` or by each pair's maximum."""
-  return lax.cond(
-      g >= _SHIFT_BY_ONE_MIN_GAMMA,
-      lambda D, Y, g: _forward_by_one(D, Y, g),
-      functools.partial(_forward_by_max, hard=False),
-      D, Y, g,
-  )
-
-
-def _native_forward(D, Y, g):
-  """``(S, aux)`` of the soft value kernel by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_forward(D, Y, g, _SHIFT_BY_ONE_MIN_GAMMA)
-
-
-def _on_platform(native, portable, *args):
-  """``native(*args)`` on the CPU for float32 where the native kernels are built, else ``portable(*args)``.
-
-  Both compute the same values; the choice of backend is made when the program is lowered
-  (``lax.platform_dependent``), so the same traced program runs on every backend.
-  """
-  if not _native.use_native(args[0].dtype):
-    return portable(*args)
-  return lax.platform_dependent(*args, cpu=native, default=portable)
-
-
-def _forward_single(D, g, *, hard):
-  """One tournament ``(n, n)`` with a zero diagonal: ``(v, S, aux)``, each ``(n, n)`` indexed ``[c, a]``.
-
-  Tiles of ``(c_rows, a_rows)`` pairs (:func:`_tile_shape`, :func:`_map_tiles`); in a tile the
-  witness terms ``D[a, b] (1 - D[c, b])`` (excluded witnesses: see :func:`_witness_factors`) are
-  reduced over ``b`` to ``aux = log sum_b exp((term - S) / g)`` over the real witnesses, with the
-  shift ``S`` each pair's maximum (hard kernel, and soft ``g < _SHIFT_BY_ONE_MIN_GAMMA``) or ``1``
-  (soft, larger ``g``: no maximum needed; a ``lax.cond`` on the traced ``g``). Hard: ``aux`` is the
-  log of the number of maximizers. A soft kernel at ``g <= 0`` (a traced zero) returns the hard
-  values: ``v = M`` and ``aux`` of the hard kernel (see :func:`_divisor`).
-  """
-  n = D.shape[-1]
-  D, Y = _witness_factors(D)
-  if hard:
-    M, aux = _forward_by_max(D, Y, g, hard=True)
-    return M, M, aux
-  S, aux = _on_platform(_native_forward, _soft_forward, D, Y, g)
-  g = jnp.where(g > 0, g, jnp.zeros_like(g))  # multiplies aux - log(n - 2): exactly v = M at g <= 0
-  return S + g * (aux - math.log(n - 2)), S, aux
-
-
-def _tangent_single(D, g, D_dot, g_dot, *, hard):
-  r"""The JVP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))``: linear in ``(D_dot, g_dot)``, plain JAX.
-
-  .. math::
-    \dot v(c, a) = \sum_b w_{cab} \big(\dot D(a, b) (1 - D(c, b)) - D(a, b) \dot D(c, b)\big)
-      + \dot\gamma_c \, \frac{v(c, a) - \sum_b w_{cab} D(a, b) (1 - D(c, b))}{\gamma_c}
-
-  with ``w`` the softmax weights over witnesses ``b`` (the even split among maximizers when
-  ``hard`` or ``g <= 0``, where the ``g`` term is ``0``). ``D_dot`` or ``g_dot`` may be ``None``
-  (a symbolic zero), which skips its term. The layout of the reverse kernel
-  (:func:`_backward_single`): tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``,
-  each normalizing its own weights (:func:`_tangent_tiles`). Forward mode evaluates it (the
-  ``ste_jax_cover_tangent`` primitive's implementation); reverse mode runs :func:`_backward_single`
-  instead, except for a batch with a batch axis, where it is the transpose JAX derives from this
-  map: a pass over the same tiles in which ``dD[a, b] += sum_c ...`` accumulates elementwise into an
-  ``(n, a_rows)`` carry and ``dD[c, b] -= sum_a ...`` reduces a tile's minor axis. Each tile is
-  rematerialized (``jax.checkpoint``), so that transpose recomputes its weights instead of storing
-  ``n^3`` of them: memory stays ``O(n^2)`` plus one tile. Second order differentiates this map,
-  weights included.
-  """
-  D, Y = _witness_factors(D)
-  if D_dot is not None:
-    # The excluded witnesses' terms are 0 (zero diagonals of D and Y); with a zero diagonal in
-    # D_dot their tangents are 0 too, so their weights only enter each pair's sum (subtracted in
-    # the tiles).
-    D_dot = jnp.where(eye_mask(D), jnp.zeros_like(D_dot), D_dot)
-  eye = eye_mask(D)  # the pairs c = a are not pairs: their tangent is 0, as the reverse pass ignores them
-  if hard:
-    v_dot = _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
-    return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
-  # A traced g <= 0 is the hard limit: its weights, and no g term; the soft branches never see g <= 0.
-  # The shift the value kernel uses (_forward_single): 1 from _SHIFT_BY_ONE_MIN_GAMMA, else each
-  # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
-  branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
-  v_dot = lax.switch(
-      branch,
-      [
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights),
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_max),
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_one),
-      ],
-      D, Y, g, D_dot, g_dot,
-  )
-  return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
-
-
-def _hard_weights(term, g):
-  """``(e, e0, S)``: ``1`` at each pair's maximizers over axis 0 (``e0``: a zero term's), ``S`` the maximum."""
-  del g
-  S = jnp.max(term, axis=0)
-  return _weights_by_max(term, S[None, :], None, True), _weights_by_max(jnp.zeros_like(S), S, None, True), S
-
-
-def _soft_weights_by_max(term, g):
-  """``(e, e0, S)``: ``exp((term - S) / g)`` shifted by each pair's maximum ``S`` over axis 0.
-
-  ``S`` is held constant (the weights' ratios, and ``S + g log(sum e)``, do not depend on it).
-  """
-  S = lax.stop_gradient(jnp.max(term, axis=0))
-  inv_g = 1.0 / g
-  return _weights_by_max(term, S[None, :], inv_g, False), _weights_by_max(jnp.zeros_like(S), S, inv_g, False), S
-
-
-def _soft_weights_by_one(term, g):
-  """``(e, e0, S)``: ``exp((term - 1) / g)``, shifted by ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``)."""
-  inv_g = 1.0 / g
-  S = jnp.ones(term.shape[1:], term.dtype)
-  return _weights_by_one(term, inv_g), _weights_by_one(jnp.zeros_like(S), inv_g), S
-
-
-def _tangent_tiles(D, Y, g, D_dot, g_dot, weights):
-  """:func:`_tangent_single` over tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``.
-
-  ``weights(term, g) -> (e, e0, S)``: the unnormalized weights of a tile's terms over ``b``, the
-  weight of a zero term (the two excluded witnesses' share of each pair's sum) and the shift ``S``.
-  ``D_dot`` or ``g_dot`` may be ``None`` (a symbolic zero: its term is skipped); the ``g`` term is
-  kept only for soft weights.
-  """
-  n = D.shape[-1]
-  soft = weights is not _hard_weights
-  g_dot = g_dot if soft else None
-  if soft:  # the branch's own range of g, so that the branches not taken stay finite under a vmap
-    floor = _SHIFT_BY_ONE_MIN_GAMMA if weights is _soft_weights_by_one else jnp.finfo(g.dtype).tiny
-    g = jnp.where(g >= floor, g, jnp.full_like(g, floor))
-  a_rows = _backward_block_rows(n)
-  log_m = math.log(n - 2)
-
-  @functools.partial(jax.checkpoint, prevent_cse=False)
-  def tile(Da, Da_dot, y, y_dot):
-    term = Da * y[:, None]  # (b, a) for one row c
-    e, e0, S = weights(term, g)
-    total = jnp.sum(e, axis=0) - 2.0 * e0  # over the real witnesses
-    v_dot = jnp.zeros_like(total)
-    if Da_dot is not None:
-      term_dot = Da_dot * y[:, None] + Da * y_dot[:, None]
-      v_dot = jnp.sum(e * term_dot, axis=0) / total
-    if g_dot is not None:  # dv/dg = (v - sum_b w term) / g with v = S + g (log total - log m)
-      v_dot = v_dot + g_dot * ((S - jnp.sum(e * term, axis=0) / total) / g + jnp.log(total) - log_m)
-    return v_dot
-
-  def block_columns(x):  # (b, a) columns of a block of rows a, padded with zero rows
-    return None if x is None else _pad_rows(x, a_rows).T
-
-  DT_a, DT_dot_a = block_columns(D), block_columns(D_dot)
-  rows = (Y, None if D_dot is None else -D_dot)  # Y_dot = -D_dot off the diagonal
-
-  def a_block(a0):
-    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)
-    Da_dot = None if D_dot is None else lax.dynamic_slice_in_dim(DT_dot_a, a0, a_rows, axis=1)
-    return lax.map(lambda r: tile(Da, Da_dot, *r), rows)  # (c, a)
-
-  v_dot = lax.map(a_block, _block_starts(n, a_rows))  # (a blocks, c, a)
-  return v_dot.transpose(1, 0, 2).reshape(n, -1)[:, :n]
-
-
-def _backward_single(D, g, v, S, aux, dv, *, hard):
-  """VJP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))`` for one tournament, in one tiled pass.
-
-  The transpose of the tangent map (:func:`_tangent_transpose`). With ``G[c, a, b] = dv[c, a]
-  w[c, a, b]`` (``w``: the weights over ``b``, rebuilt from the forward's shift ``S`` and ``aux``,
-  one exponential per triple): ``dD[c, b] -= sum_a G D[a, b]`` and ``dD[a, b] += sum_c G (1 - D[c,
-  b])``. Tiles of one row ``c`` and a block of rows ``a`` (:func:`_backward_block_rows`), laid out
-  ``(b, a)`` with ``a`` minor: the first sum reduces a tile's minor axis, the second accumulates
-  elementwise into a ``(n, a_rows)`` carry while the inner loop runs over the rows ``c``. The
-  excluded witnesses' weights land on the diagonal of ``dD`` only (:func:`_witness_factors`), which
-  is set to ``0``. ``dgamma`` needs ``sum G term``, which is ``-sum_cb dD_c[c, b] (1 - D[c, b])`` of
-  the first sum, so it costs no pass of its own. Returns ``(dD, dgamma)``; at ``g <= 0`` (a traced
-  zero) the weights are the hard kernel's and ``dgamma = 0``, the gradient of the hard limit.
-  """
-  D, Y = _witness_factors(D)
-  eye = eye_mask(dv)
-  dv = jnp.where(eye, jnp.zeros_like(dv), dv)
-  scale = dv * jnp.exp(-aux)  # dv / each pair's sum of unnormalized weights
-  if hard:
-    d_c, d_a = _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, g, True))
-  else:
-    d_c, d_a = _on_platform(_native_backward, _soft_backward_sums, D, Y, S, scale, g)
-  dD = jnp.where(eye, jnp.zeros_like(d_c), d_c + d_a)
-  if hard:
-    return dD, jnp.zeros_like(g)
-  g_term = -jnp.sum(d_c * Y)  # sum over triples of G D[a, b] (1 - D[c, b]); Y[c, c] = 0 drops b = c
-  positive, g_safe = split_temperature(g)
-  dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
-  return dD, dg.astype(g.dtype)
-
-
-def _soft_backward_sums(D, Y, S, scale, g):
-  """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift the forward used (:func:`_forward_single`)."""
-  inv_g = 1.0 / _divisor(g)
-  return lax.cond(
-      g >= _SHIFT_BY_ONE_MIN_GAMMA,
-      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)),
-      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)),
-      D, Y, S, scale,
-  )
-
-
-def _native_backward(D, Y, S, scale, g):
-  """``(dD_c, dD_a)`` of the soft reverse pass by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_backward(D, Y, S, scale, g, _SHIFT_BY_ONE_MIN_GAMMA)
-
-
-def _backward_sums(D, Y, S, scale, weights):
-  """``(dD_c, dD_a)``: ``-sum_a G D[a, b]`` at ``[c, b]`` and ``sum_c G Y[c, b]`` at ``[a, b]``.
-
-  ``G = weights(term, S[c, a]) * scale[c, a]`` over tiles of one row ``c`` and a block of rows ``a``.
-  """
-  n = D.shape[-1]
-  a_rows = _backward_block_rows(n)
-  DT_a = _pad_rows(D, a_rows).T  # (b, a): a minor
-  S_a, scale_a = _pad_rows(S.T, a_rows).T, _pad_rows(scale.T, a_rows).T  # (c, a); padded pairs: scale 0
-
-  def a_block(d_c, a0):
-    Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)  # (b, a)
-    Sa = lax.dynamic_slice_in_dim(S_a, a0, a_rows, axis=1)  # (c, a)
-    scale = lax.dynamic_slice_in_dim(scale_a, a0, a_rows, axis=1)
-
-    def tile(acc, inputs):
-      y, shift, scale_c = inputs  # (b,), (a,), (a,) for one row c
-      G = weights(Da * y[:, None], shift[None, :]) * scale_c[None, :]  # (b, a)
-      return acc + G * y[:, None], -jnp.sum(G * Da, axis=-1)
-
-    acc, d_cb = lax.scan(tile, jnp.zeros_like(Da), (Y, Sa, scale))
-    return d_c + d_cb, acc
-
-  d_c, acc = lax.scan(a_block, jnp.zeros_like(D), _block_starts(n, a_rows))  # acc: (a blocks, b, a)
-  return d_c, acc.transpose(0, 2, 1).reshape(-1, n)[:n]
+from ste_jax.ops._cover_kernels import backward_single, forward_single, soft_value, tangent_single
 
 
 @functools.lru_cache(maxsize=None)
@@ -474,8 +45,8 @@ def _kernels(hard: bool):
   On XLA:CPU a batch axis on every tile compiled to slower code; on a GPU it is what fills the
   device (measured figures: :mod:`ste_jax.ops._batching`).
   """
-  fwd = vmap_by_platform(functools.partial(_forward_single, hard=hard))
-  bwd = vmap_by_platform(functools.partial(_backward_single, hard=hard))
+  fwd = vmap_by_platform(functools.partial(forward_single, hard=hard))
+  bwd = vmap_by_platform(functools.partial(backward_single, hard=hard))
   return fwd, bwd
 
 
@@ -483,7 +54,7 @@ def _kernels(hard: bool):
 def _cover_parts(D, g, hard):
   """``(v, S, aux)`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``.
 
-  ``S`` and ``aux`` (the shift and log-sum-exp of :func:`_forward_single`) are residuals that the
+  ``S`` and ``aux`` (the shift and log-sum-exp of :func:`forward_single`) are residuals that the
   tangent map's transpose reuses; only ``v`` leaves this module, and the rule below declares their
   tangents zero (the weights they normalize do not depend on them).
   """
@@ -512,7 +83,7 @@ _cover_parts.defjvp(_cover_parts_jvp, symbolic_zeros=True)
 
 
 def _cover_violation(D, g, hard):
-  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g`` (the ``"any"`` rule)."""
+  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
   return _cover_parts(D, g, hard)[0]
 
 
@@ -531,9 +102,9 @@ def _split_tangent_operands(operands, with_D_dot, with_g_dot):
 
 
 def _cover_tangent_impl(*operands, hard, with_D_dot, with_g_dot):
-  """The tangent map in JAX (:func:`_tangent_single`): forward mode evaluates it."""
+  """The tangent map in JAX (:func:`tangent_single`): forward mode evaluates it."""
   D, g, _, _, D_dot, g_dot = _split_tangent_operands(operands, with_D_dot, with_g_dot)
-  return _tangent_single(D, g, D_dot, g_dot, hard=hard)
+  return tangent_single(D, g, D_dot, g_dot, hard=hard)
 
 
 def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
@@ -543,7 +114,7 @@ def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
       [ad.instantiate_zeros(t) for t in tangents], with_D_dot, with_g_dot
   )
   return jax.jvp(
-      lambda D, g, D_dot, g_dot: _tangent_single(D, g, D_dot, g_dot, hard=hard),
+      lambda D, g, D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard),
       (D, g, D_dot, g_dot),
       (tD, tg, tD_dot, tg_dot),
   )
@@ -551,16 +122,13 @@ def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
 
 def _cover_tangent_transpose(ct, *operands, hard, with_D_dot, with_g_dot):
   """Reverse mode: the cotangents of ``(D_dot, g_dot)`` by the one-pass reverse kernel."""
-  D, g, S, aux, D_dot, g_dot = _split_tangent_operands(operands, with_D_dot, with_g_dot)
+  D, g, S, aux, _, _ = _split_tangent_operands(operands, with_D_dot, with_g_dot)
   if any(ad.is_undefined_primal(x) for x in (D, g, S, aux)):
     raise NotImplementedError("the cover's tangent map is linear in its tangents only")
-  linear_cts = []
   if type(ct) is ad.Zero:
-    linear_cts = [None] * (with_D_dot + with_g_dot)
-  else:
-    dD, dg = _tangent_transpose(hard, D, g, S, aux, ct)
-    linear_cts = ([dD] if with_D_dot else []) + ([dg] if with_g_dot else [])
-  return [None] * 4 + linear_cts
+    return [None] * (4 + with_D_dot + with_g_dot)
+  dD, dg = _tangent_transpose(hard, D, g, S, aux, ct)
+  return [None] * 4 + ([dD] if with_D_dot else []) + ([dg] if with_g_dot else [])
 
 
 def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
@@ -599,9 +167,7 @@ def _tangent_transpose(hard, D, g, S, aux, ct):
   Its own derivative (reverse mode differentiated again) is that of the transpose JAX derives from
   the JAX tangent map.
   """
-  n = D.shape[-1]
-  g_pos = jnp.where(g > 0, g, jnp.zeros_like(g))
-  v = S if hard else S + g_pos * (aux - math.log(n - 2))  # as _forward_single
+  v = S if hard else soft_value(S, aux, g, D.shape[-1])  # as forward_single
   return _kernels(hard)[1](D, g, v, S, aux, ct)
 
 
@@ -611,7 +177,7 @@ def _tangent_transpose_jvp(hard, primals, tangents):
   tD, tg, _, _, tct = tangents
 
   def transposed(D, g, ct):
-    dD, dg = jax.linear_transpose(lambda D_dot, g_dot: _tangent_single(D, g, D_dot, g_dot, hard=hard), D, g)(ct)
+    dD, dg = jax.linear_transpose(lambda D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard), D, g)(ct)
     return dD, dg
 
   return jax.jvp(transposed, (D, g, ct), (tD, tg, tct))

@@ -7,7 +7,7 @@ import pytest
 from jax.test_util import check_grads
 
 from ste_jax import soft_cover_scores, soft_uncovered_score
-from ste_jax.ops import _covering
+from ste_jax.ops import _cover_kernels
 from tests import oracles
 
 
@@ -25,8 +25,8 @@ def random_edges(rng, n):
 def block_budget(request, patch_trace_constant):
   """Also runs each test with tiny tiles (several blocks of rows ``a`` or ``c``, some padded)."""
   if request.param is not None:
-    patch_trace_constant(_covering, "_TILE_ELEMENTS", request.param)
-    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", request.param)
+    patch_trace_constant(_cover_kernels, "_TILE_ELEMENTS", request.param)
+    patch_trace_constant(_cover_kernels, "_BACKWARD_TILE_ELEMENTS", request.param)
   return request.param
 
 

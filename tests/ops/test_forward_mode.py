@@ -29,7 +29,7 @@ from ste_jax.ops import (
     ste_scores,
     ste_scores_from_edges,
 )
-from ste_jax.ops import _covering
+from ste_jax.ops import _cover_kernels, _covering
 from tests import oracles
 
 
@@ -161,7 +161,7 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
   """n = 7: all rows ``a`` in one block, one row per block (7 // 7), three rows with a padded last block."""
   if block_budget is not None:
-    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", block_budget)
+    patch_trace_constant(_cover_kernels, "_BACKWARD_TILE_ELEMENTS", block_budget)
   D = _edges(4, n=7)
   for gamma_c in (0.0, 0.1):
     f = lambda D: soft_cover_scores(D, gamma_c=gamma_c)
@@ -299,7 +299,7 @@ def test_cover_reverse_pass_is_the_transpose_of_its_tangent_map(x64, gamma_c):
   g = jnp.float64(1.0 if hard else gamma_c)
   violation = lambda D, g: _covering._cover_violation(D, g, hard)
   _, vjp = jax.vjp(violation, D, g)
-  tangent_map = lambda D_dot, g_dot: _covering._tangent_single(D, g, D_dot, g_dot, hard=hard)
+  tangent_map = lambda D_dot, g_dot: _cover_kernels.tangent_single(D, g, D_dot, g_dot, hard=hard)
   derived = jax.linear_transpose(tangent_map, D, g)(ct)
   chex.assert_trees_all_close(vjp(ct), derived, rtol=1e-10, atol=1e-12)
 

@@ -20,7 +20,7 @@ from ste_jax.ops import (
     ste_scores,
     ste_scores_from_edges,
 )
-from ste_jax.ops import _covering
+from ste_jax.ops import _cover_kernels
 from tests import oracles
 
 
@@ -105,8 +105,8 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
 def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant, block_budget, n):
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:
-    patch_trace_constant(_covering, "_TILE_ELEMENTS", block_budget)
-    patch_trace_constant(_covering, "_BACKWARD_TILE_ELEMENTS", block_budget)
+    patch_trace_constant(_cover_kernels, "_TILE_ELEMENTS", block_budget)
+    patch_trace_constant(_cover_kernels, "_BACKWARD_TILE_ELEMENTS", block_budget)
   rng = np.random.default_rng(n)
   D = rng.uniform(size=(n, n))
   D[0] = np.round(D[0] * 2) / 2  # ties among witnesses

@@ -18,10 +18,13 @@
 // _covering.py); the exponent of a pair's maximizers is then set to exactly 0.
 //
 // exp: x = k ln2 + r with k = round(x log2 e) (Cody-Waite: ln2 in two parts, so r is exact to
-// float32 rounding), e^r = 1 + r p(r) with p of degree 5 fitted for relative error on
-// [-ln2/2, ln2/2], 2^k from the exponent bits. Relative error about 1.1e-7 on [-87, 0]; exponents
-// below -88 give 0, NaN stays NaN. Eight lanes at a time with GCC/Clang vector extensions (AVX2
-// registers with -march=native on x86-64, two SSE registers or NEON without).
+// float32 rounding), e^r = 1 + r p(r) with p of degree 4 fitted for relative error on
+// [-ln2/2, ln2/2] (exactly 1 at 0), 2^k from the exponent bits: relative error below 2e-7 on
+// [-87, 0] (tests/ops/test_native.py compares the kernels with float64 equations). NaN stays NaN.
+// The pair-maximum shift clamps exponents at -88 (k >= -127: 2^k is 0 or normal), as a traced
+// g = 0 sends them to -inf; the shift by 1 needs no clamp, its exponents (term - 1) / g lie in
+// [-1/g, 0], within [-50, 0], for terms in [0, 1]. Eight lanes at a time with GCC/Clang vector
+// extensions (AVX2 registers with -march=native on x86-64, two SSE registers or NEON without).
 //
 // Loops: blocks of rows a (their rows of D stay in cache) outside; OpenMP threads share the rows c.
 #include <cmath>
@@ -62,13 +65,14 @@ inline float hmax(v8f v) {
   return m;
 }
 
+template <bool kClamp>
 inline v8f exp8(v8f x) {
-  x = x < splat(-88.0f) ? splat(-88.0f) : x;  // k >= -127: 2^k is 0 or normal; NaN compares false
+  if (kClamp) x = x < splat(-88.0f) ? splat(-88.0f) : x;  // NaN compares false and stays
   const v8f magic = splat(12582912.0f);  // 1.5 * 2^23: (t + magic)'s low mantissa bits hold round(t)
   v8f z = x * 1.44269504088896341f + magic;
   v8f k = z - magic;
   v8f r = (x - k * 0.693359375f) - k * -2.12194440e-4f;  // ln2 = 0.693359375 - 2.12194440e-4 + ...
-  v8f p = ((((0.0013843873f * r + 0.0083741527f) * r + 0.041667998f) * r + 0.16666432f) * r + 0.49999994f) * r + 1.0f;
+  v8f p = (((0.008292494f * r + 0.041897923f) * r + 0.16667600f) * r + 0.49999151f) * r + 0.99999970f;
   v8f e = p * r + 1.0f;
   v8i bits;
   std::memcpy(&bits, &z, sizeof bits);
@@ -78,23 +82,25 @@ inline v8f exp8(v8f x) {
   return e * scale;
 }
 
-inline float exp1(float x) { return exp8(splat(x))[0]; }
+inline float exp1(float x) { return exp8<true>(splat(x))[0]; }
 
-// The exponent of one term: shifted by 1 ("by_one": term / g - 1 / g, exactly 0 at term = 1), or
-// by the pair's maximum (0 at the maximizers, exactly, whatever the rounding of term - S).
+// The unnormalized weight of a term: shifted by 1 (kByOne: exp(term / g - 1 / g), exactly 1 at
+// term = 1), or by the pair's maximum S (exponent exactly 0 at the maximizers, whatever the rounding
+// of term - S).
 struct Shift {
   bool by_one;
   float inv_g;
 };
 
-inline v8f exponent8(const Shift &s, v8f term, v8f S) {
-  if (s.by_one) return term * s.inv_g - s.inv_g;
-  return term >= S ? splat(0.0f) : (term - S) * s.inv_g;
+template <bool kByOne>
+inline v8f weight8(v8f term, v8f S, float inv_g) {
+  if (kByOne) return exp8<false>(term * inv_g - inv_g);
+  return exp8<true>(term >= S ? splat(0.0f) : (term - S) * inv_g);
 }
 
-inline float exponent1(const Shift &s, float term, float S) {
-  if (s.by_one) return term * s.inv_g - s.inv_g;
-  return term >= S ? 0.0f : (term - S) * s.inv_g;
+template <bool kByOne>
+inline float weight1(float term, float S, float inv_g) {
+  return weight8<kByOne>(splat(term), splat(S), inv_g)[0];
 }
 
 Shift shift_for(float g, float min_gamma_shift_by_one) {
@@ -123,18 +129,18 @@ inline float pair_max(const float *d, const float *y, int n) {
   return mm;
 }
 
-inline float pair_sum(const Shift &s, const float *d, const float *y, int n, float S) {
+template <bool kByOne>
+inline float pair_sum(const float *d, const float *y, int n, float S, float inv_g) {
   v8f acc = splat(0.0f), Sv = splat(S);
   int b = 0;
-  for (; b + kLanes <= n; b += kLanes) acc += exp8(exponent8(s, load(d + b) * load(y + b), Sv));
+  for (; b + kLanes <= n; b += kLanes) acc += weight8<kByOne>(load(d + b) * load(y + b), Sv, inv_g);
   float total = hsum(acc);
-  for (; b < n; b++) total += exp1(exponent1(s, d[b] * y[b], S));
+  for (; b < n; b++) total += weight1<kByOne>(d[b] * y[b], S, inv_g);
   return total;
 }
 
-void cover_forward(const float *D, const float *Y, int n, float g, float min_gamma_shift_by_one, float *S_out,
-                   float *aux_out) {
-  const Shift s = shift_for(g, min_gamma_shift_by_one);
+template <bool kByOne>
+void cover_forward(const float *D, const float *Y, int n, float inv_g, float *S_out, float *aux_out) {
   const int a_rows = block_rows(n, 1 << 16);
   for (int a0 = 0; a0 < n; a0 += a_rows) {
     const int a1 = a0 + a_rows < n ? a0 + a_rows : n;
@@ -143,18 +149,18 @@ void cover_forward(const float *D, const float *Y, int n, float g, float min_gam
       const float *y = Y + (size_t)c * n;
       for (int a = a0; a < a1; a++) {
         const float *d = D + (size_t)a * n;
-        const float S = s.by_one ? 1.0f : pair_max(d, y, n);
-        const float excluded = 2.0f * exp1(exponent1(s, 0.0f, S));
+        const float S = kByOne ? 1.0f : pair_max(d, y, n);
+        const float excluded = 2.0f * weight1<kByOne>(0.0f, S, inv_g);  // the two zero terms' share
         S_out[(size_t)c * n + a] = S;
-        aux_out[(size_t)c * n + a] = std::log(pair_sum(s, d, y, n, S) - excluded);
+        aux_out[(size_t)c * n + a] = std::log(pair_sum<kByOne>(d, y, n, S, inv_g) - excluded);
       }
     }
   }
 }
 
-void cover_backward(const float *D, const float *Y, const float *S_in, const float *scale, int n, float g,
-                    float min_gamma_shift_by_one, float *d_c, float *d_a) {
-  const Shift s = shift_for(g, min_gamma_shift_by_one);
+template <bool kByOne>
+void cover_backward(const float *D, const float *Y, const float *S_in, const float *scale, int n, float inv_g,
+                    float *d_c, float *d_a) {
   const int a_rows = block_rows(n, 1 << 15);
   std::memset(d_c, 0, sizeof(float) * (size_t)n * n);
   std::memset(d_a, 0, sizeof(float) * (size_t)n * n);
@@ -187,12 +193,12 @@ void cover_backward(const float *D, const float *Y, const float *S_in, const flo
           int b = 0;
           for (; b + kLanes <= n; b += kLanes) {
             const v8f dv = load(d + b), yv = load(y + b);
-            const v8f G = exp8(exponent8(s, dv * yv, Sv)) * wv;
+            const v8f G = weight8<kByOne>(dv * yv, Sv, inv_g) * wv;
             store(dc + b, load(dc + b) - G * dv);
             store(acc_a + b, load(acc_a + b) + G * yv);
           }
           for (; b < n; b++) {
-            const float G = exp1(exponent1(s, d[b] * y[b], S)) * w;
+            const float G = weight1<kByOne>(d[b] * y[b], S, inv_g) * w;
             dc[b] -= G * d[b];
             acc_a[b] += G * y[b];
           }
@@ -226,8 +232,9 @@ ffi::Error CoverForwardImpl(ffi::Buffer<ffi::F32> D, ffi::Buffer<ffi::F32> Y, ff
   if (dims.size() != 2 || !square(Y, dims[0]) || !square(D, dims[0]) || g.element_count() != 1) {
     return ffi::Error::InvalidArgument("ste_jax_cover_forward: D and Y must be (n, n) and g a scalar");
   }
-  cover_forward(D.typed_data(), Y.typed_data(), static_cast<int>(dims[0]), g.typed_data()[0], min_gamma_shift_by_one,
-                S->typed_data(), aux->typed_data());
+  const Shift s = shift_for(g.typed_data()[0], min_gamma_shift_by_one);
+  auto run = s.by_one ? cover_forward<true> : cover_forward<false>;
+  run(D.typed_data(), Y.typed_data(), static_cast<int>(dims[0]), s.inv_g, S->typed_data(), aux->typed_data());
   return ffi::Error::Success();
 }
 
@@ -239,8 +246,10 @@ ffi::Error CoverBackwardImpl(ffi::Buffer<ffi::F32> D, ffi::Buffer<ffi::F32> Y, f
   if (!square(D, n) || !square(Y, n) || !square(S, n) || !square(scale, n) || g.element_count() != 1) {
     return ffi::Error::InvalidArgument("ste_jax_cover_backward: D, Y, S and scale must be (n, n) and g a scalar");
   }
-  cover_backward(D.typed_data(), Y.typed_data(), S.typed_data(), scale.typed_data(), static_cast<int>(n),
-                 g.typed_data()[0], min_gamma_shift_by_one, d_c->typed_data(), d_a->typed_data());
+  const Shift s = shift_for(g.typed_data()[0], min_gamma_shift_by_one);
+  auto run = s.by_one ? cover_backward<true> : cover_backward<false>;
+  run(D.typed_data(), Y.typed_data(), S.typed_data(), scale.typed_data(), static_cast<int>(n), s.inv_g,
+      d_c->typed_data(), d_a->typed_data());
   return ffi::Error::Success();
 }
 
