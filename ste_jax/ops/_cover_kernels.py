@@ -28,7 +28,7 @@ time (:mod:`ste_jax.ops._covering` batches them and wires them into JAX's autodi
 
 On the CPU, for float32, the value and the reverse pass run as native kernels
 (:mod:`ste_jax.ops._native`: C++ loops with vectorized polynomial exponentials, called through
-``jax.ffi``) that compute the same sums about 3x faster than XLA:CPU's exponentials allow
+``jax.ffi``) that compute the same sums 2.6x faster than XLA:CPU's exponentials allow
 (``benchmarks/exp_rate.py``); other backends, float64, the hard kernels and CPUs where the native
 kernels could not be built run the JAX kernels here (``lax.platform_dependent``;
 :func:`~ste_jax.ops.native_kernels` switches the native ones off).

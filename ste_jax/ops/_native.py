@@ -2,9 +2,10 @@
 
 The soft cover evaluates one exponential per triple ``(c, a, b)`` in its value and one more in its
 reverse pass. XLA:CPU computes them at about 2.4 G exp/s on the 2-core EPYC VM; the loops of
-``_native/cover_kernels.cc`` (vectorized polynomial exponentials, OpenMP over rows ``c``) at about
-3x that (``benchmarks/exp_rate.py``). They are typed XLA FFI handlers that ``jax.ffi.ffi_call``
-runs inside compiled programs; :mod:`ste_jax.ops._covering` calls them for float32 tournaments on
+``_native/cover_kernels.cc`` (vectorized polynomial exponentials, OpenMP over rows ``c``) at 6.2 G
+exp/s, 2.6x (``benchmarks/exp_rate.py``), which halves ``ste_scores``' fwd+bwd at n = 1000 and
+2000 (``benchmarks/operators.py --xla-kernels``, ``benchmarks/RESULTS.md``). They are typed XLA FFI handlers that ``jax.ffi.ffi_call``
+runs inside compiled programs; :mod:`ste_jax.ops._cover_kernels` calls them for float32 tournaments on
 the CPU (``lax.platform_dependent``: other backends, float64 and the hard kernels run the JAX
 kernels, which compute the same values).
 
@@ -12,7 +13,7 @@ Build: the first time a kernel is traced, the source is compiled with the C++ co
 (else ``c++``, ``g++`` or ``clang++``) against the XLA FFI headers of the installed jaxlib
 (``jax.ffi.include_dir()``), with ``-O3 -march=native`` and OpenMP where the compiler has it, into
 a cache directory (``$STE_JAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ste_jax`` or ``~/.cache/ste_jax``),
-under a name that hashes the source, the command, the jaxlib version and the CPU's description,
+under a name that hashes the source, the compiler and its flags, the jaxlib version and the CPU's description,
 so a machine never loads a library built for another CPU or jaxlib. A build takes a few seconds
 once per machine. Where it fails (no compiler, no headers) the reason is logged once (logger
 ``ste_jax``), :func:`native_kernels_status` reports it, and the JAX kernels run instead.
@@ -39,6 +40,8 @@ from ste_jax.ops._trace_option import trace_option
 _logger = logging.getLogger("ste_jax")
 
 _SOURCE = "cover_kernels.cc"
+# Flags of every build (OpenMP is added where the compiler has it); part of the cache key.
+_FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared")
 _TARGETS = {"ste_jax_cover_forward": "SteJaxCoverForward", "ste_jax_cover_backward": "SteJaxCoverBackward"}
 
 # "on" or "off", read while a computation is traced (part of JAX's cache keys where JAX supports
@@ -120,7 +123,7 @@ def _compiler() -> str | None:
 
 def _build(source: bytes, compiler: str, include_dir: str, target: Path) -> None:
   """Compiles ``source`` into the shared library ``target`` (written to a temporary file, then renamed)."""
-  base = [compiler, "-O3", "-march=native", "-std=c++17", "-fPIC", "-shared", "-isystem", include_dir]
+  base = [compiler, *_FLAGS, "-isystem", include_dir]
   with tempfile.TemporaryDirectory() as tmp:
     src = Path(tmp) / _SOURCE
     src.write_bytes(source)
@@ -153,7 +156,8 @@ def built_library() -> Path:
     raise RuntimeError("no C++ compiler found ($CXX, c++, g++, clang++)")
   source = importlib.resources.files("ste_jax.ops").joinpath("_native", _SOURCE).read_bytes()
   key = hashlib.sha256()
-  for part in (source, compiler.encode(), jaxlib.__version__.encode(), _cpu_description().encode()):
+  for part in (source, compiler.encode(), " ".join(_FLAGS).encode(), jaxlib.__version__.encode(),
+               _cpu_description().encode()):
     key.update(part)
     key.update(b"\0")
   target = _cache_dir() / f"cover_kernels-{key.hexdigest()[:20]}.so"
