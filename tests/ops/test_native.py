@@ -137,3 +137,15 @@ def test_without_a_compiler_the_jax_kernels_run_and_the_reason_is_logged(tmp_pat
   assert "native CPU cover kernels unavailable" in run.stderr and "no C++ compiler" in run.stderr
   assert run.stderr.count("native CPU cover kernels unavailable") == 1
 
+
+
+def test_other_backends_lower_without_the_native_kernels():
+  """Lowered for a GPU (no GPU needed: ``jax.export``), the program holds no native call; a CPU
+  program exported inside ``native_kernels(False)`` holds none either (serializable)."""
+  P = jnp.asarray(oracles.random_tournament(np.random.default_rng(2), 6), jnp.float32)
+  grad = jax.jit(jax.grad(lambda P: jnp.sum(ste_scores(P, tau=0.1).uncovered)))
+  assert "ste_jax_cover" not in jax.export.export(grad, platforms=["cuda"])(P).mlir_module()
+  with native_kernels(False):
+    exported = jax.export.export(grad, platforms=["cpu"])(P)
+  assert "ste_jax_cover" not in exported.mlir_module()
+  np.testing.assert_allclose(exported.call(P), grad(P), rtol=1e-5, atol=1e-7)

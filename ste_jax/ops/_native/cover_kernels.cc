@@ -1,9 +1,9 @@
-// Native CPU kernels of the soft cover (ste_jax/ops/_covering.py), as typed XLA FFI handlers that
+// Native CPU kernels of the soft cover (ste_jax/ops/_cover_kernels.py), as typed XLA FFI handlers that
 // jax.ffi.ffi_call runs inside compiled JAX programs (ste_jax/ops/_native.py builds this file).
 //
 // The cover's cost is one exponential per triple (c, a, b) in the value and one more in the
 // reverse pass: XLA:CPU evaluates them at about 2.4 G exp/s on the 2-core EPYC VM, these loops at
-// about 3x that (benchmarks/exp_rate.py). They compute what the JAX kernels compute, in float32:
+// 6.2 G exp/s (benchmarks/exp_rate.py, benchmarks/RESULTS.md). They compute what the JAX kernels compute, in float32:
 //
 //   term[c, a, b] = D[a, b] Y[c, b]      (D, Y = 1 - D: zero diagonals, so the excluded witnesses
 //                                          b = a and b = c have term 0 and are subtracted once)
@@ -15,7 +15,7 @@
 //   d_c[c, b] = -sum_a G D[a, b],    d_a[a, b] = sum_c G Y[c, b].
 //
 // A temperature g <= 0 divides by the smallest normal float (the hard limit, as _divisor() in
-// _covering.py); the exponent of a pair's maximizers is then set to exactly 0.
+// _cover_kernels.py); the exponent of a pair's maximizers is then set to exactly 0.
 //
 // exp: x = k ln2 + r with k = round(x log2 e) (Cody-Waite: ln2 in two parts, so r is exact to
 // float32 rounding), e^r = 1 + r p(r) with p of degree 4 fitted for relative error on
@@ -81,8 +81,6 @@ inline v8f exp8(v8f x) {
   std::memcpy(&scale, &bits, sizeof scale);
   return e * scale;
 }
-
-inline float exp1(float x) { return exp8<true>(splat(x))[0]; }
 
 // The unnormalized weight of a term: shifted by 1 (kByOne: exp(term / g - 1 / g), exactly 1 at
 // term = 1), or by the pair's maximum S (exponent exactly 0 at the maximizers, whatever the rounding
