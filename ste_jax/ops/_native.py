@@ -12,7 +12,8 @@ kernels, which compute the same values).
 Build: the first time a kernel is traced, the source is compiled with the C++ compiler of ``$CXX``
 (else ``c++``, ``g++`` or ``clang++``) against the XLA FFI headers of the installed jaxlib
 (``jax.ffi.include_dir()``), with ``-O3 -march=native`` and OpenMP where the compiler has it, into
-a cache directory (``$STE_JAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ste_jax`` or ``~/.cache/ste_jax``),
+a cache directory (``$STE_JAX_CACHE_DIR``, else ``$XDG_CACHE_HOME/ste_jax`` or ``~/.cache/ste_jax``,
+or a directory under the system's temporary one where those are not writable),
 under a name that hashes the source, the compiler and its flags, the jaxlib version and the CPU's description,
 so a machine never loads a library built for another CPU or jaxlib. A build takes a few seconds
 once per machine. Where it fails (no compiler, no headers) the reason is logged once (logger
@@ -97,11 +98,19 @@ def use_native(dtype) -> bool:
 
 
 def _cache_dir() -> Path:
+  """``$STE_JAX_CACHE_DIR``, else the user's cache directory, else (not writable) a temporary one."""
   explicit = os.environ.get("STE_JAX_CACHE_DIR")
   if explicit:
     return Path(explicit)
   base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-  return Path(base) / "ste_jax"
+  user = Path(base) / "ste_jax"
+  try:
+    user.mkdir(parents=True, exist_ok=True)
+    if os.access(user, os.W_OK):
+      return user
+  except OSError:
+    pass
+  return Path(tempfile.gettempdir()) / f"ste_jax-{os.getuid() if hasattr(os, 'getuid') else 'user'}"
 
 
 def _cpu_description() -> str:

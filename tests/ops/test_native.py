@@ -1,8 +1,10 @@
 """The native CPU cover kernels (ste_jax/ops/_native.py) against the JAX kernels and float64 equations."""
 
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 
 import jax
 import jax.numpy as jnp
@@ -158,3 +160,13 @@ def test_other_backends_lower_without_the_native_kernels():
     exported = jax.export.export(grad, platforms=["cpu"])(P)
   assert "ste_jax_cover" not in exported.mlir_module()
   np.testing.assert_allclose(exported.call(P), grad(P), rtol=1e-5, atol=1e-7)
+
+
+def test_an_unwritable_user_cache_falls_back_to_a_temporary_directory(tmp_path, monkeypatch):
+  monkeypatch.delenv("STE_JAX_CACHE_DIR", raising=False)
+  blocked = tmp_path / "not_a_directory"
+  blocked.write_text("")  # XDG_CACHE_HOME is a file: its ste_jax subdirectory cannot be made
+  monkeypatch.setenv("XDG_CACHE_HOME", str(blocked))
+  assert _native._cache_dir().parent == pathlib.Path(tempfile.gettempdir())
+  monkeypatch.setenv("STE_JAX_CACHE_DIR", str(tmp_path / "explicit"))
+  assert _native._cache_dir() == tmp_path / "explicit"
