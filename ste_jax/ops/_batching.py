@@ -107,37 +107,49 @@ def vmap_by_platform(fun: Callable) -> Callable:
   def rule(axis_size, in_batched, *args):
     leaves, treedef = jax.tree.flatten(list(args))
     batched = jax.tree.leaves(list(in_batched))
-
-    def merge(mapped, shared):
-      mapped, shared = iter(mapped), iter(shared)
-      return treedef.unflatten([next(mapped) if b else next(shared) for b in batched])
-
-    def split(leaves):
-      return ([x for x, b in zip(leaves, batched) if b], [x for x, b in zip(leaves, batched) if not b])
-
-    def looped(*leaves):
-      mapped, shared = split(leaves)
-      # Each item calls ``wrapped`` again, so an enclosing vmap meets this rule once more.
-      return lax.map(lambda item: wrapped(*merge(item, shared)), mapped)
-
-    def vectorized(*leaves):
-      mapped, shared = split(leaves)
-      return jax.vmap(lambda item: fun(*merge(item, shared)), axis_size=axis_size)(mapped)
-
-    out = run_batch(looped, vectorized, *leaves)
+    out = run_batch(
+        # Each item calls ``wrapped`` again, so an enclosing vmap meets this rule once more.
+        lambda *leaves: wrapped(*treedef.unflatten(leaves)),
+        lambda *leaves: fun(*treedef.unflatten(leaves)),
+        leaves, batched, axis_size,
+    )
     return out, jax.tree.map(lambda _: True, out)
 
   return wrapped
 
 
-def run_batch(looped: Callable, vectorized: Callable, *args):
-  """``looped(*args)`` or ``vectorized(*args)``, as :func:`batching_mode` says when this is traced.
+def run_batch(per_item: Callable, vectorizable: Callable, args, batched, axis_size: int):
+  """A batch of ``per_item`` calls, as :func:`batching_mode` says when this is traced.
 
-  The two functions compute the same batch, as a loop over its items or with a batch axis; in the
-  ``"auto"`` mode the choice is made per backend when the program is lowered
-  (``lax.platform_dependent``). Batching rules of primitives use it directly; :func:`vmap_by_platform`
-  wraps a function with it.
+  Args:
+    per_item: called on one item's arguments (a loop over items, ``lax.map``).
+    vectorizable: computes what ``per_item`` computes and can be ``jax.vmap``-ed (the batch axis).
+    args: flat list of arguments; those marked in ``batched`` carry the batch on axis 0, the others
+      are shared by all items.
+    batched: one bool per argument.
+    axis_size: the batch size.
+
+  Returns:
+    The outputs with the batch on axis 0. In the ``"auto"`` mode the loop or the batch axis is
+    chosen per backend when the program is lowered (``lax.platform_dependent``). Used by
+    :func:`vmap_by_platform` and by the batching rules of primitives.
   """
+
+  def merge(mapped, shared):
+    mapped, shared = iter(mapped), iter(shared)
+    return [next(mapped) if b else next(shared) for b in batched]
+
+  def split(args):
+    return [x for x, b in zip(args, batched) if b], [x for x, b in zip(args, batched) if not b]
+
+  def looped(*args):
+    mapped, shared = split(args)
+    return lax.map(lambda item: per_item(*merge(item, shared)), mapped)
+
+  def vectorized(*args):
+    mapped, shared = split(args)
+    return jax.vmap(lambda item: vectorizable(*merge(item, shared)), axis_size=axis_size)(mapped)
+
   mode = _current_mode()
   if mode == "loop":
     return looped(*args)

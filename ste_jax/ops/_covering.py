@@ -28,7 +28,6 @@ import functools
 import jax
 import jax.extend
 import jax.numpy as jnp
-from jax import lax
 from jax.custom_derivatives import SymbolicZero
 from jax.interpreters import ad, batching, mlir
 
@@ -134,22 +133,15 @@ def _cover_tangent_transpose(ct, *operands, hard, with_D_dot, with_g_dot):
 def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
   """A batch as a loop over items on CPU (each item keeps the hand-written transpose), else a batch axis."""
   params = dict(hard=hard, with_D_dot=with_D_dot, with_g_dot=with_g_dot)
-  mapped = [d is not None for d in dims]  # None: not mapped (batching.not_mapped)
-  size = next(a.shape[d] for a, d, m in zip(args, dims, mapped) if m)
-  args = [jnp.moveaxis(a, d, 0) if m else a for a, d, m in zip(args, dims, mapped)]
-
-  def looped(*args):
-    def item(xs):
-      xs = iter(xs)
-      return _cover_tangent_p.bind(*(next(xs) if m else a for a, m in zip(args, mapped)), **params)
-
-    return lax.map(item, [a for a, m in zip(args, mapped) if m])
-
-  def vectorized(*args):
-    in_axes = [0 if m else None for m in mapped]
-    return jax.vmap(functools.partial(_cover_tangent_impl, **params), in_axes=in_axes, axis_size=size)(*args)
-
-  return run_batch(looped, vectorized, *args), 0
+  batched = [d is not None for d in dims]  # None: not mapped (batching.not_mapped)
+  size = next(a.shape[d] for a, d, b in zip(args, dims, batched) if b)
+  args = [jnp.moveaxis(a, d, 0) if b else a for a, d, b in zip(args, dims, batched)]
+  out = run_batch(
+      lambda *a: _cover_tangent_p.bind(*a, **params),
+      functools.partial(_cover_tangent_impl, **params),
+      args, batched, size,
+  )
+  return out, 0
 
 
 _cover_tangent_p.def_impl(_cover_tangent_impl)
