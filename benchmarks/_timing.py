@@ -104,5 +104,3 @@ def run_child(script: str, args: list, timeout: float = 1800.0) -> dict:
     tail = (out.stderr or out.stdout).strip().splitlines()[-1:] or ["?"]
     return {"error": f"exit {out.returncode}: {tail[0][:120]}"}
   return json.loads(out.stdout.strip().splitlines()[-1])
-
-

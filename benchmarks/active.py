@@ -46,12 +46,16 @@ def planted(n, core, seeds):
 
 def bt_cycle(n, seeds, margin=1.0):
   """Bradley--Terry strengths ``N(0, 1)``; the three strongest form a 3-cycle (logit ``+-margin``)."""
+
   def one(key):
     s = jnp.sort(jax.random.normal(key, (n,)))[::-1] + jnp.where(jnp.arange(n) < 3, 1.0, 0.0)
     H = s[:, None] - s[None, :]
     top = jnp.zeros((n, n)).at[0, 1].set(1.0).at[1, 2].set(1.0).at[2, 0].set(1.0)
-    H = jnp.where((jnp.arange(n)[:, None] < 3) & (jnp.arange(n)[None, :] < 3), margin * (top - top.T), H)
+    H = jnp.where(
+      (jnp.arange(n)[:, None] < 3) & (jnp.arange(n)[None, :] < 3), margin * (top - top.T), H
+    )
     return jax.nn.sigmoid(H)
+
   return jax.vmap(one)(jax.random.split(jax.random.key(7), seeds))
 
 
@@ -73,20 +77,28 @@ _COMPILED = {}
 def _simulator(policy, k):
   """One compiled ``vmap`` of the simulator per policy and ``k``: budget and edge level are traced."""
   if (policy, k) not in _COMPILED:
-    _COMPILED[policy, k] = jax.jit(jax.vmap(
-        lambda key, p, level, rounds: simulate_certification(key, p, policy=policy, k=k, max_rounds=rounds,
-                                                             confidence=level, correction="none"),
-        in_axes=(0, 0, None, None)))
+    _COMPILED[policy, k] = jax.jit(
+      jax.vmap(
+        lambda key, p, level, rounds: simulate_certification(
+          key, p, policy=policy, k=k, max_rounds=rounds, confidence=level, correction="none"
+        ),
+        in_axes=(0, 0, None, None),
+      )
+    )
   return _COMPILED[policy, k]
 
 
 def run(P, *, k, rounds, confidence, correction, seeds, policies=POLICIES):
   keys = jax.random.split(jax.random.key(0), seeds)
-  level = edge_level(confidence, P.shape[-1], correction)  # "none" below: the level is already corrected
+  level = edge_level(
+    confidence, P.shape[-1], correction
+  )  # "none" below: the level is already corrected
   out = {}
   for policy in policies:
     start = time.perf_counter()
-    r = jax.device_get(_simulator(policy, k)(keys, P, jnp.asarray(level, P.dtype), jnp.asarray(rounds, jnp.int32)))
+    r = jax.device_get(
+      _simulator(policy, k)(keys, P, jnp.asarray(level, P.dtype), jnp.asarray(rounds, jnp.int32))
+    )
     out[policy] = (r, time.perf_counter() - start)
   return out
 
@@ -105,17 +117,25 @@ def row(name, n, k, conf_name, results):
     wrong = (r.certified & ~r.correct).sum() / max(1, r.certified.sum())
     ratio = u_med / med
     ratio_txt = f"{'>=' if u_censored and not censored else ''}{ratio:.1f}"
-    cells.append(f"{'>=' if censored else ''}{med:.0f} / {cert:.2f} / {wrong:.2f}"
-                 + (f" / {ratio_txt}" if policy != "uniform" else ""))
+    cells.append(
+      f"{'>=' if censored else ''}{med:.0f} / {cert:.2f} / {wrong:.2f}"
+      + (f" / {ratio_txt}" if policy != "uniform" else "")
+    )
   return f"| {name} | {n} | {k} | {conf_name} | " + " | ".join(cells) + " |"
 
 
 def bench(name, P, *, k, rounds, correction="bonferroni", confidence=0.95):
   conf_name = f"{confidence:g} {'core' if correction == 'bonferroni' else 'pair'}"
-  results = run(P, k=k, rounds=rounds, confidence=confidence, correction=correction, seeds=P.shape[0])
+  results = run(
+    P, k=k, rounds=rounds, confidence=confidence, correction=correction, seeds=P.shape[0]
+  )
   print(row(name, P.shape[-1], k, conf_name, results), flush=True)
-  print("  seconds (compile + run): " + ", ".join(f"{p} {secs:.0f}" for p, (_, secs) in results.items()),
-        file=sys.stderr, flush=True)
+  print(
+    "  seconds (compile + run): "
+    + ", ".join(f"{p} {secs:.0f}" for p, (_, secs) in results.items()),
+    file=sys.stderr,
+    flush=True,
+  )
   return results
 
 
@@ -137,14 +157,20 @@ def timing(n=100):
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   size = parser.add_mutually_exclusive_group()
-  size.add_argument("--quick", action="store_true", help="n = 30, |C| = 5 only, 8 seeds (under 2 minutes)")
+  size.add_argument(
+    "--quick", action="store_true", help="n = 30, |C| = 5 only, 8 seeds (under 2 minutes)"
+  )
   size.add_argument("--medium", action="store_true", help="the full grid without the n = 100 rows")
   parser.add_argument("--seeds", type=int, default=None)
-  parser.add_argument("--no-timing", action="store_true", help="skip the suggest_pairs timing at n = 100")
+  parser.add_argument(
+    "--no-timing", action="store_true", help="skip the suggest_pairs timing at n = 100"
+  )
   args = parser.parse_args(argv)
   seeds = args.seeds or (8 if args.quick else 32)
-  print("| truth | n | k | c | active: median comparisons / cert / wrong / x uniform | uniform: median / cert / "
-        "wrong | arena: median / cert / wrong / x uniform |")
+  print(
+    "| truth | n | k | c | active: median comparisons / cert / wrong / x uniform | uniform: median / cert / "
+    "wrong | arena: median / cert / wrong / x uniform |"
+  )
   print("|---|---|---|---|---|---|---|")
   start = time.perf_counter()
   P = planted(30, 5, seeds)
@@ -159,11 +185,15 @@ def main(argv=None):
     bench("BT + 3-cycle on top", bt_cycle(30, seeds), k=30, rounds=3000)
     P, _ = real_win_rates(seeds)
     bench("Vicuna-80 win rates (real)", P, k=4, rounds=3000)
-  line = f"whole run {time.perf_counter() - start:.0f} s, {seeds} seeds ({jax.devices()[0].platform})"
+  line = (
+    f"whole run {time.perf_counter() - start:.0f} s, {seeds} seeds ({jax.devices()[0].platform})"
+  )
   if not args.no_timing:
     t = timing()
-    line = (f"one suggest_pairs call at n = 100 (k = 20, compiled): top_cycle {t['top_cycle']:.3f} s, uncovered "
-            f"{t['uncovered']:.3f} s; " + line)
+    line = (
+      f"one suggest_pairs call at n = 100 (k = 20, compiled): top_cycle {t['top_cycle']:.3f} s, uncovered "
+      f"{t['uncovered']:.3f} s; " + line
+    )
   print("\n" + line)
 
 

@@ -36,7 +36,13 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import compile_and_time, fmt_mb, machine_description, memory_report, run_child  # noqa: E402
+from benchmarks._timing import (
+  compile_and_time,
+  fmt_mb,
+  machine_description,
+  memory_report,
+  run_child,
+)  # noqa: E402
 
 TAU = 0.01
 
@@ -61,7 +67,9 @@ def make_comparisons(n: int, m: int, seed: int = 0):
   return Comparisons.from_arrays(a, b, outcome)
 
 
-def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int, loop_replicas: int) -> dict:
+def child_bootstrap(
+  method: str, n: int, m: int, replicas: int, batch_size: int, loop_replicas: int
+) -> dict:
   import jax
 
   from ste_jax import stats
@@ -69,8 +77,11 @@ def child_bootstrap(method: str, n: int, m: int, replicas: int, batch_size: int,
   c = make_comparisons(n, m)
   score_fn = stats.ste_score_fn(estimator="posterior", tau=TAU)
   if method == "vmap":
+
     def run(key, c):
-      return stats.bootstrap_scores(key, c, score_fn, num_replicas=replicas, batch_size=batch_size or None)
+      return stats.bootstrap_scores(
+        key, c, score_fn, num_replicas=replicas, batch_size=batch_size or None
+      )
 
     compile_s, run_s = compile_and_time(run, jax.random.key(0), c, reps=1)
     return {"compile_s": compile_s, "run_s": run_s, "replicas": replicas, **memory_report()}
@@ -106,7 +117,7 @@ def child_counts(method: str, n: int, m: int) -> dict:
 
     def run():
       wins = np.bincount(a * n + b, weights=w * o, minlength=n * n) + np.bincount(
-          b * n + a, weights=w * (1 - o), minlength=n * n
+        b * n + a, weights=w * (1 - o), minlength=n * n
       )
       wins = wins.reshape(n, n)
       wt = wins.T
@@ -128,9 +139,9 @@ def child_counts(method: str, n: int, m: int) -> dict:
     compile_s, run_s = compile_and_time(posterior_edges, pair_counts(c).wins, reps=20, min_time=0.5)
     return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
   fns = {
-      "pair_counts": lambda c: pair_counts(c).wins,
-      "pair_counts+posterior_edges": lambda c: posterior_edges(pair_counts(c).wins),
-      "pair_counts+win_rate_tournament": lambda c: win_rate_tournament(pair_counts(c)),
+    "pair_counts": lambda c: pair_counts(c).wins,
+    "pair_counts+posterior_edges": lambda c: posterior_edges(pair_counts(c).wins),
+    "pair_counts+win_rate_tournament": lambda c: win_rate_tournament(pair_counts(c)),
   }
   compile_s, run_s = compile_and_time(fns[method], c, reps=20, min_time=0.5)
   return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
@@ -141,15 +152,25 @@ def fmt(x):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--quick", action="store_true", help="small configuration (n=20, m=1e4, R=64)")
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
+  parser.add_argument(
+    "--quick", action="store_true", help="small configuration (n=20, m=1e4, R=64)"
+  )
   parser.add_argument("--agents", type=int, default=100)
   parser.add_argument("--comparisons", type=int, default=100_000)
   parser.add_argument("--replicas", type=int, default=1000)
   parser.add_argument(
-      "--batch-sizes", type=int, nargs="+", default=[1, 10, 100], help="0 = all replicas in one vmap (batch_size=None)"
+    "--batch-sizes",
+    type=int,
+    nargs="+",
+    default=[1, 10, 100],
+    help="0 = all replicas in one vmap (batch_size=None)",
   )
-  parser.add_argument("--loop-replicas", type=int, default=200, help="replicas timed for the loop baseline")
+  parser.add_argument(
+    "--loop-replicas", type=int, default=200, help="replicas timed for the loop baseline"
+  )
   parser.add_argument("--count-comparisons", type=int, default=1_000_000)
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -166,24 +187,29 @@ def main():
   n, m, R = args.agents, args.comparisons, args.replicas
   print(f"machine: {machine_description()}")
   print(
-      f"bootstrap: n = {n} agents, m = {m:,} comparisons, R = {R:,} multinomial replicas; per replica: "
-      f"reweight, pair_counts, posterior_edges, ste_scores_from_edges (tau = gamma = {TAU}, max-min "
-      "reachability), float32"
+    f"bootstrap: n = {n} agents, m = {m:,} comparisons, R = {R:,} multinomial replicas; per replica: "
+    f"reweight, pair_counts, posterior_edges, ste_scores_from_edges (tau = gamma = {TAU}, max-min "
+    "reachability), float32"
   )
   print()
   print(
-      "| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs jitted loop "
-      "| vs un-jitted loop | peak RSS (MB) | peak device (MB) |"
+    "| method | batch size | compile (s) | run (s) | replicas timed | replicas/s | vs jitted loop "
+    "| vs un-jitted loop | peak RSS (MB) | peak device (MB) |"
   )
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   loop = run_child(__file__, ["bootstrap", "loop", n, m, R, 0, args.loop_replicas])
   eager = run_child(__file__, ["bootstrap", "eager", n, m, R, 0, max(1, args.loop_replicas // 10)])
   loop_rate = None if "error" in loop else loop["replicas"] / loop["run_s"]
   eager_rate = None if "error" in eager else eager["replicas"] / eager["run_s"]
-  rows = [("Python loop, jitted replica", "—", loop), ("Python loop, un-jitted replica", "—", eager)]
+  rows = [
+    ("Python loop, jitted replica", "—", loop),
+    ("Python loop, un-jitted replica", "—", eager),
+  ]
   for b in args.batch_sizes:
     label = str(b) if b else "all (None)"
-    rows.append(("bootstrap_scores", label, run_child(__file__, ["bootstrap", "vmap", n, m, R, b, 0])))
+    rows.append(
+      ("bootstrap_scores", label, run_child(__file__, ["bootstrap", "vmap", n, m, R, b, 0]))
+    )
   for method, b, r in rows:
     if "error" in r:
       print(f"| {method} | {b} | error: {r['error']} ||||||||")
@@ -192,31 +218,39 @@ def main():
     ratio = f"{rate / loop_rate:.3g}x" if loop_rate and r is not loop else ""
     ratio_eager = f"{rate / eager_rate:.3g}x" if eager_rate and r is not eager else ""
     print(
-        f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | {rate:.1f} | {ratio} | "
-        f"{ratio_eager} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
-        flush=True,
+      f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | {rate:.1f} | {ratio} | "
+      f"{ratio_eager} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
+      flush=True,
     )
 
   mc = args.count_comparisons
   print()
-  print(f"counts and estimators: n = {n} agents, m = {mc:,} comparisons, float32 (NumPy baseline float64)")
+  print(
+    f"counts and estimators: n = {n} agents, m = {mc:,} comparisons, float32 (NumPy baseline float64)"
+  )
   print()
   print("| computation | compile (s) | run (s) | comparisons/s | peak RSS (MB) |")
   print("|---|---:|---:|---:|---:|")
-  methods = ("pair_counts", "pair_counts+posterior_edges", "pair_counts+win_rate_tournament", "numpy", "posterior_edges")
+  methods = (
+    "pair_counts",
+    "pair_counts+posterior_edges",
+    "pair_counts+win_rate_tournament",
+    "numpy",
+    "posterior_edges",
+  )
   for method in methods:
     r = run_child(__file__, ["counts", method, n, mc])
     label = {
-        "numpy": "NumPy bincount + scipy betainc (baseline for posterior_edges)",
-        "posterior_edges": f"posterior_edges alone, on the {n} x {n} counts",
+      "numpy": "NumPy bincount + scipy betainc (baseline for posterior_edges)",
+      "posterior_edges": f"posterior_edges alone, on the {n} x {n} counts",
     }.get(method, method)
     if "error" in r:
       print(f"| {label} | error: {r['error']} ||||")
       continue
     rate = "—" if method == "posterior_edges" else f"{mc / r['run_s']:.3g}"
     print(
-        f"| {label} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {rate} | {r['peak_rss_mb']:.0f} |",
-        flush=True,
+      f"| {label} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {rate} | {r['peak_rss_mb']:.0f} |",
+      flush=True,
     )
 
 

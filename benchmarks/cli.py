@@ -47,7 +47,9 @@ def write_arena(path: pathlib.Path, n: int, m: int, seed: int = 0) -> str:
   b = (a + rng.integers(1, n, m)) % n  # never a self-pair
   logit = strength[a] - strength[b]
   cyc = (a < 5) & (b < 5)
-  logit = np.where(cyc, np.where(np.isin((b - a) % 5, (1, 2)), 1.5, -1.5), logit)  # ... that is a 5-cycle
+  logit = np.where(
+    cyc, np.where(np.isin((b - a) % 5, (1, 2)), 1.5, -1.5), logit
+  )  # ... that is a 5-cycle
   p = 1.0 / (1.0 + np.exp(-logit))
   winner = np.where(rng.random(m) < 0.1, "tie", np.where(rng.random(m) < p, "a", "b"))
   names = np.array([f"agent-{i:04d}" for i in range(n)])
@@ -66,9 +68,11 @@ def write_league(path: pathlib.Path, n: int, m: int, seed: int = 0) -> str:
   _write(path, names[a], names[b], np.where(o == 1.0, "a", "b"))
   games = np.bincount(np.concatenate([a, b]), minlength=n)
   pairs = len(np.unique(np.minimum(a, b) * n + np.maximum(a, b)))
-  return (f"sparse_league(key {seed}): {n} agents, {m} comparisons, {pairs} distinct pairs "
-          f"({pairs / (n * (n - 1) / 2):.1%} of all), games per agent min {games.min()} / median "
-          f"{np.median(games):g} / max {games.max()}, {np.mean(games <= 5):.0%} of agents with <= 5")
+  return (
+    f"sparse_league(key {seed}): {n} agents, {m} comparisons, {pairs} distinct pairs "
+    f"({pairs / (n * (n - 1) / 2):.1%} of all), games per agent min {games.min()} / median "
+    f"{np.median(games):g} / max {games.max()}, {np.mean(games <= 5):.0%} of agents with <= 5"
+  )
 
 
 def _write(path, a, b, winner) -> None:
@@ -83,25 +87,38 @@ def run(args: list, source: pathlib.Path) -> tuple[float, float, str, int]:
   env = dict(os.environ, PYTHONPATH=str(source))
   with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
     start = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "ste_jax", *args], stdout=out, stderr=err, cwd=source, env=env)
+    proc = subprocess.Popen(
+      [sys.executable, "-m", "ste_jax", *args], stdout=out, stderr=err, cwd=source, env=env
+    )
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     out.seek(0)
     err.seek(0)
     code = os.waitstatus_to_exitcode(status)
     if code != 0:
-      print(f"  ({source}: {' '.join(args[2:])} failed: {err.read().strip().splitlines()[-1:]})", file=sys.stderr)
+      print(
+        f"  ({source}: {' '.join(args[2:])} failed: {err.read().strip().splitlines()[-1:]})",
+        file=sys.stderr,
+      )
     return wall, usage.ru_maxrss / 1024.0, out.read(), code
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--input", choices=("league", "arena"), default="league")
-  parser.add_argument("--agents", type=int, default=None, help="default 1200 (league) / 1000 (arena)")
-  parser.add_argument("--comparisons", type=int, default=None, help="default 30000 (league) / 100000 (arena)")
+  parser.add_argument(
+    "--agents", type=int, default=None, help="default 1200 (league) / 1000 (arena)"
+  )
+  parser.add_argument(
+    "--comparisons", type=int, default=None, help="default 30000 (league) / 100000 (arena)"
+  )
   parser.add_argument("--replicas", type=int, default=200)
   parser.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=list(ESTIMATORS))
-  parser.add_argument("--before", type=pathlib.Path, default=None, help="source tree of an older revision")
+  parser.add_argument(
+    "--before", type=pathlib.Path, default=None, help="source tree of an older revision"
+  )
   args = parser.parse_args()
   league = args.input == "league"
   n = args.agents or (1200 if league else 1000)
@@ -114,11 +131,22 @@ def main():
     print()
     print("| source | estimator | wall (s) | peak RSS (MB) | rows out |")
     print("|---|---|---:|---:|---:|")
-    sources = [("this checkout", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
+    sources = [("this checkout", ROOT)] + (
+      [("before", args.before.resolve())] if args.before else []
+    )
     for estimator in args.estimators:
       for label, source in sources:
-        cmd = ["score", str(path), "--estimator", estimator, "--bootstrap", str(args.replicas), "--output", "csv",
-               "--no-progress"]
+        cmd = [
+          "score",
+          str(path),
+          "--estimator",
+          estimator,
+          "--bootstrap",
+          str(args.replicas),
+          "--output",
+          "csv",
+          "--no-progress",
+        ]
         wall, rss, out, code = run(cmd, source)
         rows = max(0, len(out.strip().splitlines()) - 1) if code == 0 else "failed"
         print(f"| {label} | {estimator} | {wall:.1f} | {rss:.0f} | {rows} |", flush=True)

@@ -61,29 +61,41 @@ def compiled_values(W, **constants):
 
 def print_header(args, current: str):
   print(f"machine: {machine_description()}")
-  print(f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
-        f"median of {args.rounds} interleaved rounds; {current}")
+  print(
+    f"inputs: {'uniform' if args.uniform else 'half {0, 1/4, 1/2, 1}, half uniform (ties)'}; "
+    f"median of {args.rounds} interleaved rounds; {current}"
+  )
   print()
 
 
 def pivot_table(args):
-  print_header(args, f"pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}")
+  print_header(
+    args,
+    f"pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}",
+  )
   head = " | ".join(f"edges, {p} (s) | values, {p} (s)" for p in args.pivots)
   print(f"| n | {head} |")
   print("|---:|" + "---:|" * (2 * len(args.pivots)))
   for n in args.sizes:
     W = jax.numpy.asarray(edge_input(n, args.uniform))
-    fns = {(p, kind): compile(W, _PIVOTS_PER_SWEEP=p)
-           for p in args.pivots for kind, compile in (("edges", compiled_edges), ("values", compiled_values))}
+    fns = {
+      (p, kind): compile(W, _PIVOTS_PER_SWEEP=p)
+      for p in args.pivots
+      for kind, compile in (("edges", compiled_edges), ("values", compiled_values))
+    }
     for (p, kind), fn in fns.items():
       np.testing.assert_array_equal(fn(W), fns[args.pivots[0], kind](W))
-    med = interleaved_medians({key: functools.partial(fn, W) for key, fn in fns.items()}, args.rounds)
+    med = interleaved_medians(
+      {key: functools.partial(fn, W) for key, fn in fns.items()}, args.rounds
+    )
     cells = " | ".join(f"{med[p, 'edges']:.4g} | {med[p, 'values']:.4g}" for p in args.pivots)
     print(f"| {n} | {cells} |", flush=True)
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 500, 700, 1000, 2000])
   parser.add_argument("--rounds", type=int, default=5)
   parser.add_argument("--uniform", action="store_true", help="uniform entries (no ties)")
@@ -92,16 +104,26 @@ def main():
   if args.pivots:
     return pivot_table(args)
   print_header(args, f"current _SELECT_KEYS_MIN_N = {_maxmin._SELECT_KEYS_MIN_N}")
-  print("| n | per component (s) | compound select (s) | per component / select | closure values alone (s) |")
+  print(
+    "| n | per component (s) | compound select (s) | per component / select | closure values alone (s) |"
+  )
   print("|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     W = jax.numpy.asarray(edge_input(n, args.uniform))
-    fns = {"per component": compiled_edges(W, _SELECT_KEYS_MIN_N=1 << 30),
-           "select": compiled_edges(W, _SELECT_KEYS_MIN_N=0), "values": compiled_values(W)}
+    fns = {
+      "per component": compiled_edges(W, _SELECT_KEYS_MIN_N=1 << 30),
+      "select": compiled_edges(W, _SELECT_KEYS_MIN_N=0),
+      "values": compiled_values(W),
+    }
     np.testing.assert_array_equal(fns["per component"](W), fns["select"](W))
-    med = interleaved_medians({name: functools.partial(fn, W) for name, fn in fns.items()}, args.rounds)
-    print(f"| {n} | {med['per component']:.4g} | {med['select']:.4g} | "
-          f"{med['per component'] / med['select']:.2f}x | {med['values']:.4g} |", flush=True)
+    med = interleaved_medians(
+      {name: functools.partial(fn, W) for name, fn in fns.items()}, args.rounds
+    )
+    print(
+      f"| {n} | {med['per component']:.4g} | {med['select']:.4g} | "
+      f"{med['per component'] / med['select']:.2f}x | {med['values']:.4g} |",
+      flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -65,11 +65,17 @@ def main():
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--sizes", type=int, nargs="+", default=[100, 300, 1000])
   parser.add_argument("--reps", type=int, default=20)
-  parser.add_argument("--batch", type=int, default=0, help="tournaments per call (0: one, no batch axis)")
+  parser.add_argument(
+    "--batch", type=int, default=0, help="tournaments per call (0: one, no batch axis)"
+  )
   args = parser.parse_args()
-  print(f"jax {jax.__version__}, backend {jax.default_backend()}, devices {jax.devices()}"
-        + (f"; a batch of {args.batch} tournaments per call" if args.batch else ""))
-  print("| n | algorithm | closure (ms) | ste fwd+bwd (ms) | fwd+bwd ratio to Floyd-Warshall | max abs diff | peak device (MB) |")
+  print(
+    f"jax {jax.__version__}, backend {jax.default_backend()}, devices {jax.devices()}"
+    + (f"; a batch of {args.batch} tournaments per call" if args.batch else "")
+  )
+  print(
+    "| n | algorithm | closure (ms) | ste fwd+bwd (ms) | fwd+bwd ratio to Floyd-Warshall | max abs diff | peak device (MB) |"
+  )
   print("|---:|---|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     if args.batch:
@@ -84,10 +90,16 @@ def main():
       rows[algorithm] = (t_closure, t_grad, R, value, grad, peak_device_mb())
     base = rows["floyd_warshall"]
     for algorithm, (t_closure, t_grad, R, value, grad, peak) in rows.items():
-      diff = max(float(jnp.max(jnp.abs(R - base[2]))), float(jnp.abs(value - base[3])),
-                 float(jnp.max(jnp.abs(grad - base[4]))))
-      print(f"| {n} | {algorithm} | {1e3 * t_closure:.3f} | {1e3 * t_grad:.3f} | {t_grad / base[1]:.2f} | "
-            f"{diff:.1e} | {peak} |", flush=True)
+      diff = max(
+        float(jnp.max(jnp.abs(R - base[2]))),
+        float(jnp.abs(value - base[3])),
+        float(jnp.max(jnp.abs(grad - base[4]))),
+      )
+      print(
+        f"| {n} | {algorithm} | {1e3 * t_closure:.3f} | {1e3 * t_grad:.3f} | {t_grad / base[1]:.2f} | "
+        f"{diff:.1e} | {peak} |",
+        flush=True,
+      )
 
 
 if __name__ == "__main__":

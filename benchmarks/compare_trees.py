@@ -33,15 +33,22 @@ def _fmt(x: float) -> str:
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("baseline", type=pathlib.Path, help="root of the baseline source tree")
   parser.add_argument(
-      "--configs", nargs="+", default=["100 ste", "1000 ste"],
-      help='operators.py child arguments, e.g. "1000 ste" or "100 batch-loop 100"',
+    "--configs",
+    nargs="+",
+    default=["100 ste", "1000 ste"],
+    help='operators.py child arguments, e.g. "1000 ste" or "100 batch-loop 100"',
   )
   parser.add_argument("--rounds", type=int, default=3)
   args = parser.parse_args()
-  trees = {"baseline": args.baseline.resolve() / "benchmarks" / "operators.py", "this tree": ROOT / "benchmarks" / "operators.py"}
+  trees = {
+    "baseline": args.baseline.resolve() / "benchmarks" / "operators.py",
+    "this tree": ROOT / "benchmarks" / "operators.py",
+  }
   for name, script in trees.items():
     if not script.exists():
       sys.exit(f"{name}: no {script}")
@@ -63,15 +70,17 @@ def main():
           continue
         runs[(tree, key)].append(out)
         print(
-            f"| {r} | {tree} | {key} | " + " | ".join(
-                f"{out[f]:.0f}" if f == "peak_rss_mb" else _fmt(out[f]) for f in _FIELDS
-            ) + " |",
-            flush=True,
+          f"| {r} | {tree} | {key} | "
+          + " | ".join(f"{out[f]:.0f}" if f == "peak_rss_mb" else _fmt(out[f]) for f in _FIELDS)
+          + " |",
+          flush=True,
         )
   print()
   print("Median over rounds; ratio = baseline / this tree (> 1: this tree is faster).")
   print()
-  print("| config | baseline fwd (s) | this fwd (s) | fwd ratio | baseline fwd+bwd (s) | this fwd+bwd (s) | fwd+bwd ratio | baseline RSS (MB) | this RSS (MB) |")
+  print(
+    "| config | baseline fwd (s) | this fwd (s) | fwd ratio | baseline fwd+bwd (s) | this fwd+bwd (s) | fwd+bwd ratio | baseline RSS (MB) | this RSS (MB) |"
+  )
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
   for c in configs:
     key = " ".join(c)
@@ -81,10 +90,10 @@ def main():
       continue
     med = lambda rs, f: statistics.median(x[f] for x in rs)
     print(
-        f"| {key} | {_fmt(med(base, 'forward_s'))} | {_fmt(med(this, 'forward_s'))} | "
-        f"{med(base, 'forward_s') / med(this, 'forward_s'):.2f}x | {_fmt(med(base, 'forward_backward_s'))} | "
-        f"{_fmt(med(this, 'forward_backward_s'))} | {med(base, 'forward_backward_s') / med(this, 'forward_backward_s'):.2f}x | "
-        f"{med(base, 'peak_rss_mb'):.0f} | {med(this, 'peak_rss_mb'):.0f} |"
+      f"| {key} | {_fmt(med(base, 'forward_s'))} | {_fmt(med(this, 'forward_s'))} | "
+      f"{med(base, 'forward_s') / med(this, 'forward_s'):.2f}x | {_fmt(med(base, 'forward_backward_s'))} | "
+      f"{_fmt(med(this, 'forward_backward_s'))} | {med(base, 'forward_backward_s') / med(this, 'forward_backward_s'):.2f}x | "
+      f"{med(base, 'peak_rss_mb'):.0f} | {med(this, 'peak_rss_mb'):.0f} |"
     )
 
 

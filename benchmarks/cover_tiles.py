@@ -26,16 +26,20 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-import ste_jax  # noqa: E402
 from benchmarks._timing import interleaved_medians, machine_description, patched  # noqa: E402
 from benchmarks.operators import make_tournament  # noqa: E402
+import ste_jax  # noqa: E402
 from ste_jax.ops import _cover_kernels  # noqa: E402
 
 
 def compiled_pair(D, W, value_log2: int, backward_log2: int):
   """(forward, value_and_grad) compiled with the two tile budgets ``2**value_log2``, ``2**backward_log2``."""
-  with patched(_cover_kernels, _TILE_ELEMENTS=1 << value_log2, _BACKWARD_TILE_ELEMENTS=1 << backward_log2), \
-      ste_jax.ops.native_kernels(False):
+  with (
+    patched(
+      _cover_kernels, _TILE_ELEMENTS=1 << value_log2, _BACKWARD_TILE_ELEMENTS=1 << backward_log2
+    ),
+    ste_jax.ops.native_kernels(False),
+  ):
     loss = lambda D: jnp.sum(W * ste_jax.soft_cover_scores(D, gamma_c=0.05))
     forward = jax.jit(lambda D: ste_jax.soft_cover_scores(D, gamma_c=0.05)).lower(D).compile()
     both = jax.jit(jax.value_and_grad(loss)).lower(D).compile()
@@ -43,18 +47,28 @@ def compiled_pair(D, W, value_log2: int, backward_log2: int):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 2000])
   parser.add_argument("--rounds", type=int, default=3)
-  parser.add_argument("--budgets", nargs="+", default=["18:18", "18:20"],
-                      help="value:backward tile budgets as log2 of elements")
+  parser.add_argument(
+    "--budgets",
+    nargs="+",
+    default=["18:18", "18:20"],
+    help="value:backward tile budgets as log2 of elements",
+  )
   args = parser.parse_args()
   budgets = [tuple(int(x) for x in b.split(":")) for b in args.budgets]
   print(f"machine: {machine_description()}")
-  print(f"soft_cover_scores(D, gamma_c=0.05), float32; median of {args.rounds} interleaved rounds; "
-        f"current budgets 2^{_cover_kernels._TILE_ELEMENTS.bit_length() - 1}:2^{_cover_kernels._BACKWARD_TILE_ELEMENTS.bit_length() - 1}")
+  print(
+    f"soft_cover_scores(D, gamma_c=0.05), float32; median of {args.rounds} interleaved rounds; "
+    f"current budgets 2^{_cover_kernels._TILE_ELEMENTS.bit_length() - 1}:2^{_cover_kernels._BACKWARD_TILE_ELEMENTS.bit_length() - 1}"
+  )
   print()
-  print("| n | budgets (log2 value:backward) | backward a-rows | forward (s) | fwd+bwd (s) | fwd+bwd vs first |")
+  print(
+    "| n | budgets (log2 value:backward) | backward a-rows | forward (s) | fwd+bwd (s) | fwd+bwd vs first |"
+  )
   print("|---:|---|---:|---:|---:|---:|")
   for n in args.sizes:
     P = jnp.asarray(make_tournament(n))
@@ -63,14 +77,22 @@ def main():
     fns = {b: compiled_pair(D, W, *b) for b in budgets}
     ref = fns[budgets[0]][1](D)
     for b, (_, both) in fns.items():
-      np.testing.assert_allclose(both(D)[1], ref[1], rtol=1e-4, atol=1e-6 * float(jnp.max(jnp.abs(ref[1]))))
-    med = interleaved_medians({(b, k): functools.partial(pair[k], D) for b, pair in fns.items() for k in (0, 1)}, args.rounds)
+      np.testing.assert_allclose(
+        both(D)[1], ref[1], rtol=1e-4, atol=1e-6 * float(jnp.max(jnp.abs(ref[1])))
+      )
+    med = interleaved_medians(
+      {(b, k): functools.partial(pair[k], D) for b, pair in fns.items() for k in (0, 1)},
+      args.rounds,
+    )
     first = med[budgets[0], 1]
     for b in budgets:
       with patched(_cover_kernels, _BACKWARD_TILE_ELEMENTS=1 << b[1]):
         rows = _cover_kernels._backward_block_rows(n)
       fwd, both = med[b, 0], med[b, 1]
-      print(f"| {n} | {b[0]}:{b[1]} | {rows} | {fwd:.4g} | {both:.4g} | {first / both:.2f}x |", flush=True)
+      print(
+        f"| {n} | {b[0]}:{b[1]} | {rows} | {fwd:.4g} | {both:.4g} | {first / both:.2f}x |",
+        flush=True,
+      )
 
 
 if __name__ == "__main__":

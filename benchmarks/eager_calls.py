@@ -41,10 +41,14 @@ def child(tree: str, n: int) -> dict:
 
   import ste_jax  # pylint: disable=g-import-not-at-top
 
-  assert pathlib.Path(ste_jax.__file__).resolve().is_relative_to(pathlib.Path(tree).resolve()), ste_jax.__file__
+  assert pathlib.Path(ste_jax.__file__).resolve().is_relative_to(pathlib.Path(tree).resolve()), (
+    ste_jax.__file__
+  )
   rng = np.random.default_rng(0)
   upper = rng.uniform(0.05, 0.95, size=(n, n))
-  P = jnp.asarray((np.triu(upper, 1) + np.tril(1.0 - upper.T, -1) + 0.5 * np.eye(n)).astype(np.float32))
+  P = jnp.asarray(
+    (np.triu(upper, 1) + np.tril(1.0 - upper.T, -1) + 0.5 * np.eye(n)).astype(np.float32)
+  )
 
   def timed(f):
     t0 = time.perf_counter()
@@ -56,11 +60,11 @@ def child(tree: str, n: int) -> dict:
     return s.top_cycle.sum() + s.uncovered.sum()
 
   return {
-      "first": timed(lambda: ste_jax.ste_scores(P, tau=0.05)),
-      "again": timed(lambda: ste_jax.ste_scores(P, tau=0.05)),
-      "new_tau": timed(lambda: ste_jax.ste_scores(P, tau=0.07)),
-      "grad_first": timed(lambda: jax.grad(lambda P: loss(P, 0.05))(P)),
-      "grad_again": timed(lambda: jax.grad(lambda P: loss(P, 0.05))(P)),
+    "first": timed(lambda: ste_jax.ste_scores(P, tau=0.05)),
+    "again": timed(lambda: ste_jax.ste_scores(P, tau=0.05)),
+    "new_tau": timed(lambda: ste_jax.ste_scores(P, tau=0.07)),
+    "grad_first": timed(lambda: jax.grad(lambda P: loss(P, 0.05))(P)),
+    "grad_again": timed(lambda: jax.grad(lambda P: loss(P, 0.05))(P)),
   }
 
 
@@ -78,11 +82,19 @@ def _fmt(x: float) -> str:
 
 
 def main(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-  parser.add_argument("--baseline", type=pathlib.Path, default=None, help="root of a baseline source tree")
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
+  parser.add_argument(
+    "--baseline", type=pathlib.Path, default=None, help="root of a baseline source tree"
+  )
   parser.add_argument("--sizes", type=int, nargs="+", default=[10, 100, 300])
-  parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds (medians are printed)")
-  parser.add_argument("--child", nargs=2, metavar=("TREE", "N"), default=None, help=argparse.SUPPRESS)
+  parser.add_argument(
+    "--rounds", type=int, default=2, help="interleaved rounds (medians are printed)"
+  )
+  parser.add_argument(
+    "--child", nargs=2, metavar=("TREE", "N"), default=None, help=argparse.SUPPRESS
+  )
   args = parser.parse_args(argv)
   if args.child:
     print(json.dumps(child(args.child[0], int(args.child[1]))))
@@ -94,8 +106,10 @@ def main(argv=None):
   if args.baseline is not None:
     trees = {"baseline": args.baseline.resolve(), "this tree": ROOT}
   print(f"machine: {machine_description()}")
-  print("ste_scores(P, tau) called eagerly, float32, fresh process per row; seconds per call "
-        f"(median of {args.rounds} interleaved rounds)")
+  print(
+    "ste_scores(P, tau) called eagerly, float32, fresh process per row; seconds per call "
+    f"(median of {args.rounds} interleaved rounds)"
+  )
   print()
   print("| n | tree | first | again | new tau | grad first | grad again |")
   print("|---:|---|---:|---:|---:|---:|---:|")

@@ -30,9 +30,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import jax  # noqa: E402
+from jax import lax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
 
 from benchmarks._timing import interleaved_medians, machine_description  # noqa: E402
 from ste_jax.ops import _native, native_kernels_status  # noqa: E402
@@ -86,11 +86,15 @@ def cover_shaped_sum(exp, n: int, rows: int = 256):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--n", type=int, default=1000)
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--degrees", type=int, nargs="+", default=[4, 5, 6])
-  parser.add_argument("--no-native", action="store_true", help="skip the row of ste_jax's native kernel")
+  parser.add_argument(
+    "--no-native", action="store_true", help="skip the row of ste_jax's native kernel"
+  )
   args = parser.parse_args()
   n = args.n
   rows = max(r for r in range(1, min(256, n) + 1) if n % r == 0)  # tiles of up to 256 rows a
@@ -102,28 +106,44 @@ def main():
   for d in args.degrees:
     for rounding in ("round", "magic"):
       variants[f"degree {d}, {rounding}"] = polynomial_exp(d, rounding)
-  compiled = {k: jax.jit(cover_shaped_sum(e, n, rows)).lower(D, Y, inv_g).compile() for k, e in variants.items()}
-  errors = {k: f"{float(jnp.max(jnp.abs(jax.jit(e)(x) / jnp.exp(x) - 1.0))):.1e}" for k, e in variants.items()}
-  reference = np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)  # [c, a]
+  compiled = {
+    k: jax.jit(cover_shaped_sum(e, n, rows)).lower(D, Y, inv_g).compile()
+    for k, e in variants.items()
+  }
+  errors = {
+    k: f"{float(jnp.max(jnp.abs(jax.jit(e)(x) / jnp.exp(x) - 1.0))):.1e}"
+    for k, e in variants.items()
+  }
+  reference = (
+    np.asarray(compiled["jnp.exp"](D, Y, inv_g)).transpose(1, 0, 2).reshape(n, n)
+  )  # [c, a]
   available, detail = (False, "--no-native") if args.no_native else native_kernels_status()
   if available:
     row = "ste_jax native kernel via jax.ffi, in jit"
 
-    def native_sums(D, Y, inv_g):  # the kernel subtracts two zero terms' share, exp(-1/g) each; add it back
+    def native_sums(
+      D, Y, inv_g
+    ):  # the kernel subtracts two zero terms' share, exp(-1/g) each; add it back
       _, aux = _native.cover_forward(D, Y, 1.0 / inv_g, min_gamma_shift_by_one=0.0)
       return jnp.exp(aux) + 2.0 * jnp.exp(-inv_g)
 
     compiled[row] = jax.jit(native_sums).lower(D, Y, inv_g).compile()
     np.testing.assert_allclose(np.asarray(compiled[row](D, Y, inv_g)), reference, rtol=1e-5)
     errors[row] = "see tests/ops/test_native.py"
-  med = interleaved_medians({k: functools.partial(fn, D, Y, inv_g) for k, fn in compiled.items()}, args.rounds)
+  med = interleaved_medians(
+    {k: functools.partial(fn, D, Y, inv_g) for k, fn in compiled.items()}, args.rounds
+  )
   print(f"machine: {machine_description()}")
-  print(f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), g = 0.05, float32; "
-        f"medians of {args.rounds} interleaved rounds")
+  print(
+    f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), g = 0.05, float32; "
+    f"medians of {args.rounds} interleaved rounds"
+  )
   if not available:
     print(f"(the native kernel's row is skipped: {detail})")
   print()
-  print("| exponential | time (s) | G exp/s | time vs jnp.exp | max rel. error vs jnp.exp on [-50, 0] |")
+  print(
+    "| exponential | time (s) | G exp/s | time vs jnp.exp | max rel. error vs jnp.exp on [-50, 0] |"
+  )
   print("|---|---:|---:|---:|---:|")
   base = med["jnp.exp"]
   for k in compiled:

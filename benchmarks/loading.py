@@ -51,23 +51,46 @@ sys.path.insert(0, str(ROOT))
 import numpy as np  # noqa: E402
 
 NUM_MODELS = 150
-CATEGORIES = ("coding", "math", "creative_writing", "instruction_following", "hard_prompts",
-              "multi_turn", "longer_query", "other")
+CATEGORIES = (
+  "coding",
+  "math",
+  "creative_writing",
+  "instruction_following",
+  "hard_prompts",
+  "multi_turn",
+  "longer_query",
+  "other",
+)
 LANGUAGES = ("English", "Chinese", "Russian", "German", "Spanish", "Japanese", "French", "other")
 BAD_EVERY = 5000  # one planted bad row per BAD_EVERY rows
 SIZES = (10_000, 100_000, 1_000_000, 2_000_000)
 QUICK_SIZES = (10_000, 100_000)
 FORMATS = ("csv", "parquet", "pgn")
-PGN_LINES_PER_GAME = 8  # five tags, a blank line, the movetext, a blank line: game i starts at line 8 i + 1
+PGN_LINES_PER_GAME = (
+  8  # five tags, a blank line, the movetext, a blank line: game i starts at line 8 i + 1
+)
 # The baseline's tag pattern: simpler than the reader's (no surrounding blanks, no line-end checks),
 # the least work that still finds every tag pair of the files written here.
 PGN_TAG = r'^\[(\w+) "((?:[^"\\]|\\.)*)"\]'
 
 
 def model_names(n: int) -> np.ndarray:
-  families = ("gpt", "claude", "llama", "mistral", "gemini", "qwen", "vicuna", "yi", "phi", "command")
-  return np.array([f"{families[i % len(families)]}-{i // len(families) + 1}-{i:03d}" for i in range(n)],
-                  dtype=object)
+  families = (
+    "gpt",
+    "claude",
+    "llama",
+    "mistral",
+    "gemini",
+    "qwen",
+    "vicuna",
+    "yi",
+    "phi",
+    "command",
+  )
+  return np.array(
+    [f"{families[i % len(families)]}-{i // len(families) + 1}-{i:03d}" for i in range(n)],
+    dtype=object,
+  )
 
 
 def battles(num_rows: int, seed: int = 0):
@@ -87,8 +110,11 @@ def battles(num_rows: int, seed: int = 0):
     b[same] = rng.choice(NUM_MODELS, size=int(same.sum()), p=popularity)
   p_a = 1.0 / (1.0 + np.exp(strength[b] - strength[a]))
   u = rng.random(num_rows)
-  winner = np.where(u < 0.1, "tie (bothbad)", np.where(u < 0.3, "tie", np.where(
-      rng.random(num_rows) < p_a, "model_a", "model_b"))).astype(object)
+  winner = np.where(
+    u < 0.1,
+    "tie (bothbad)",
+    np.where(u < 0.3, "tie", np.where(rng.random(num_rows) < p_a, "model_a", "model_b")),
+  ).astype(object)
   names = model_names(NUM_MODELS)
   model_a, model_b = names[a], names[b]
 
@@ -107,15 +133,19 @@ def battles(num_rows: int, seed: int = 0):
       planted[int(i)] = "self-comparison"
 
   cat_p = np.array([0.18, 0.12, 0.1, 0.2, 0.15, 0.08, 0.1, 0.07])
-  df = pd.DataFrame({
+  df = pd.DataFrame(
+    {
       "question_id": [f"{x:016x}" for x in rng.integers(0, 2**63, num_rows)],
       "model_a": model_a,
       "model_b": model_b,
       "winner": winner,
-      "category": np.array(CATEGORIES, dtype=object)[rng.choice(len(CATEGORIES), num_rows, p=cat_p)],
+      "category": np.array(CATEGORIES, dtype=object)[
+        rng.choice(len(CATEGORIES), num_rows, p=cat_p)
+      ],
       "language": np.array(LANGUAGES, dtype=object)[rng.choice(len(LANGUAGES), num_rows)],
       "tstamp": 1.7e9 + np.sort(rng.random(num_rows)) * 3e7,
-  })
+    }
+  )
   return df, planted
 
 
@@ -123,11 +153,23 @@ def pgn_text(df) -> str:
   """The battles as PGN games (``PGN_LINES_PER_GAME`` lines each). A planted unknown winner label
   becomes the result ``*`` (an unfinished game: "unknown winner label"), an empty one stays empty
   ("missing field")."""
-  result = df["winner"].map({"model_a": "1-0", "model_b": "0-1", "tie": "1/2-1/2", "tie (bothbad)": "1/2-1/2", "": ""})
+  result = df["winner"].map(
+    {"model_a": "1-0", "model_b": "0-1", "tie": "1/2-1/2", "tie (bothbad)": "1/2-1/2", "": ""}
+  )
   result = result.fillna("*").to_numpy(dtype=object)
-  games = ('[Event "arena"]\n[White "' + df["model_a"].to_numpy(dtype=object) + '"]\n[Black "'
-           + df["model_b"].to_numpy(dtype=object) + '"]\n[Result "' + result + '"]\n[Category "'
-           + df["category"].to_numpy(dtype=object) + '"]\n\n' + result + "\n\n")
+  games = (
+    '[Event "arena"]\n[White "'
+    + df["model_a"].to_numpy(dtype=object)
+    + '"]\n[Black "'
+    + df["model_b"].to_numpy(dtype=object)
+    + '"]\n[Result "'
+    + result
+    + '"]\n[Category "'
+    + df["category"].to_numpy(dtype=object)
+    + '"]\n\n'
+    + result
+    + "\n\n"
+  )
   return "".join(games)
 
 
@@ -190,19 +232,32 @@ def child(kind: str, path: str, fmt: str, planted_path: str) -> dict:
     out["rejected"] = len(report.rejected)
     out["agents"] = c.num_agents
     out["contexts"] = c.num_contexts
-    out["total_ok"] = bool(abs(float(pc.totals.sum()) / 2 - report.num_comparisons) < 1e-3 * report.num_comparisons)
+    out["total_ok"] = bool(
+      abs(float(pc.totals.sum()) / 2 - report.num_comparisons) < 1e-3 * report.num_comparisons
+    )
   out["peak_rss_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
   return out
 
 
 def parse_args(argv=None):
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--quick", action="store_true", help=f"sizes {QUICK_SIZES} only (< 1 minute)")
-  parser.add_argument("--sizes", type=int, nargs="+", default=None, help=f"row counts (default {SIZES})")
+  parser.add_argument(
+    "--sizes", type=int, nargs="+", default=None, help=f"row counts (default {SIZES})"
+  )
   parser.add_argument("--formats", nargs="+", choices=FORMATS, default=list(FORMATS))
-  parser.add_argument("--child", nargs=4, metavar=("KIND", "PATH", "FORMAT", "PLANTED"), default=None,
-                      help=argparse.SUPPRESS)
-  parser.add_argument("--write", nargs=2, metavar=("ROWS", "FOLDER"), default=None, help=argparse.SUPPRESS)
+  parser.add_argument(
+    "--child",
+    nargs=4,
+    metavar=("KIND", "PATH", "FORMAT", "PLANTED"),
+    default=None,
+    help=argparse.SUPPRESS,
+  )
+  parser.add_argument(
+    "--write", nargs=2, metavar=("ROWS", "FOLDER"), default=None, help=argparse.SUPPRESS
+  )
   return parser.parse_args(argv)
 
 
@@ -222,20 +277,27 @@ def main(argv=None):
   sizes = args.sizes or (QUICK_SIZES if args.quick else SIZES)
   script = str(pathlib.Path(__file__).resolve())
   print(f"machine: {machine_description()}")
-  print(f"input: synthetic arena battles, {NUM_MODELS} models (Zipf 1.1 popularity), ~20% tie, "
-        f"~10% tie (bothbad), {len(CATEGORIES)} categories, 7 columns, 1 planted bad row per {BAD_EVERY}")
+  print(
+    f"input: synthetic arena battles, {NUM_MODELS} models (Zipf 1.1 popularity), ~20% tie, "
+    f"~10% tie (bothbad), {len(CATEGORIES)} categories, 7 columns, 1 planted bad row per {BAD_EVERY}"
+  )
   print()
-  print("| rows | format | file (MiB) | ste_jax load (s) | rows/s | pair_counts first / warm (s) "
-        "| peak RSS (MiB) | baseline read (s) | baseline peak RSS (MiB) | ste_jax / baseline | report |")
+  print(
+    "| rows | format | file (MiB) | ste_jax load (s) | rows/s | pair_counts first / warm (s) "
+    "| peak RSS (MiB) | baseline read (s) | baseline peak RSS (MiB) | ste_jax / baseline | report |"
+  )
   print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
   failed = False
   start_rss = []
   with tempfile.TemporaryDirectory(prefix="ste_jax_loading_") as tmp:
     for n in sizes:
       t0 = time.perf_counter()
-      written = subprocess.run([sys.executable, script, "--write", str(n), tmp], capture_output=True,
-                               text=True, check=True)
-      paths = {k: pathlib.Path(v) for k, v in json.loads(written.stdout.strip().splitlines()[-1]).items()}
+      written = subprocess.run(
+        [sys.executable, script, "--write", str(n), tmp], capture_output=True, text=True, check=True
+      )
+      paths = {
+        k: pathlib.Path(v) for k, v in json.loads(written.stdout.strip().splitlines()[-1]).items()
+      }
       print(f"  (wrote {n} rows in {time.perf_counter() - t0:.1f} s)", file=sys.stderr, flush=True)
       for fmt in args.formats:
         path = paths[fmt]
@@ -245,19 +307,28 @@ def main(argv=None):
         start_rss += [r["rss_start_mib"] for r in (ours, base) if "rss_start_mib" in r]
         if "error" in ours or "error" in base:
           failed = True
-          print(f"| {n} | {fmt} | {mib:.1f} | {ours.get('error', '')} | | | | {base.get('error', '')} | | | failed |",
-                flush=True)
+          print(
+            f"| {n} | {fmt} | {mib:.1f} | {ours.get('error', '')} | | | | {base.get('error', '')} | | | failed |",
+            flush=True,
+          )
           continue
-        checks = ours["rows"] == n and base["rows"] == n and ours["rejected_ok"] and ours["total_ok"]
+        checks = (
+          ours["rows"] == n and base["rows"] == n and ours["rejected_ok"] and ours["total_ok"]
+        )
         failed |= not checks
         verdict = f"{ours['rejected']} rejected, lines ok" if checks else "MISMATCH"
-        print(f"| {n} | {fmt} | {mib:.1f} | {ours['load_s']:.2f} | {n / ours['load_s']:,.0f} "
-              f"| {ours['counts_first_s']:.2f} / {ours['counts_warm_s']:.3f} | {ours['peak_rss_mib']:.0f} "
-              f"| {base['load_s']:.2f} | {base['peak_rss_mib']:.0f} | {ours['load_s'] / base['load_s']:.1f}x "
-              f"| {verdict} |", flush=True)
+        print(
+          f"| {n} | {fmt} | {mib:.1f} | {ours['load_s']:.2f} | {n / ours['load_s']:,.0f} "
+          f"| {ours['counts_first_s']:.2f} / {ours['counts_warm_s']:.3f} | {ours['peak_rss_mib']:.0f} "
+          f"| {base['load_s']:.2f} | {base['peak_rss_mib']:.0f} | {ours['load_s'] / base['load_s']:.1f}x "
+          f"| {verdict} |",
+          flush=True,
+        )
   if start_rss:
     print()
-    print(f"peak RSS of a child after its imports, before loading: {min(start_rss):.0f}-{max(start_rss):.0f} MiB")
+    print(
+      f"peak RSS of a child after its imports, before loading: {min(start_rss):.0f}-{max(start_rss):.0f} MiB"
+    )
   return 1 if failed else 0
 
 

@@ -34,7 +34,9 @@ from ste_jax.stats import sparse_league  # noqa: E402
 
 def probe(seed: int, cycle: float, games: int):
   """The league with ``games`` extra games per core pair: ``(comparisons, core indices)``."""
-  league = sparse_league(jax.random.key(seed), num_agents=300, num_comparisons=6000, cycle_strength=cycle)
+  league = sparse_league(
+    jax.random.key(seed), num_agents=300, num_comparisons=6000, cycle_strength=cycle
+  )
   c, P = league.comparisons, np.asarray(league.P)
   core = np.flatnonzero(np.asarray(top_cycle(league.P)))
   rng = np.random.default_rng(seed)
@@ -44,8 +46,9 @@ def probe(seed: int, cycle: float, games: int):
     extra += [(x, y) for y in rng.integers(300, size=20) if y not in core]
   for u, v in extra:
     a.append(u), b.append(v), o.append(float(rng.random() < P[u, v]))
-  comps = Comparisons.from_arrays(np.asarray(a, np.int32), np.asarray(b, np.int32), np.asarray(o, np.float32),
-                                  agents=c.agents)
+  comps = Comparisons.from_arrays(
+    np.asarray(a, np.int32), np.asarray(b, np.int32), np.asarray(o, np.float32), agents=c.agents
+  )
   return comps, core
 
 
@@ -55,10 +58,14 @@ def main(argv=None):
   parser.add_argument("--cycle", type=float, default=2.5)
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
-  print(f"machine: {machine_description()}; league n=300, 6000 matches, cycle logit {args.cycle}, seed {args.seed}")
-  print("| games per core pair | chosen model | CV log-loss (model / BT) | core records (wins of first / games) "
-        "| table P for those pairs | table's hard TC | contradictions reported | most often in the replicas' TC, "
-        "Poisson (P(TC), games) | same, parametric |")
+  print(
+    f"machine: {machine_description()}; league n=300, 6000 matches, cycle logit {args.cycle}, seed {args.seed}"
+  )
+  print(
+    "| games per core pair | chosen model | CV log-loss (model / BT) | core records (wins of first / games) "
+    "| table P for those pairs | table's hard TC | contradictions reported | most often in the replicas' TC, "
+    "Poisson (P(TC), games) | same, parametric |"
+  )
   print("|---|---|---|---|---|---|---|---|---|")
   for g in args.games:
     comps, core = probe(args.seed, args.cycle, g)
@@ -68,22 +75,38 @@ def main(argv=None):
     records, probs = [], []
     for x, y in ((core[0], core[1]), (core[1], core[2]), (core[2], core[0])):
       fwd, bwd = (a == x) & (b == y), (a == y) & (b == x)
-      records.append(f"{names[x]}>{names[y]} {o[fwd].sum() + (1 - o[bwd]).sum():.0f}/{fwd.sum() + bwd.sum()}")
+      records.append(
+        f"{names[x]}>{names[y]} {o[fwd].sum() + (1 - o[bwd]).sum():.0f}/{fwd.sum() + bwd.sum()}"
+      )
       probs.append(f"{table.P[x, y]:.2f}")
     m = table.model
-    model = "BT" if m.chosen.rank == 0 else f"BT + rank {m.chosen.rank} (ridge {m.chosen.l2_skew:g})"
+    model = (
+      "BT" if m.chosen.rank == 0 else f"BT + rank {m.chosen.rank} (ridge {m.chosen.l2_skew:g})"
+    )
     found = table.diagnostics.contradictions
-    shown = "; ".join(f"{c.winner}>{c.loser} {c.record_wins:g}/{c.games:g} (p={c.p_value:.1e})" for c in found) or "none"
+    shown = (
+      "; ".join(
+        f"{c.winner}>{c.loser} {c.record_wins:g}/{c.games:g} (p={c.p_value:.1e})" for c in found
+      )
+      or "none"
+    )
     games = np.bincount(np.concatenate([a, b]), minlength=len(names))
-    est = build_estimator("model", comps, key=jax.random.split(jax.random.key(0))[0])  # the table's fit key
+    est = build_estimator(
+      "model", comps, key=jax.random.split(jax.random.key(0))[0]
+    )  # the table's fit key
     frequent = []
     for resampling in ("poisson", "parametric"):
-      p_tc = bootstrap_hard_memberships(jax.random.key(1), comps, est, num_replicas=200,
-                                        resampling=resampling).top_cycle.mean(axis=0)
+      p_tc = bootstrap_hard_memberships(
+        jax.random.key(1), comps, est, num_replicas=200, resampling=resampling
+      ).top_cycle.mean(axis=0)
       top = np.argsort(-p_tc, kind="stable")[:4]
-      frequent.append(", ".join(f"{names[i]}{'*' if i in core else ''} ({p_tc[i]:.2f}, {games[i]})" for i in top))
-    print(f"| {g} | {model} | {m.cv_log_loss:.4f} / {m.bt_cv_log_loss:.4f} | {', '.join(records)} | {', '.join(probs)} "
-          f"| {', '.join(table.top_cycle)} | {shown} | {frequent[0]} | {frequent[1]} |")
+      frequent.append(
+        ", ".join(f"{names[i]}{'*' if i in core else ''} ({p_tc[i]:.2f}, {games[i]})" for i in top)
+      )
+    print(
+      f"| {g} | {model} | {m.cv_log_loss:.4f} / {m.bt_cv_log_loss:.4f} | {', '.join(records)} | {', '.join(probs)} "
+      f"| {', '.join(table.top_cycle)} | {shown} | {frequent[0]} | {frequent[1]} |"
+    )
   print(f"true Top Cycle (* in the last columns): {', '.join(names[i] for i in core)}")
 
 

@@ -104,19 +104,28 @@ print(json.dumps(out))
 
 def child(code: str, source: pathlib.Path, *args) -> dict:
   env = dict(os.environ, PYTHONPATH=str(source))
-  proc = subprocess.run([sys.executable, "-c", code, *map(str, args)], cwd=source, env=env, capture_output=True,
-                        text=True)
+  proc = subprocess.run(
+    [sys.executable, "-c", code, *map(str, args)],
+    cwd=source,
+    env=env,
+    capture_output=True,
+    text=True,
+  )
   if proc.returncode != 0:
     raise SystemExit(f"{source}: child failed:\n{proc.stderr[-2000:]}")
   return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--agents", type=int, default=1000)
   parser.add_argument("--comparisons", type=int, default=100_000)
   parser.add_argument("--replicas", type=int, default=16, help="bootstrap replicas per timed call")
-  parser.add_argument("--before", type=pathlib.Path, default=None, help="source tree of an older revision")
+  parser.add_argument(
+    "--before", type=pathlib.Path, default=None, help="source tree of an older revision"
+  )
   parser.add_argument("--objective", action="store_true", help="also time the objective both ways")
   args = parser.parse_args()
   with tempfile.TemporaryDirectory() as tmp:
@@ -127,7 +136,9 @@ def main():
     print()
     if args.objective:
       o = child(OBJECTIVE, ROOT, path)
-      print(f"penalized objective over {o['pairs']} observed pairs (rank-2 model), median of 20 calls:")
+      print(
+        f"penalized objective over {o['pairs']} observed pairs (rank-2 model), median of 20 calls:"
+      )
       print()
       print("| compiled with | objective (ms) | value and gradient (ms) |")
       print("|---|---:|---:|")
@@ -137,16 +148,22 @@ def main():
       ratio = o["default"][0] / o["gather_friendly"][0]
       print(f"\nobjective: default / gather-friendly = {ratio:.1f}x")
       print()
-    sources = [("this checkout", ROOT)] + ([("before", args.before.resolve())] if args.before else [])
+    sources = [("this checkout", ROOT)] + (
+      [("before", args.before.resolve())] if args.before else []
+    )
     r = args.replicas
-    print(f"| source | fit, first call (s) | fit, second call (s) | s per replica, batch 8 | s per replica, batch 1 "
-          f"| first bootstrap call, batch 8 / 1 ({r} replicas, s) | chosen model |")
+    print(
+      f"| source | fit, first call (s) | fit, second call (s) | s per replica, batch 8 | s per replica, batch 1 "
+      f"| first bootstrap call, batch 8 / 1 ({r} replicas, s) | chosen model |"
+    )
     print("|---|---:|---:|---:|---:|---:|---|")
     for label, source in sources:
       t = child(CHILD, source, path, r)
-      print(f"| {label} | {t['fit_first']:.1f} | {t['fit_second']:.1f} | {t['boot8_second'] / r:.3f} | "
-            f"{t['boot1_second'] / r:.3f} | {t['boot8_first']:.1f} / {t['boot1_first']:.1f} | {t['chosen']} |",
-            flush=True)
+      print(
+        f"| {label} | {t['fit_first']:.1f} | {t['fit_second']:.1f} | {t['boot8_second'] / r:.3f} | "
+        f"{t['boot1_second'] / r:.3f} | {t['boot8_first']:.1f} / {t['boot1_first']:.1f} | {t['chosen']} |",
+        flush=True,
+      )
 
 
 if __name__ == "__main__":

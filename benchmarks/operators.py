@@ -34,9 +34,17 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import compile_and_time, fmt_mb, machine_description, memory_report, run_child  # noqa: E402
+from benchmarks._timing import (
+  compile_and_time,
+  fmt_mb,
+  machine_description,
+  memory_report,
+  run_child,
+)  # noqa: E402
 
-NAIVE_MAX_N = 100  # the literal transcription needs O(n^4) autodiff memory (2.5 GB peak RSS at n = 100)
+NAIVE_MAX_N = (
+  100  # the literal transcription needs O(n^4) autodiff memory (2.5 GB peak RSS at n = 100)
+)
 
 
 def make_tournament(n: int, seed: int = 0) -> np.ndarray:
@@ -71,6 +79,7 @@ def child(n: int, method: str, batch: int = 0) -> dict:
       return s.top_cycle, s.uncovered
 
   elif method == "ste":
+
     def scores(P):
       s = ste_jax.ste_scores(P, tau=0.05)
       return s.top_cycle, s.uncovered
@@ -90,11 +99,15 @@ def child(n: int, method: str, batch: int = 0) -> dict:
       return jnp.sum(s.top_cycle) + jnp.sum(s.uncovered)
 
     timed = {
-        "cover_forward_s": (cover, D), "cover_fwd_bwd_s": (jax.grad(cover), D),
-        "top_cycle_fwd_bwd_s": (jax.grad(top_cycle), P), "ste_fwd_bwd_s": (jax.grad(both), P),
+      "cover_forward_s": (cover, D),
+      "cover_fwd_bwd_s": (jax.grad(cover), D),
+      "top_cycle_fwd_bwd_s": (jax.grad(top_cycle), P),
+      "ste_fwd_bwd_s": (jax.grad(both), P),
     }
     with kernels_block:
-      return {k: compile_and_time(f, x, reps=reps, min_time=min_time)[1] for k, (f, x) in timed.items()}
+      return {
+        k: compile_and_time(f, x, reps=reps, min_time=min_time)[1] for k, (f, x) in timed.items()
+      }
   elif method == "hard":
     c_tc, t_tc = compile_and_time(ste_jax.top_cycle, P, reps=5)
     c_uc, t_uc = compile_and_time(ste_jax.uncovered_set, P, reps=5)
@@ -107,16 +120,18 @@ def child(n: int, method: str, batch: int = 0) -> dict:
     return jnp.sum(t) + jnp.sum(u)
 
   reps = 5 if n <= 500 else 2
-  min_time = 1.0 if n <= 200 else 0.0  # milliseconds per call: repeat for a second, report the median
+  min_time = (
+    1.0 if n <= 200 else 0.0
+  )  # milliseconds per call: repeat for a second, report the median
   with ste_jax.ops.batching_mode(mode), kernels_block:  # read while tracing
     compile_fwd, fwd = compile_and_time(scores, P, reps=reps, min_time=min_time)
     compile_bwd, fwd_bwd = compile_and_time(jax.grad(loss), P, reps=reps, min_time=min_time)
   return {
-      "compile_fwd_s": compile_fwd,
-      "forward_s": fwd,
-      "compile_grad_s": compile_bwd,
-      "forward_backward_s": fwd_bwd,
-      **memory_report(),
+    "compile_fwd_s": compile_fwd,
+    "forward_s": fwd,
+    "compile_grad_s": compile_bwd,
+    "forward_backward_s": fwd_bwd,
+    **memory_report(),
   }
 
 
@@ -125,22 +140,33 @@ def fmt(x, unit=""):
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--sizes", type=int, nargs="*", default=[100, 200, 500, 1000, 2000])
   parser.add_argument("--hard-n", type=int, default=1000)
   parser.add_argument(
-      "--batch", type=int, nargs=2, default=[100, 100], metavar=("B", "N"),
-      help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
+    "--batch",
+    type=int,
+    nargs=2,
+    default=[100, 100],
+    metavar=("B", "N"),
+    help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
   )
   parser.add_argument(
-      "--xla-kernels", action="store_true",
-      help="also time ste_scores with the cover's JAX kernels instead of its native CPU kernels "
-      "(ste_jax.ops.native_kernels(False)) at each size, and the parts with them",
+    "--xla-kernels",
+    action="store_true",
+    help="also time ste_scores with the cover's JAX kernels instead of its native CPU kernels "
+    "(ste_jax.ops.native_kernels(False)) at each size, and the parts with them",
   )
   parser.add_argument(
-      "--parts", type=int, nargs="*", default=[], metavar="N",
-      help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the Top-Cycle "
-      "score alone (closure; fwd+bwd) and both scores, in one process",
+    "--parts",
+    type=int,
+    nargs="*",
+    default=[],
+    metavar="N",
+    help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the Top-Cycle "
+    "score alone (closure; fwd+bwd) and both scores, in one process",
   )
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
@@ -151,11 +177,13 @@ def main():
 
   print(f"machine: {machine_description()}")
   if args.sizes:
-    print("ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P")
+    print(
+      "ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P"
+    )
     print()
     print(
-        "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
-        "| fwd+bwd vs naive |"
+      "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
+      "| fwd+bwd vs naive |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for n in args.sizes:
@@ -172,39 +200,53 @@ def main():
         if method.startswith("ste") and "naive" in rows and "error" not in rows["naive"]:
           ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
         print(
-            f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
-            f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
-            flush=True,
+          f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
+          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
+          flush=True,
         )
   B, nb = args.batch
   if B:
     print()
-    print(f"jax.vmap of ste_scores over B = {B} tournaments of n = {nb}: the kernels of the batch as a loop vs a batch axis")
+    print(
+      f"jax.vmap of ste_scores over B = {B} tournaments of n = {nb}: the kernels of the batch as a loop vs a batch axis"
+    )
     print()
-    print("| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |")
+    print(
+      "| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
-    methods = ("batch-loop", "batch-axis") + (("batch-loop-xla", "batch-axis-xla") if args.xla_kernels else ())
+    methods = ("batch-loop", "batch-axis") + (
+      ("batch-loop-xla", "batch-axis-xla") if args.xla_kernels else ()
+    )
     rows = {m: run_child(__file__, [nb, m, B]) for m in methods}
     for method, r in rows.items():
       if "error" in r:
         print(f"| {method} | error: {r['error']} |||||||")
         continue
       loop = rows["batch-loop"]
-      ratio = "" if method == "batch-loop" or "error" in loop else f"{loop['forward_backward_s'] / r['forward_backward_s']:.2f}x"
+      ratio = (
+        ""
+        if method == "batch-loop" or "error" in loop
+        else f"{loop['forward_backward_s'] / r['forward_backward_s']:.2f}x"
+      )
       print(
-          f"| {method.removeprefix('batch-')} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | "
-          f"{fmt(r['forward_backward_s'])} | {1e3 * r['forward_backward_s'] / B:.2f} | {r['peak_rss_mb']:.0f} | "
-          f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
-          flush=True,
+        f"| {method.removeprefix('batch-')} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | "
+        f"{fmt(r['forward_backward_s'])} | {1e3 * r['forward_backward_s'] / B:.2f} | {r['peak_rss_mb']:.0f} | "
+        f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
+        flush=True,
       )
   if args.parts:
     print()
-    print("Where the fwd+bwd time goes (one process per n; D = sigmoid((P - 1/2) / 0.05), gamma_c = tau = 0.05). "
-          "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction of them per tile, "
-          "so twice the cover's forward is what two such passes cost here.")
+    print(
+      "Where the fwd+bwd time goes (one process per n; D = sigmoid((P - 1/2) / 0.05), gamma_c = tau = 0.05). "
+      "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction of them per tile, "
+      "so twice the cover's forward is what two such passes cost here."
+    )
     print()
-    print("| n | cover kernels | cover forward (s) | cover fwd+bwd (s) | 2 x cover forward (s) | "
-          "top-cycle score fwd+bwd (s) | ste_scores fwd+bwd (s) |")
+    print(
+      "| n | cover kernels | cover forward (s) | cover fwd+bwd (s) | 2 x cover forward (s) | "
+      "top-cycle score fwd+bwd (s) | ste_scores fwd+bwd (s) |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|")
     for n in args.parts:
       for method in ("parts", "parts-xla") if args.xla_kernels else ("parts",):
@@ -213,9 +255,11 @@ def main():
         if "error" in r:
           print(f"| {n} | {kernels} | error: {r['error']} |||||")
           continue
-        print(f"| {n} | {kernels} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | "
-              f"{fmt(2 * r['cover_forward_s'])} | {fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |",
-              flush=True)
+        print(
+          f"| {n} | {kernels} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | "
+          f"{fmt(2 * r['cover_forward_s'])} | {fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |",
+          flush=True,
+        )
   if args.hard_n:
     r = run_child(__file__, [args.hard_n, "hard"])
     print()

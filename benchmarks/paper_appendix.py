@@ -32,7 +32,9 @@ from benchmarks._timing import interleaved_medians, machine_description  # noqa:
 from benchmarks.operators import make_tournament  # noqa: E402
 
 _ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_DEFAULT_PAPER = os.path.join(os.path.dirname(_ROOT), "shared", "paper", "soft_tournament_equilibrium.tex")
+_DEFAULT_PAPER = os.path.join(
+  os.path.dirname(_ROOT), "shared", "paper", "soft_tournament_equilibrium.tex"
+)
 
 
 def appendix_namespace(paper: str) -> dict:
@@ -47,12 +49,18 @@ def appendix_namespace(paper: str) -> dict:
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--sizes", type=int, nargs="+", default=[30, 100])
   parser.add_argument("--rounds", type=int, default=3)
   parser.add_argument("--paper", default=_DEFAULT_PAPER)
-  parser.add_argument("--dtype", choices=["float32", "float64"], default="float32",
-                      help="both implementations in this dtype (float64: jax_enable_x64)")
+  parser.add_argument(
+    "--dtype",
+    choices=["float32", "float64"],
+    default="float32",
+    help="both implementations in this dtype (float64: jax_enable_x64)",
+  )
   args = parser.parse_args()
   try:
     import torch
@@ -69,11 +77,17 @@ def main():
 
   import ste_jax
 
-  print(f"machine: {machine_description()}; torch {torch.__version__} ({torch.get_num_threads()} threads)")
-  print(f"ste_scores(P, tau=0.05) vs the paper's compute_ste_scores(P, tau=0.05), {args.dtype}, K = n - 1; "
-        f"grad of sum(t) + sum(u) w.r.t. P; medians of {args.rounds} interleaved rounds")
+  print(
+    f"machine: {machine_description()}; torch {torch.__version__} ({torch.get_num_threads()} threads)"
+  )
+  print(
+    f"ste_scores(P, tau=0.05) vs the paper's compute_ste_scores(P, tau=0.05), {args.dtype}, K = n - 1; "
+    f"grad of sum(t) + sum(u) w.r.t. P; medians of {args.rounds} interleaved rounds"
+  )
   print()
-  print("| n | appendix forward (s) | appendix fwd+bwd (s) | ste forward (s) | ste fwd+bwd (s) | fwd+bwd: ste faster by | max abs diff t, u | max abs diff grad |")
+  print(
+    "| n | appendix forward (s) | appendix fwd+bwd (s) | ste forward (s) | ste fwd+bwd (s) | fwd+bwd: ste faster by | max abs diff t, u | max abs diff grad |"
+  )
   print("|---:|---:|---:|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     P = make_tournament(n).astype(args.dtype)
@@ -90,17 +104,30 @@ def main():
 
     P_j = jnp.asarray(P)
     forward = jax.jit(lambda P: tuple(ste_jax.ste_scores(P, tau=0.05))).lower(P_j).compile()
-    grad = jax.jit(jax.grad(lambda P: sum(jnp.sum(s) for s in ste_jax.ste_scores(P, tau=0.05)))).lower(P_j).compile()
-    med = interleaved_medians({
-        "af": appendix_forward, "ab": appendix_both, "sf": lambda: forward(P_j), "sb": lambda: grad(P_j),
-    }, args.rounds)
+    grad = (
+      jax.jit(jax.grad(lambda P: sum(jnp.sum(s) for s in ste_jax.ste_scores(P, tau=0.05))))
+      .lower(P_j)
+      .compile()
+    )
+    med = interleaved_medians(
+      {
+        "af": appendix_forward,
+        "ab": appendix_both,
+        "sf": lambda: forward(P_j),
+        "sb": lambda: grad(P_j),
+      },
+      args.rounds,
+    )
     t_a, u_a, g_a = appendix_both()
     t_s, u_s = (np.asarray(x) for x in forward(P_j))
     g_s = np.asarray(grad(P_j))
     diff_scores = max(np.max(np.abs(t_a - t_s)), np.max(np.abs(u_a - u_s)))
     diff_grad = np.max(np.abs(g_a - g_s))
-    print(f"| {n} | {med['af']:.3g} | {med['ab']:.3g} | {med['sf']:.3g} | {med['sb']:.3g} | "
-          f"{med['ab'] / med['sb']:.0f}x | {diff_scores:.1e} | {diff_grad:.1e} |", flush=True)
+    print(
+      f"| {n} | {med['af']:.3g} | {med['ab']:.3g} | {med['sf']:.3g} | {med['sb']:.3g} | "
+      f"{med['ab'] / med['sb']:.0f}x | {diff_scores:.1e} | {diff_grad:.1e} |",
+      flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -64,7 +64,13 @@ sys.path.insert(0, str(ROOT))
 
 from ste_jax.benchmarking import _planted_core  # noqa: E402
 from ste_jax.benchmarking._planted_experiments import (  # noqa: E402,F401  (re-exported for tests)
-    FULL, METHODS, MODEL_METHOD, QUICK, RECOVERY_METHODS, Config)
+  FULL,
+  METHODS,
+  MODEL_METHOD,
+  QUICK,
+  RECOVERY_METHODS,
+  Config,
+)
 
 COMMAND = "python benchmarks/planted_core.py"
 DEFAULT_OUT = str(ROOT / "benchmarks" / "out" / "planted_core")

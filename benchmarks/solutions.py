@@ -42,8 +42,8 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
-import ste_jax  # noqa: E402
 from benchmarks._timing import compile_and_time  # noqa: E402
+import ste_jax  # noqa: E402
 
 
 def random_tournament(rng, n):
@@ -58,7 +58,9 @@ def _margin_graph(P):
   from pref_voting.weighted_majority_graphs import MarginGraph
 
   n = P.shape[0]
-  edges = [(a, b, float(P[a, b] - 0.5)) for a in range(n) for b in range(n) if a != b and P[a, b] > 0.5]
+  edges = [
+    (a, b, float(P[a, b] - 0.5)) for a in range(n) for b in range(n) if a != b and P[a, b] > 0.5
+  ]
   return MarginGraph(list(range(n)), edges)
 
 
@@ -68,29 +70,31 @@ def pref_voting_methods():
   except ImportError:
     return {}
   return {
-      "schwartz_set": c1_methods.gocha,
-      # pref_voting's own `bipartisan` averages nashpy's vertex enumeration (exponential: it did not
-      # finish at n = 30); its LP variant of the C1 maximal lottery is timed instead.
-      "bipartisan_set": lambda mg: probabilistic_methods.c1_maximal_lottery(mg, algorithm="lp"),
-      "essential_set": margin_based_methods.essential,
-      "maximal_lottery": lambda mg: probabilistic_methods.maximal_lottery(mg),
-      "banks_set": c1_methods.banks,
+    "schwartz_set": c1_methods.gocha,
+    # pref_voting's own `bipartisan` averages nashpy's vertex enumeration (exponential: it did not
+    # finish at n = 30); its LP variant of the C1 maximal lottery is timed instead.
+    "bipartisan_set": lambda mg: probabilistic_methods.c1_maximal_lottery(mg, algorithm="lp"),
+    "essential_set": margin_based_methods.essential,
+    "maximal_lottery": lambda mg: probabilistic_methods.maximal_lottery(mg),
+    "banks_set": c1_methods.banks,
   }
 
 
 def openspiel_methods():
   """``{name: fn(P64)}`` for the solutions OpenSpiel implements, or ``{}`` if it does not import."""
   try:
-    import pyspiel
     from open_spiel.python.algorithms import lp_solver
     from open_spiel.python.algorithms.nash_averaging import nash_averaging
     from open_spiel.python.egt import alpharank
+    import pyspiel
   except ImportError:
     return {}
 
   def lottery(P):
     M = P - P.T
-    return np.asarray(lp_solver.solve_zero_sum_matrix_game(pyspiel.create_matrix_game(M, -M))[0], np.float64)
+    return np.asarray(
+      lp_solver.solve_zero_sum_matrix_game(pyspiel.create_matrix_game(M, -M))[0], np.float64
+    )
 
   def nash(P):
     M = P - P.T
@@ -120,22 +124,24 @@ def _answer(name, out):
 
 def soft_ml_fwd_bwd(M):
   w = jnp.arange(M.shape[-1], dtype=M.dtype)
-  return jax.value_and_grad(lambda M: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=0.1)))(M)
+  return jax.value_and_grad(lambda M: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=0.1)))(
+    M
+  )
 
 
 def jax_methods():
   return {
-      "top_cycle": ste_jax.top_cycle,
-      "uncovered_set": ste_jax.uncovered_set,
-      "schwartz_set": ste_jax.schwartz_set,
-      "bipartisan_set": ste_jax.bipartisan_set,
-      "essential_set": ste_jax.essential_set,
-      "minimal_covering_set": ste_jax.minimal_covering_set,
-      "maximal_lottery": lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P)),
-      "banks_set": ste_jax.banks_set,
-      "soft_ml fwd+bwd (tau=0.1)": lambda P: soft_ml_fwd_bwd(ste_jax.margin_matrix(P)),
-      "nash_average": lambda P: ste_jax.nash_average(ste_jax.margin_matrix(P)),
-      "alpha_rank (alpha=10)": lambda P: ste_jax.alpha_rank(P, alpha=10.0),
+    "top_cycle": ste_jax.top_cycle,
+    "uncovered_set": ste_jax.uncovered_set,
+    "schwartz_set": ste_jax.schwartz_set,
+    "bipartisan_set": ste_jax.bipartisan_set,
+    "essential_set": ste_jax.essential_set,
+    "minimal_covering_set": ste_jax.minimal_covering_set,
+    "maximal_lottery": lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P)),
+    "banks_set": ste_jax.banks_set,
+    "soft_ml fwd+bwd (tau=0.1)": lambda P: soft_ml_fwd_bwd(ste_jax.margin_matrix(P)),
+    "nash_average": lambda P: ste_jax.nash_average(ste_jax.margin_matrix(P)),
+    "alpha_rank (alpha=10)": lambda P: ste_jax.alpha_rank(P, alpha=10.0),
   }
 
 
@@ -144,13 +150,23 @@ def main():
   parser.add_argument("--sizes", type=int, nargs="+", default=[30, 100, 1000])
   parser.add_argument("--reps", type=int, default=3)
   parser.add_argument("--pv-max-n", type=int, default=100, help="skip pref_voting above this n")
-  parser.add_argument("--os-max-n", type=int, default=100,
-                      help="skip OpenSpiel above this n (its alpha-Rank builds the n^2 fixation probabilities "
-                      "in a Python loop; its cvxpy programs slow down quickly)")
-  parser.add_argument("--mcs-max-n", type=int, default=1000,
-                      help="skip the minimal covering set above this n (its iteration solves one maximal-lottery "
-                      "LP per round, on a padded subset of the round's candidates)")
-  parser.add_argument("--supports-only", action="store_true", help="print only the support-accuracy table")
+  parser.add_argument(
+    "--os-max-n",
+    type=int,
+    default=100,
+    help="skip OpenSpiel above this n (its alpha-Rank builds the n^2 fixation probabilities "
+    "in a Python loop; its cvxpy programs slow down quickly)",
+  )
+  parser.add_argument(
+    "--mcs-max-n",
+    type=int,
+    default=1000,
+    help="skip the minimal covering set above this n (its iteration solves one maximal-lottery "
+    "LP per round, on a padded subset of the round's candidates)",
+  )
+  parser.add_argument(
+    "--supports-only", action="store_true", help="print only the support-accuracy table"
+  )
   args = parser.parse_args()
   if args.supports_only:
     return support_accuracy(args.sizes)
@@ -163,7 +179,9 @@ def main():
       fn(complementary_float64(random_tournament(np.random.default_rng(0), 3)))
   else:
     spiel = "not installed (no OpenSpiel column)"
-  print(f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: {spiel}")
+  print(
+    f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: {spiel}"
+  )
   pv = pref_voting_methods()
   rows = []
   for n in args.sizes:
@@ -196,28 +214,41 @@ def main():
         os_s = time.perf_counter() - t0
         os_ratio = f"{os_s / run_s:.1f}x"
         os_s = f"{os_s:.4f}"
-        with jax.enable_x64(True):  # the same float64 input: the column checks the definitions agree
+        with jax.enable_x64(
+          True
+        ):  # the same float64 input: the column checks the definitions agree
           ours = _answer(name, fn(jnp.asarray(P64)))
         os_diff = f"{np.max(np.abs(ours - theirs)):.1e}"
       elif name in spiel_methods:
         os_s = f"skipped (n > {args.os_max_n})"
-      rows.append((n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, os_s, os_ratio, os_diff))
-      print(f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}"
-            f"{f' OpenSpiel {os_s} {os_ratio} max|diff| {os_diff}' if os_s else ''}", flush=True)
+      rows.append(
+        (n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, os_s, os_ratio, os_diff)
+      )
+      print(
+        f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}"
+        f"{f' OpenSpiel {os_s} {os_ratio} max|diff| {os_diff}' if os_s else ''}",
+        flush=True,
+      )
   print()
-  print("| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax | OpenSpiel (s) "
-        "| OpenSpiel / ste_jax | max abs diff to OpenSpiel (float64) |")
+  print(
+    "| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax | OpenSpiel (s) "
+    "| OpenSpiel / ste_jax | max abs diff to OpenSpiel (float64) |"
+  )
   print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
   for n, name, run_s, compile_s, pv_s, ratio, os_s, os_ratio, os_diff in rows:
-    print(f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} | {os_s} | {os_ratio} | {os_diff} |")
+    print(
+      f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} | {os_s} | {os_ratio} | {os_diff} |"
+    )
   print()
   support_accuracy(args.sizes)
 
 
 def support_accuracy(sizes):
   """The second table: ste_jax's maximal-lottery supports in float32 and float64 against HiGHS."""
-  print("| n | margins | HiGHS support size | float32: agents differing from HiGHS (verified) "
-        "| float64: agents differing from HiGHS (verified) | float64 run (s) |")
+  print(
+    "| n | margins | HiGHS support size | float32: agents differing from HiGHS (verified) "
+    "| float64: agents differing from HiGHS (verified) | float64 run (s) |"
+  )
   print("|---:|---|---:|---|---|---:|")
   for n in sizes:
     P = random_tournament(np.random.default_rng(n), n).astype(np.float64)
@@ -226,14 +257,24 @@ def support_accuracy(sizes):
       cells = []
       for x64 in (False, True):
         with jax.enable_x64(x64):
-          M = ste_jax.margin_matrix(jnp.asarray(P, jnp.float64 if x64 else jnp.float32), majority=majority)
-          _, support, verified = jax.block_until_ready(ste_jax.exact.maximal_lottery_with_support(M))
+          M = ste_jax.margin_matrix(
+            jnp.asarray(P, jnp.float64 if x64 else jnp.float32), majority=majority
+          )
+          _, support, verified = jax.block_until_ready(
+            ste_jax.exact.maximal_lottery_with_support(M)
+          )
           t0 = time.perf_counter()
           jax.block_until_ready(ste_jax.exact.maximal_lottery_with_support(M))
           run_s = time.perf_counter() - t0
-          cells.append(f"{int(np.sum(np.asarray(support) != lp))} ({'yes' if bool(verified) else 'no'})")
-      kind = "majority sign(P - P^T) (bipartisan)" if majority else "probability P - P^T (essential)"
-      print(f"| {n} | {kind} | {int(lp.sum())} | {cells[0]} | {cells[1]} | {run_s:.3f} |", flush=True)
+          cells.append(
+            f"{int(np.sum(np.asarray(support) != lp))} ({'yes' if bool(verified) else 'no'})"
+          )
+      kind = (
+        "majority sign(P - P^T) (bipartisan)" if majority else "probability P - P^T (essential)"
+      )
+      print(
+        f"| {n} | {kind} | {int(lp.sum())} | {cells[0]} | {cells[1]} | {run_s:.3f} |", flush=True
+      )
 
 
 def _highs_support(M, tol=1e-9):
@@ -241,8 +282,15 @@ def _highs_support(M, tol=1e-9):
   from scipy.optimize import linprog
 
   n = M.shape[0]
-  res = linprog(np.zeros(n), A_ub=-M.T, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0],
-                bounds=[(0, None)] * n, method="highs")
+  res = linprog(
+    np.zeros(n),
+    A_ub=-M.T,
+    b_ub=np.zeros(n),
+    A_eq=np.ones((1, n)),
+    b_eq=[1.0],
+    bounds=[(0, None)] * n,
+    method="highs",
+  )
   return res.x > tol
 
 

@@ -49,11 +49,12 @@ from ste_jax.evaluate._leaderboard import display_order  # noqa: E402
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
 
-
 TOP_ROWS = 10  # the rows an analyst reads first (`ste-jax score --top 10`)
 
 
-def uniform_league(seed: int, n_main: int = 300, n_qualifiers: int = 100, opponents: int = 4, games: int = 3):
+def uniform_league(
+  seed: int, n_main: int = 300, n_qualifiers: int = 100, opponents: int = 4, games: int = 3
+):
   """``(comparisons, true P)`` of the ``uniform`` design (module docstring)."""
   rng = np.random.default_rng(seed)
   n = n_main + n_qualifiers
@@ -74,13 +75,16 @@ def uniform_league(seed: int, n_main: int = 300, n_qualifiers: int = 100, oppone
   a = np.concatenate([np.repeat(pairs[:, 0], games), np.arange(n_main, n)])
   b = np.concatenate([np.repeat(pairs[:, 1], games), rng.integers(n_main, size=n_qualifiers)])
   outcome = (rng.random(a.size) < P[a, b]).astype(np.float32)
-  comps = Comparisons.from_arrays(a.astype(np.int32), b.astype(np.int32), outcome,
-                                  agents=[f"agent{k:03d}" for k in range(n)])
+  comps = Comparisons.from_arrays(
+    a.astype(np.int32), b.astype(np.int32), outcome, agents=[f"agent{k:03d}" for k in range(n)]
+  )
   return comps, P
 
 
 def league(seed: int, cycle: float):
-  lg = sparse_league(jax.random.key(seed), num_agents=300, num_comparisons=6000, cycle_strength=cycle)
+  lg = sparse_league(
+    jax.random.key(seed), num_agents=300, num_comparisons=6000, cycle_strength=cycle
+  )
   return lg.comparisons, np.asarray(lg.P, np.float64)
 
 
@@ -101,23 +105,38 @@ def run(kind: str, seed: int, cycle: float) -> dict:
   totals = np.asarray(pair_counts(comps).totals)
   # `ste-jax suggest --k 10`: the relevance from posterior draws, and from the replicas' cores.
   touching = {}
-  for source, cores in (("posterior", None), ("model", replica_cores(comps, LeaderboardSettings()))):
+  for source, cores in (
+    ("posterior", None),
+    ("model", replica_cores(comps, LeaderboardSettings())),
+  ):
     pairs = np.asarray(suggest_pairs(jax.random.key(0), comps, k=10, plausible_cores=cores).pairs)
     touching[source] = int(np.isin(pairs, cands.members).any(axis=1).sum())
   return {
-      "kind": kind, "seed": seed, "agents": len(table.agents), "truth": len(truth),
-      "point": len(point), "point_true": int(np.isin(point, truth).sum()),
-      "in": int((cols["tc_verdict"] == "in").sum()), "out": int((cols["tc_verdict"] == "out").sum()),
-      "soft": (float(cols["tc_score"][point].max()), float(cols["p_tc"][point].max()),
-               float(np.delete(cols["tc_score"], point).max())),
-      "candidates": len(cands.members), "share": cands.share,
-      "holds_truth": bool(np.isin(truth, cands.members).all()),
-      "members": sorted((int(row[i]), int(point_row[i]), int(totals[i].sum()), bool(np.isin(i, cands.members)))
-                        for i in truth),
-      "seconds": seconds, "touching": touching,
-      "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
-      "top_pairs": f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of {TOP_ROWS * (TOP_ROWS - 1) // 2}",
-      "answer": _answer_cell(table.answer(TOP_ROWS), [table.agents[i] for i in truth]),
+    "kind": kind,
+    "seed": seed,
+    "agents": len(table.agents),
+    "truth": len(truth),
+    "point": len(point),
+    "point_true": int(np.isin(point, truth).sum()),
+    "in": int((cols["tc_verdict"] == "in").sum()),
+    "out": int((cols["tc_verdict"] == "out").sum()),
+    "soft": (
+      float(cols["tc_score"][point].max()),
+      float(cols["p_tc"][point].max()),
+      float(np.delete(cols["tc_score"], point).max()),
+    ),
+    "candidates": len(cands.members),
+    "share": cands.share,
+    "holds_truth": bool(np.isin(truth, cands.members).all()),
+    "members": sorted(
+      (int(row[i]), int(point_row[i]), int(totals[i].sum()), bool(np.isin(i, cands.members)))
+      for i in truth
+    ),
+    "seconds": seconds,
+    "touching": touching,
+    "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
+    "top_pairs": f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of {TOP_ROWS * (TOP_ROWS - 1) // 2}",
+    "answer": _answer_cell(table.answer(TOP_ROWS), [table.agents[i] for i in truth]),
   }
 
 
@@ -126,21 +145,32 @@ def _answer_cell(answer, truth) -> tuple[str, bool]:
   whether it certifies an agent outside the true Top Cycle."""
   true_named = sum(a in truth for a in answer.members)
   claims = answer.status in ("certified", "partly certified")
-  return f"{answer.status}: {true_named} of {len(answer.members)} named true", claims and true_named < len(answer.members)
+  return (
+    f"{answer.status}: {true_named} of {len(answer.members)} named true",
+    claims and true_named < len(answer.members),
+  )
 
 
 def main(argv=None):
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2, 3])
-  parser.add_argument("--kinds", nargs="+", default=["uniform", "league"], choices=["uniform", "league"])
-  parser.add_argument("--cycle", type=float, default=2.5, help="league: cycle logit among the three strongest")
+  parser.add_argument(
+    "--kinds", nargs="+", default=["uniform", "league"], choices=["uniform", "league"]
+  )
+  parser.add_argument(
+    "--cycle", type=float, default=2.5, help="league: cycle logit among the three strongest"
+  )
   args = parser.parse_args(argv)
-  print(f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
-        f"confidence 0.95); league cycle logit {args.cycle}")
-  print("| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
-        "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
-        f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | answer: case (named agents in the true TC) "
-        "| suggested pairs touching a candidate, posterior / model (of 10) | seconds |")
+  print(
+    f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
+    f"confidence 0.95); league cycle logit {args.cycle}"
+  )
+  print(
+    "| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
+    "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
+    f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | answer: case (named agents in the true TC) "
+    "| suggested pairs touching a candidate, posterior / model (of 10) | seconds |"
+  )
   print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---|---|---:|")
   held, top_rows, first_row, misleading = {}, {}, {}, {}
   for kind in args.kinds:
@@ -150,24 +180,38 @@ def main(argv=None):
       misleading.setdefault(kind, []).append(r["answer"][1])
       for k, k0, _, _ in r["members"]:
         top_rows.setdefault(kind, []).append((k <= TOP_ROWS, k0 <= TOP_ROWS))
-      first_row.setdefault(kind, []).append(tuple(any(m[j] == 1 for m in r["members"]) for j in (0, 1)))
-      print(f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
-            f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
-            f"{'yes' if r['holds_truth'] else 'no'} | "
-            f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | {r['answer'][0]} | "
-            f"{r['touching']['posterior']} / {r['touching']['model']} | "
-            f"{r['seconds']:.1f} |", flush=True)
+      first_row.setdefault(kind, []).append(
+        tuple(any(m[j] == 1 for m in r["members"]) for j in (0, 1))
+      )
+      print(
+        f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
+        f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
+        f"{'yes' if r['holds_truth'] else 'no'} | "
+        f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | {r['answer'][0]} | "
+        f"{r['touching']['posterior']} / {r['touching']['model']} | "
+        f"{r['seconds']:.1f} |",
+        flush=True,
+      )
   for kind, h in held.items():
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
   for kind, m in misleading.items():
-    print(f"{kind}: the answer certified an agent outside the true Top Cycle in {sum(m)} of {len(m)} runs")
-  for counts, what in ((top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
-                       (first_row, "the first row a true Top-Cycle member in")):
-    for kind, pairs in counts.items():  # (in the table's order, in the point estimate's order) per item
+    print(
+      f"{kind}: the answer certified an agent outside the true Top Cycle in {sum(m)} of {len(m)} runs"
+    )
+  for counts, what in (
+    (top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
+    (first_row, "the first row a true Top-Cycle member in"),
+  ):
+    for (
+      kind,
+      pairs,
+    ) in counts.items():  # (in the table's order, in the point estimate's order) per item
       now, before = (sum(x[k] for x in pairs) for k in (0, 1))
       unit = " runs" if counts is first_row else ""
-      print(f"{kind}: {what} {now} of {len(pairs)}{unit} in the table's order, {before} of {len(pairs)}{unit} "
-            "in the point estimate's order")
+      print(
+        f"{kind}: {what} {now} of {len(pairs)}{unit} in the table's order, {before} of {len(pairs)}{unit} "
+        "in the point estimate's order"
+      )
 
 
 if __name__ == "__main__":

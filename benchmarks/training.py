@@ -35,10 +35,12 @@ BATCH = 4096
 N_CONTEXTS = 4
 
 CONFIGS = {
-    "log-loss only": dict(sharpness_weight=0.0, max_path_length=None),
-    "+ STE sharpness, smoothed (default), K = n-1": dict(sharpness_weight=0.1, max_path_length=None),
-    "+ STE sharpness, smoothed (default), K = 4": dict(sharpness_weight=0.1, max_path_length=4),
-    "+ STE sharpness, exact closure, K = n-1": dict(sharpness_weight=0.1, max_path_length=None, reach_gamma=0.0),
+  "log-loss only": dict(sharpness_weight=0.0, max_path_length=None),
+  "+ STE sharpness, smoothed (default), K = n-1": dict(sharpness_weight=0.1, max_path_length=None),
+  "+ STE sharpness, smoothed (default), K = 4": dict(sharpness_weight=0.1, max_path_length=4),
+  "+ STE sharpness, exact closure, K = n-1": dict(
+    sharpness_weight=0.1, max_path_length=None, reach_gamma=0.0
+  ),
 }
 
 
@@ -57,13 +59,18 @@ def make_data(seed: int = 0):
 
 
 def child(config: str, steps: int) -> dict:
+  from flax import nnx
   import jax
   import jax.numpy as jnp
   import optax
-  from flax import nnx
 
   from ste_jax.models import PairwiseLogit
-  from ste_jax.training import exponential_anneal, make_ste_loss, make_train_step, temperature_schedule
+  from ste_jax.training import (
+    exponential_anneal,
+    make_ste_loss,
+    make_train_step,
+    temperature_schedule,
+  )
 
   data = make_data()
   features = jnp.eye(N_CONTEXTS)
@@ -77,7 +84,9 @@ def child(config: str, steps: int) -> dict:
 
   key = jax.random.key(0)
   num_batches = 8
-  idx = jax.random.permutation(key, N_COMPARISONS)[: num_batches * BATCH].reshape(num_batches, BATCH)
+  idx = jax.random.permutation(key, N_COMPARISONS)[: num_batches * BATCH].reshape(
+    num_batches, BATCH
+  )
   batches = [jax.tree.map(lambda x, i=i: x[i], data) for i in idx]
   jax.block_until_ready(batches)
 
@@ -92,16 +101,18 @@ def child(config: str, steps: int) -> dict:
   jax.block_until_ready((params, metrics))
   run_s = time.perf_counter() - t0
   return {
-      "compile_s": compile_s,
-      "step_ms": 1e3 * run_s / steps,
-      "steps_per_s": steps / run_s,
-      "final_loss": float(metrics["loss"]),
-      "peak_rss_mb": peak_rss_mb(),
+    "compile_s": compile_s,
+    "step_ms": 1e3 * run_s / steps,
+    "steps_per_s": steps / run_s,
+    "final_loss": float(metrics["loss"]),
+    "peak_rss_mb": peak_rss_mb(),
   }
 
 
 def main():
-  parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  parser = argparse.ArgumentParser(
+    description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   parser.add_argument("--quick", action="store_true", help="20 timed steps per configuration")
   parser.add_argument("--steps", type=int, default=None, help="timed steps per configuration")
   parser.add_argument("--child", nargs=2, metavar=("CONFIG", "STEPS"), help=argparse.SUPPRESS)
@@ -112,10 +123,14 @@ def main():
 
   steps = args.steps or (20 if args.quick else 200)
   print(f"machine: {machine_description()}")
-  print(f"train step (jit, float32, Adam): n = {N_AGENTS} agents, {N_COMPARISONS} comparisons, "
-        f"{N_CONTEXTS} contexts, batch {BATCH}, PairwiseLogit 16-d embeddings + MLP 64-64; {steps} timed steps")
+  print(
+    f"train step (jit, float32, Adam): n = {N_AGENTS} agents, {N_COMPARISONS} comparisons, "
+    f"{N_CONTEXTS} contexts, batch {BATCH}, PairwiseLogit 16-d embeddings + MLP 64-64; {steps} timed steps"
+  )
   print()
-  print("| configuration | compile (s) | ms / step | steps / s | vs log-loss only | peak RSS (MB) |")
+  print(
+    "| configuration | compile (s) | ms / step | steps / s | vs log-loss only | peak RSS (MB) |"
+  )
   print("|---|---:|---:|---:|---:|---:|")
   base = None
   for name in CONFIGS:
@@ -125,9 +140,9 @@ def main():
       continue
     base = r["step_ms"] if base is None else base
     print(
-        f"| {name} | {r['compile_s']:.2f} | {r['step_ms']:.2f} | {r['steps_per_s']:.1f} | "
-        f"{r['step_ms'] / base:.2f}x | {r['peak_rss_mb']:.0f} |",
-        flush=True,
+      f"| {name} | {r['compile_s']:.2f} | {r['step_ms']:.2f} | {r['steps_per_s']:.1f} | "
+      f"{r['step_ms'] / base:.2f}x | {r['peak_rss_mb']:.0f} |",
+      flush=True,
     )
 
 

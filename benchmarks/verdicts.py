@@ -142,9 +142,15 @@ class Config:
   estimators: tuple = ESTIMATORS
 
   def settings(self) -> list:
-    out = [Setting("planted", self.planted_n, m, mu, self.planted_core, self.planted_trials)
-           for m in self.planted_ms for mu in self.planted_mus]
-    out += [Setting("league", self.league_n, size, 0.0, 3, self.league_trials) for size in self.league_sizes]
+    out = [
+      Setting("planted", self.planted_n, m, mu, self.planted_core, self.planted_trials)
+      for m in self.planted_ms
+      for mu in self.planted_mus
+    ]
+    out += [
+      Setting("league", self.league_n, size, 0.0, 3, self.league_trials)
+      for size in self.league_sizes
+    ]
     return out
 
   @property
@@ -153,18 +159,26 @@ class Config:
 
 
 FULL = Config()
-QUICK = Config(planted_ms=(10,), planted_trials=5, league_sizes=(1500,), league_trials=3, num_replicas=100)
+QUICK = Config(
+  planted_ms=(10,), planted_trials=5, league_sizes=(1500,), league_trials=3, num_replicas=100
+)
 
 
 def parse_args(argv=None):
-  p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                              formatter_class=argparse.RawDescriptionHelpFormatter)
+  p = argparse.ArgumentParser(
+    description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+  )
   p.add_argument("--quick", action="store_true", help="a small version (under 2 minutes)")
   p.add_argument("--float64", action="store_true", help="run in float64 instead of float32")
   p.add_argument("--csv", default=None, help="also write the per-trial counts to this CSV file")
   p.add_argument("--no-progress", action="store_true", help="disable the progress bar")
-  p.add_argument("--estimators", nargs="+", choices=ESTIMATORS, default=None,
-                 help="run only these estimators (default: all three)")
+  p.add_argument(
+    "--estimators",
+    nargs="+",
+    choices=ESTIMATORS,
+    default=None,
+    help="run only these estimators (default: all three)",
+  )
   return p.parse_args(argv)
 
 
@@ -196,7 +210,9 @@ def simulate(setting: Setting, trial: int):
     P, _ = planted_core_tournament(k_p, n=setting.n, core_size=setting.core_size)
     wins, observed = sample_comparisons(k_s, P, per_pair=setting.size, missing_rate=setting.mu)
     return np.asarray(wins), np.asarray(observed), np.asarray(P)
-  league = sparse_league(key, num_agents=setting.n, num_comparisons=setting.size, cycle_strength=1.0)
+  league = sparse_league(
+    key, num_agents=setting.n, num_comparisons=setting.size, cycle_strength=1.0
+  )
   counts = pair_counts(league.comparisons)
   return np.asarray(counts.wins), np.asarray(counts.totals) > 0, np.asarray(league.P)
 
@@ -239,8 +255,11 @@ def counts_to_comparisons(wins, pairs):
   n = w.shape[0]
   a, b = np.nonzero(np.triu(pairs, k=1))
   return Comparisons.from_arrays(
-      np.repeat(a, 2), np.repeat(b, 2), np.tile(np.asarray([1.0, 0.0], dtype=w.dtype), a.size),
-      agents=[str(i) for i in range(n)], weight=np.stack([w[a, b], w[b, a]], axis=1).reshape(-1),
+    np.repeat(a, 2),
+    np.repeat(b, 2),
+    np.tile(np.asarray([1.0, 0.0], dtype=w.dtype), a.size),
+    agents=[str(i) for i in range(n)],
+    weight=np.stack([w[a, b], w[b, a]], axis=1).reshape(-1),
   )
 
 
@@ -256,8 +275,10 @@ def padding_check(wins, observed, padded, key, estimators) -> dict:
 
   out = {}
   for name in estimators:
-    e = [np.asarray(build_estimator(name, counts_to_comparisons(wins, p), key=key()).edges)
-         for p in (observed, padded)]
+    e = [
+      np.asarray(build_estimator(name, counts_to_comparisons(wins, p), key=key()).edges)
+      for p in (observed, padded)
+    ]
     out[name] = float(np.max(np.abs(e[0] - e[1])))
   return out
 
@@ -273,9 +294,15 @@ def verdict_counts(labels, truth) -> dict:
   v = np.asarray(labels)
   truth = np.asarray(truth, dtype=bool)
   is_in, is_out = v == "in", v == "out"
-  return {"agents": int(v.size), "members": int(truth.sum()), "in": int(is_in.sum()),
-          "wrong_in": int((is_in & ~truth).sum()), "out": int(is_out.sum()),
-          "wrong_out": int((is_out & truth).sum()), "undetermined": int((v == "undetermined").sum())}
+  return {
+    "agents": int(v.size),
+    "members": int(truth.sum()),
+    "in": int(is_in.sum()),
+    "wrong_in": int((is_in & ~truth).sum()),
+    "out": int(is_out.sum()),
+    "wrong_out": int((is_out & truth).sum()),
+    "undetermined": int((v == "undetermined").sum()),
+  }
 
 
 def share_rule_labels(probability):
@@ -337,20 +364,29 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
     comparisons = counts_to_comparisons(wins, padded)
     truth = {"TC": np.asarray(exact.top_cycle(P)), "UC": np.asarray(exact.uncovered_set(P))}
     if check and checks["padding"] is None and (padded != observed).any():
-      checks["padding"] = padding_check(wins, observed, padded, lambda: trial_key(*setting.key_path, t, 2),
-                                        cfg.estimators)
+      checks["padding"] = padding_check(
+        wins, observed, padded, lambda: trial_key(*setting.key_path, t, 2), cfg.estimators
+      )
     for name in cfg.estimators:
       e = ESTIMATORS.index(name)  # keys as in the full run, also with --estimators
       t0 = time.perf_counter()
       k_fit, k_boot = jax.random.split(trial_key(*setting.key_path, t, 1, e))
       est = build_estimator(name, comparisons, key=k_fit)
-      boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=cfg.num_replicas,
-                                        batch_size=cfg.batch_size)
-      verdicts = verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=CONFIDENCE,
-                                        observed=(wins + wins.T) > 0)  # as the leaderboard: counts.totals > 0
+      boot = bootstrap_hard_memberships(
+        k_boot, comparisons, est, num_replicas=cfg.num_replicas, batch_size=cfg.batch_size
+      )
+      verdicts = verdicts_from_replicas(
+        boot.top_cycle,
+        boot.uncovered,
+        boot.beats,
+        confidence=CONFIDENCE,
+        observed=(wins + wins.T) > 0,
+      )  # as the leaderboard: counts.totals > 0
       imputed = None
       if name == "model":
-        imputed = verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=CONFIDENCE)
+        imputed = verdicts_from_replicas(
+          boot.top_cycle, boot.uncovered, boot.beats, confidence=CONFIDENCE
+        )
       seconds = time.perf_counter() - t0
       rank = int(est.model.chosen.rank) if est.model is not None else -1
       for concept, attr in CONCEPTS:
@@ -361,9 +397,22 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
         if imputed is not None:
           rules.append(("certified+imputed", getattr(imputed, attr).verdict))
         for rule, labels in rules:
-          rows.append(dict(setting=setting.label, kind=setting.kind, n=setting.n, size=setting.size, mu=setting.mu,
-                           trial=t, estimator=name, concept=concept, rule=rule, model_rank=rank, seconds=seconds,
-                           **verdict_counts(labels, truth[concept])))
+          rows.append(
+            dict(
+              setting=setting.label,
+              kind=setting.kind,
+              n=setting.n,
+              size=setting.size,
+              mu=setting.mu,
+              trial=t,
+              estimator=name,
+              concept=concept,
+              rule=rule,
+              model_rank=rank,
+              seconds=seconds,
+              **verdict_counts(labels, truth[concept]),
+            )
+          )
     if progress is not None:
       progress(1)
   return rows, (checks if check else None)
@@ -428,7 +477,9 @@ def summarize(df):
       continue
     g = sub.groupby(["rule", "estimator", "concept"], sort=False)
     p = g[list(COUNT_FIELDS)].sum().reset_index()
-    p["trials"] = g.apply(lambda x: len(x[["setting", "trial"]].drop_duplicates()), include_groups=False).values
+    p["trials"] = g.apply(
+      lambda x: len(x[["setting", "trial"]].drop_duplicates()), include_groups=False
+    ).values
     p.insert(0, "setting", label)
     pooled.append(p)
   return pd.concat([per] + pooled, ignore_index=True)
@@ -444,14 +495,38 @@ def verdict_table(summary) -> str:
   """The Markdown table of a :func:`summarize` frame (rules: certified, certified+imputed, share, half)."""
   order = {"certified": 0, "certified+imputed": 1, "share": 2, "half": 3}
   summary = summary.sort_values("rule", key=lambda r: r.map(order), kind="stable")
-  header = ["setting", "rule", "estimator", "set", "trials", "`in`", "wrong `in` share [95% CI]", "`out`",
-            "wrong `out` share [95% CI]", "undetermined share [95% CI]", "true members called `out`",
-            "non-members called `in`"]
+  header = [
+    "setting",
+    "rule",
+    "estimator",
+    "set",
+    "trials",
+    "`in`",
+    "wrong `in` share [95% CI]",
+    "`out`",
+    "wrong `out` share [95% CI]",
+    "undetermined share [95% CI]",
+    "true members called `out`",
+    "non-members called `in`",
+  ]
   rows = []
   for r in summary.to_dict("records"):
-    rows.append([r["setting"], r["rule"], r["estimator"], r["concept"], r["trials"], r["in"], share(r["wrong_in"], r["in"]),
-                 r["out"], share(r["wrong_out"], r["out"]), share(r["undetermined"], r["agents"]),
-                 f"{r['wrong_out']}/{r['members']}", f"{r['wrong_in']}/{r['agents'] - r['members']}"])
+    rows.append(
+      [
+        r["setting"],
+        r["rule"],
+        r["estimator"],
+        r["concept"],
+        r["trials"],
+        r["in"],
+        share(r["wrong_in"], r["in"]),
+        r["out"],
+        share(r["wrong_out"], r["out"]),
+        share(r["undetermined"], r["agents"]),
+        f"{r['wrong_out']}/{r['members']}",
+        f"{r['wrong_in']}/{r['agents'] - r['members']}",
+      ]
+    )
   return md_table(header, rows)
 
 
@@ -459,39 +534,55 @@ def report(df, checks, cfg: Config, *, command: str, seconds: float) -> str:
   """The printed report: header, table, model ranks, padding check, timing."""
   from benchmarks._timing import machine_description
 
-  lines = [f"Command: `{command}`",
-           f"Machine: {machine_description()}",
-           f"Date: {datetime.date.today().isoformat()}",
-           f"Trials: {cfg.num_trials} data sets ({', '.join(f'{s.trials} × {s.label}' for s in cfg.settings())}); "
-           f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} bootstrap replicas per trial and estimator "
-           "(the leaderboard's default resampling: outcomes redrawn from the fitted model, which is refitted, for "
-           f"the model estimator; Poisson weights over unit comparisons for the others); verdicts at confidence {CONFIDENCE:g}: rule `certified` "
-           "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` = "
-           "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
-           f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
-           f"model's predictions for pairs never compared count), rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
-           f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent) and rule `half` (TC only: where no agent is certified "
-           "`in`, `in` = the agents with P >= 0.5; no `out`); truth = hard Top Cycle "
-           "(TC) / Uncovered Set (UC) of the true P.",
-           "",
-           "Wrong `in` share = share of `in` verdicts whose agent is not in the true set; wrong `out` share = "
-           "share of `out` verdicts whose agent is in it; undetermined share = share of all agent-trials. "
-           "Wilson 95% intervals over agent-trials (not independent within a trial).",
-           "",
-           verdict_table(summarize(df)),
-           ""]
+  lines = [
+    f"Command: `{command}`",
+    f"Machine: {machine_description()}",
+    f"Date: {datetime.date.today().isoformat()}",
+    f"Trials: {cfg.num_trials} data sets ({', '.join(f'{s.trials} × {s.label}' for s in cfg.settings())}); "
+    f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} bootstrap replicas per trial and estimator "
+    "(the leaderboard's default resampling: outcomes redrawn from the fitted model, which is refitted, for "
+    f"the model estimator; Poisson weights over unit comparisons for the others); verdicts at confidence {CONFIDENCE:g}: rule `certified` "
+    "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` = "
+    "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
+    f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
+    f"model's predictions for pairs never compared count), rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
+    f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent) and rule `half` (TC only: where no agent is certified "
+    "`in`, `in` = the agents with P >= 0.5; no `out`); truth = hard Top Cycle "
+    "(TC) / Uncovered Set (UC) of the true P.",
+    "",
+    "Wrong `in` share = share of `in` verdicts whose agent is not in the true set; wrong `out` share = "
+    "share of `out` verdicts whose agent is in it; undetermined share = share of all agent-trials. "
+    "Wilson 95% intervals over agent-trials (not independent within a trial).",
+    "",
+    verdict_table(summarize(df)),
+    "",
+  ]
   model = df[(df.estimator == "model") & (df.concept == "TC") & (df.rule == "certified")]
   if not model.empty:
-    ranks = model.groupby("setting", sort=False).model_rank.apply(lambda r: f"{int((r > 0).sum())}/{len(r)}")
-    lines.append("Model estimator, trials whose cross-validation kept an intransitive term: "
-                 + "; ".join(f"{k}: {v}" for k, v in ranks.items()) + ".")
+    ranks = model.groupby("setting", sort=False).model_rank.apply(
+      lambda r: f"{int((r > 0).sum())}/{len(r)}"
+    )
+    lines.append(
+      "Model estimator, trials whose cross-validation kept an intransitive term: "
+      + "; ".join(f"{k}: {v}" for k, v in ranks.items())
+      + "."
+    )
   for label, c in checks.items():
     if c["padding"] is not None:
-      lines.append(f"Padding check ({label}, first padded trial): max |edge difference| with and without the "
-                   "zero-weight pairs: " + ", ".join(f"{k} {v:.1e}" for k, v in c["padding"].items()) + ".")
-  per_est = df[(df.concept == "TC") & (df.rule == "certified")].groupby("estimator", sort=False).seconds.sum()
-  lines.append("Time per estimator (fit + bootstrap, compilations included): "
-               + ", ".join(f"{k} {v:.1f} s" for k, v in per_est.items()) + f"; total {seconds:.1f} s.")
+      lines.append(
+        f"Padding check ({label}, first padded trial): max |edge difference| with and without the "
+        "zero-weight pairs: " + ", ".join(f"{k} {v:.1e}" for k, v in c["padding"].items()) + "."
+      )
+  per_est = (
+    df[(df.concept == "TC") & (df.rule == "certified")]
+    .groupby("estimator", sort=False)
+    .seconds.sum()
+  )
+  lines.append(
+    "Time per estimator (fit + bootstrap, compilations included): "
+    + ", ".join(f"{k} {v:.1f} s" for k, v in per_est.items())
+    + f"; total {seconds:.1f} s."
+  )
   return "\n".join(lines)
 
 
@@ -507,14 +598,19 @@ def main(argv=None):
   cfg = QUICK if args.quick else FULL
   if args.estimators:
     cfg = dataclasses.replace(cfg, estimators=tuple(args.estimators))
-  bar = tqdm(total=cfg.num_trials, unit="trial", desc="verdicts", disable=args.no_progress, file=sys.stderr)
+  bar = tqdm(
+    total=cfg.num_trials, unit="trial", desc="verdicts", disable=args.no_progress, file=sys.stderr
+  )
   df, checks = run(cfg, progress=bar.update)
   bar.close()
   if args.csv:
     df.to_csv(args.csv, index=False)
-  command = ("python benchmarks/verdicts.py" + (" --quick" if args.quick else "")
-             + (" --float64" if args.float64 else "")
-             + (f" --estimators {' '.join(args.estimators)}" if args.estimators else ""))
+  command = (
+    "python benchmarks/verdicts.py"
+    + (" --quick" if args.quick else "")
+    + (" --float64" if args.float64 else "")
+    + (f" --estimators {' '.join(args.estimators)}" if args.estimators else "")
+  )
   print(report(df, checks, cfg, command=command, seconds=time.perf_counter() - t_start))
   return 0
 

@@ -77,7 +77,9 @@ def static_path_length(max_path_length, n: int) -> int:
   if max_path_length is None:
     return max(n - 1, 1)
   if isinstance(max_path_length, bool) or not isinstance(max_path_length, (int, np.integer)):
-    raise TypeError(f"max_path_length must be None or a static Python int, got {max_path_length!r}.")
+    raise TypeError(
+      f"max_path_length must be None or a static Python int, got {max_path_length!r}."
+    )
   if max_path_length < 1:
     raise ValueError(f"max_path_length (K) must be >= 1, got {max_path_length}.")
   return int(max_path_length)
@@ -96,8 +98,12 @@ def check_temperature(t, name: str, *, allow_zero: bool = False) -> None:
   import chex  # pylint: disable=g-import-not-at-top
 
   # jnp.shape, not t itself: chex.assert_rank reads a Python list as a scalar.
-  chex.assert_rank(jax.ShapeDtypeStruct(jnp.shape(t), jnp.float32), 0,
-                   custom_message=f"{name} must be a scalar temperature", exception_type=ValueError)
+  chex.assert_rank(
+    jax.ShapeDtypeStruct(jnp.shape(t), jnp.float32),
+    0,
+    custom_message=f"{name} must be a scalar temperature",
+    exception_type=ValueError,
+  )
   if not isinstance(t, jax.core.Tracer):
     validate_temperature(t, name, allow_zero=allow_zero)
 

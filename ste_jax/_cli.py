@@ -20,8 +20,20 @@ PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
 PLANTED_OUT = "planted_core"  # ste-jax planted --out default, relative to the working directory
-SCHEMAS = ("auto", "arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks", "simple",
-           "winner-loser", "scores", "chess")
+SCHEMAS = (
+  "auto",
+  "arena",
+  "mtbench",
+  "arena-hard",
+  "alpacaeval",
+  "inspect",
+  "lm-eval",
+  "tasks",
+  "simple",
+  "winner-loser",
+  "scores",
+  "chess",
+)
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
@@ -97,142 +109,279 @@ def _seed(text: str) -> int:
 def build_parser() -> argparse.ArgumentParser:
   """The ``ste-jax`` argument parser."""
   parser = _Parser(
-      prog=PROG,
-      description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of agents "
-      "compared in pairs, with bootstrap uncertainty and witnesses.",
+    prog=PROG,
+    description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of agents "
+    "compared in pairs, with bootstrap uncertainty and witnesses.",
   )
-  sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND")
+  sub = parser.add_subparsers(
+    dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
+  )
 
   def data_options(p):
-    p.add_argument("file", metavar="FILE", help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet, "
-                   ".pgn; .gz/.bz2/.xz ok), or an lm-evaluation-harness output folder")
-    p.add_argument("--format", choices=SCHEMAS, default="auto",
-                   help="input schema (README 'Input formats'): arena (model_a, model_b, winner, or the 55k "
-                   "one-hot winner_model_a/_b/winner_tie), mtbench (model_1, model_2, g1_winner, g2_winner), "
-                   "arena-hard (model, games), alpacaeval (generator_1, generator_2, preference), inspect (model, "
-                   "id, epoch, score_*), lm-eval (samples_*.jsonl: doc_id + metric), tasks (one row per agent and "
-                   "task with a score; pairs formed per task), simple (a, b, winner[, context]), winner-loser "
-                   "(winner_name, loser_name or winner, loser: tennis match files), scores (home_team, away_team, "
-                   "home_score, away_score or team1, team2, score1, score2), chess (White, Black, Result: PGN "
-                   "files or tables; or white_id, black_id, winner) or auto (detected from the columns; "
-                   "ambiguous files are refused; default)")
-    p.add_argument("--agent-column", default="agent", help="tasks format: agent column (default agent)")
+    p.add_argument(
+      "file",
+      metavar="FILE",
+      help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet, "
+      ".pgn; .gz/.bz2/.xz ok), or an lm-evaluation-harness output folder",
+    )
+    p.add_argument(
+      "--format",
+      choices=SCHEMAS,
+      default="auto",
+      help="input schema (README 'Input formats'): arena (model_a, model_b, winner, or the 55k "
+      "one-hot winner_model_a/_b/winner_tie), mtbench (model_1, model_2, g1_winner, g2_winner), "
+      "arena-hard (model, games), alpacaeval (generator_1, generator_2, preference), inspect (model, "
+      "id, epoch, score_*), lm-eval (samples_*.jsonl: doc_id + metric), tasks (one row per agent and "
+      "task with a score; pairs formed per task), simple (a, b, winner[, context]), winner-loser "
+      "(winner_name, loser_name or winner, loser: tennis match files), scores (home_team, away_team, "
+      "home_score, away_score or team1, team2, score1, score2), chess (White, Black, Result: PGN "
+      "files or tables; or white_id, black_id, winner) or auto (detected from the columns; "
+      "ambiguous files are refused; default)",
+    )
+    p.add_argument(
+      "--agent-column", default="agent", help="tasks format: agent column (default agent)"
+    )
     p.add_argument("--task-column", default="task", help="tasks format: task column (default task)")
-    p.add_argument("--score-column", default="score",
-                   help="tasks format: score or success column, higher is better (default score)")
-    p.add_argument("--context-column", default=None,
-                   help="context (category) column (default: 'context' when present; inspect: task_name; "
-                   "lm-eval: the task); empty cells go to the context '(none)'")
-    p.add_argument("--ties", choices=("half", "drop"), default="half",
-                   help="a tie counts 1/2 to each side (half, default) or is dropped (drop)")
-    p.add_argument("--both-bad", choices=("half", "drop"), default="half",
-                   help="a both-bad tie ('tie (bothbad)', both_bad): half (default) or drop")
-    p.add_argument("--fractional", choices=("soft", "weights", "round"), default="soft",
-                   help="soft outcomes (AlpacaEval weighted preferences): soft (fractional outcome, default), "
-                   "weights (a win for each side weighted by its share) or round (nearest win/loss)")
-    p.add_argument("--strong-weight", type=_positive_float, default=3.0,
-                   help="weight of a strong Arena-Hard verdict A>>B / B>>A (default 3, as Arena-Hard)")
-    p.add_argument("--order-swap", choices=("auto", "tie", "consistent", "separate"), default="auto",
-                   help="judges with two presentation orders: tie (disagreeing orders = tie), consistent (keep "
-                   "only agreeing orders), separate (one comparison per order) or auto (default: tie for "
-                   "mtbench, as FastChat; separate for arena-hard, as Arena-Hard)")
-    p.add_argument("--baseline", default=None,
-                   help="arena-hard: baseline model when the records name none (default gpt-4-0314)")
-    p.add_argument("--metric", default=None,
-                   help="inspect: score column (score_<scorer>); lm-eval: metric field (default: detected)")
-    p.add_argument("--skip-bad-rows", action="store_true",
-                   help="drop rows that cannot be read (listed on stderr) instead of stopping at the first")
+    p.add_argument(
+      "--score-column",
+      default="score",
+      help="tasks format: score or success column, higher is better (default score)",
+    )
+    p.add_argument(
+      "--context-column",
+      default=None,
+      help="context (category) column (default: 'context' when present; inspect: task_name; "
+      "lm-eval: the task); empty cells go to the context '(none)'",
+    )
+    p.add_argument(
+      "--ties",
+      choices=("half", "drop"),
+      default="half",
+      help="a tie counts 1/2 to each side (half, default) or is dropped (drop)",
+    )
+    p.add_argument(
+      "--both-bad",
+      choices=("half", "drop"),
+      default="half",
+      help="a both-bad tie ('tie (bothbad)', both_bad): half (default) or drop",
+    )
+    p.add_argument(
+      "--fractional",
+      choices=("soft", "weights", "round"),
+      default="soft",
+      help="soft outcomes (AlpacaEval weighted preferences): soft (fractional outcome, default), "
+      "weights (a win for each side weighted by its share) or round (nearest win/loss)",
+    )
+    p.add_argument(
+      "--strong-weight",
+      type=_positive_float,
+      default=3.0,
+      help="weight of a strong Arena-Hard verdict A>>B / B>>A (default 3, as Arena-Hard)",
+    )
+    p.add_argument(
+      "--order-swap",
+      choices=("auto", "tie", "consistent", "separate"),
+      default="auto",
+      help="judges with two presentation orders: tie (disagreeing orders = tie), consistent (keep "
+      "only agreeing orders), separate (one comparison per order) or auto (default: tie for "
+      "mtbench, as FastChat; separate for arena-hard, as Arena-Hard)",
+    )
+    p.add_argument(
+      "--baseline",
+      default=None,
+      help="arena-hard: baseline model when the records name none (default gpt-4-0314)",
+    )
+    p.add_argument(
+      "--metric",
+      default=None,
+      help="inspect: score column (score_<scorer>); lm-eval: metric field (default: detected)",
+    )
+    p.add_argument(
+      "--skip-bad-rows",
+      action="store_true",
+      help="drop rows that cannot be read (listed on stderr) instead of stopping at the first",
+    )
 
   def record_tolerance_option(p):
-    p.add_argument("--record-tolerance", type=_tolerance, default=2.0, metavar="C",
-                   help="model estimator: each compared pair's P stays within its record band, the P under which "
-                   "its win count is within C standard deviations (at P = 1/2) of expectation, so the model never "
-                   "overrides a long head-to-head record; 'none': the model alone (default 2)")
+    p.add_argument(
+      "--record-tolerance",
+      type=_tolerance,
+      default=2.0,
+      metavar="C",
+      help="model estimator: each compared pair's P stays within its record band, the P under which "
+      "its win count is within C standard deviations (at P = 1/2) of expectation, so the model never "
+      "overrides a long head-to-head record; 'none': the model alone (default 2)",
+    )
 
   def score_options(p, *, replicas_default=200):
-    p.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
-                   help="tournament estimator behind every column: auto (default: posterior when every pair was "
-                   "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair has no "
-                   "edge), winrate (empirical win rate; an unobserved pair is a tie) or model (Bradley-Terry + a "
-                   "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair; a compared pair "
-                   "kept within its record band, --record-tolerance)")
+    p.add_argument(
+      "--estimator",
+      choices=("auto", "posterior", "winrate", "model"),
+      default="auto",
+      help="tournament estimator behind every column: auto (default: posterior when every pair was "
+      "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair has no "
+      "edge), winrate (empirical win rate; an unobserved pair is a tie) or model (Bradley-Terry + a "
+      "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair; a compared pair "
+      "kept within its record band, --record-tolerance)",
+    )
     record_tolerance_option(p)
-    p.add_argument("--tau", type=_positive_float, default=0.01,
-                   help="edge temperature tau (win-rate and model estimators) and default gamma (default 0.01)")
-    p.add_argument("--gamma", type=_positive_float, default=None,
-                   help="Top-Cycle and covering temperature gamma = gamma_c (default: tau)")
-    p.add_argument("--bootstrap", "--replicas", dest="bootstrap", type=_nonnegative_int, default=replicas_default,
-                   metavar="N", help=f"bootstrap replicas for verdicts and intervals, 0 for none (default "
-                   f"{replicas_default})")
-    p.add_argument("--confidence", type=_confidence, default=0.95,
-                   help="verdict level: in = reaches every agent through comparisons whose winner is the same in "
-                   "at least this share of bootstrap replicas, out = cannot even through the ones not surely "
-                   "reversed (default 0.95)")
-    p.add_argument("--resampling", choices=("auto", "poisson", "parametric"), default="auto",
-                   help="bootstrap: parametric (each comparison's outcome redrawn from the fitted model, which is "
-                   "refitted; model estimator only), poisson (comparisons reweighted) or auto (default: parametric "
-                   "for the model estimator, where a Poisson replica keeps every few-game perfect record perfect, "
-                   "poisson otherwise)")
-    p.add_argument("--certify-imputed", action="store_true",
-                   help="let the model's predictions for pairs never compared count as evidence for the verdicts "
-                   "(default: such pairs are decided neither way)")
-    p.add_argument("--soft-intervals", dest="soft_intervals", action="store_true", default=None,
-                   help="bootstrap the soft scores too (default: only with at most 300 agents)")
-    p.add_argument("--no-soft-intervals", dest="soft_intervals", action="store_false",
-                   help="never bootstrap the soft scores (hard memberships and verdicts only)")
-    p.add_argument("--seed", type=_seed, default=0, help="seed of the model fit and bootstrap (default 0)")
+    p.add_argument(
+      "--tau",
+      type=_positive_float,
+      default=0.01,
+      help="edge temperature tau (win-rate and model estimators) and default gamma (default 0.01)",
+    )
+    p.add_argument(
+      "--gamma",
+      type=_positive_float,
+      default=None,
+      help="Top-Cycle and covering temperature gamma = gamma_c (default: tau)",
+    )
+    p.add_argument(
+      "--bootstrap",
+      "--replicas",
+      dest="bootstrap",
+      type=_nonnegative_int,
+      default=replicas_default,
+      metavar="N",
+      help=f"bootstrap replicas for verdicts and intervals, 0 for none (default "
+      f"{replicas_default})",
+    )
+    p.add_argument(
+      "--confidence",
+      type=_confidence,
+      default=0.95,
+      help="verdict level: in = reaches every agent through comparisons whose winner is the same in "
+      "at least this share of bootstrap replicas, out = cannot even through the ones not surely "
+      "reversed (default 0.95)",
+    )
+    p.add_argument(
+      "--resampling",
+      choices=("auto", "poisson", "parametric"),
+      default="auto",
+      help="bootstrap: parametric (each comparison's outcome redrawn from the fitted model, which is "
+      "refitted; model estimator only), poisson (comparisons reweighted) or auto (default: parametric "
+      "for the model estimator, where a Poisson replica keeps every few-game perfect record perfect, "
+      "poisson otherwise)",
+    )
+    p.add_argument(
+      "--certify-imputed",
+      action="store_true",
+      help="let the model's predictions for pairs never compared count as evidence for the verdicts "
+      "(default: such pairs are decided neither way)",
+    )
+    p.add_argument(
+      "--soft-intervals",
+      dest="soft_intervals",
+      action="store_true",
+      default=None,
+      help="bootstrap the soft scores too (default: only with at most 300 agents)",
+    )
+    p.add_argument(
+      "--no-soft-intervals",
+      dest="soft_intervals",
+      action="store_false",
+      help="never bootstrap the soft scores (hard memberships and verdicts only)",
+    )
+    p.add_argument(
+      "--seed", type=_seed, default=0, help="seed of the model fit and bootstrap (default 0)"
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
 
-  score = sub.add_parser("score", help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
-                         description="First the answer about the top set (certified, or not settled with the agents "
-                         "most often in the replicas' Top Cycles, and the direct records behind it), then one row "
-                         "per agent: tier, STE Top-Cycle and "
-                         "Uncovered-Set scores, the share of "
-                         "bootstrap replicas whose hard core holds the agent with an in/out/undetermined verdict, "
-                         "hard membership, win rate, Bradley-Terry, Elo and number of comparisons; evidence "
-                         "diagnostics and warnings.")
+  score = sub.add_parser(
+    "score",
+    help="per-agent core table: STE scores with bootstrap CIs, hard cores, baselines",
+    description="First the answer about the top set (certified, or not settled with the agents "
+    "most often in the replicas' Top Cycles, and the direct records behind it), then one row "
+    "per agent: tier, STE Top-Cycle and "
+    "Uncovered-Set scores, the share of "
+    "bootstrap replicas whose hard core holds the agent with an in/out/undetermined verdict, "
+    "hard membership, win rate, Bradley-Terry, Elo and number of comparisons; evidence "
+    "diagnostics and warnings.",
+  )
   data_options(score)
   score_options(score)
   score.add_argument("--by-context", action="store_true", help="one table per context (category)")
-  score.add_argument("--solutions", type=_solution_list, default=(), metavar="NAMES",
-                     help="comma-separated further tournament solutions as columns, e.g. bipartisan,mcs,ml,alpharank "
-                     "(sets: top_cycle, uncovered, copeland, schwartz, bipartisan, essential, mcs, banks; lotteries: "
-                     "ml, c1_ml, nash, alpharank), computed on the estimator's tournament")
-  score.add_argument("--output", choices=OUTPUTS, default="table", help="output format (default table)")
-  score.add_argument("--top", type=_nonnegative_int, default=None, metavar="N",
-                     help="table/markdown: print only the first N rows of each table")
-  score.add_argument("--head-to-head", type=_nonnegative_int, default=10, metavar="K",
-                     help="table/markdown/json: the direct records (wins-losses) among the first K rows of each "
-                     "table, as a crosstable (default 10; 0: none)")
-  score.add_argument("--plot", metavar="PNG", default=None,
-                     help="also write the report figure of each table's first 40 rows (tournament graph, P "
-                     "heatmap with never-compared pairs dotted, score bars with P(TC)); with --by-context one file "
-                     "per context, suffixed with its name")
+  score.add_argument(
+    "--solutions",
+    type=_solution_list,
+    default=(),
+    metavar="NAMES",
+    help="comma-separated further tournament solutions as columns, e.g. bipartisan,mcs,ml,alpharank "
+    "(sets: top_cycle, uncovered, copeland, schwartz, bipartisan, essential, mcs, banks; lotteries: "
+    "ml, c1_ml, nash, alpharank), computed on the estimator's tournament",
+  )
+  score.add_argument(
+    "--output", choices=OUTPUTS, default="table", help="output format (default table)"
+  )
+  score.add_argument(
+    "--top",
+    type=_nonnegative_int,
+    default=None,
+    metavar="N",
+    help="table/markdown: print only the first N rows of each table",
+  )
+  score.add_argument(
+    "--head-to-head",
+    type=_nonnegative_int,
+    default=10,
+    metavar="K",
+    help="table/markdown/json: the direct records (wins-losses) among the first K rows of each "
+    "table, as a crosstable (default 10; 0: none)",
+  )
+  score.add_argument(
+    "--plot",
+    metavar="PNG",
+    default=None,
+    help="also write the report figure of each table's first 40 rows (tournament graph, P "
+    "heatmap with never-compared pairs dotted, score bars with P(TC)); with --by-context one file "
+    "per context, suffixed with its name",
+  )
 
-  explain = sub.add_parser("explain", help="witnesses: majority-win paths from an agent, or who covers it",
-                           description="Why AGENT is (or is not) in the hard Top Cycle and Uncovered Set of the "
-                           "win-rate tournament: chains of majority wins reaching every other agent (or the "
-                           "agents it cannot reach), and its coverers (an agent that beats it and everyone it "
-                           "beats) or, if none, why each agent that beats it fails to cover it.")
+  explain = sub.add_parser(
+    "explain",
+    help="witnesses: majority-win paths from an agent, or who covers it",
+    description="Why AGENT is (or is not) in the hard Top Cycle and Uncovered Set of the "
+    "win-rate tournament: chains of majority wins reaching every other agent (or the "
+    "agents it cannot reach), and its coverers (an agent that beats it and everyone it "
+    "beats) or, if none, why each agent that beats it fails to cover it.",
+  )
   data_options(explain)
   explain.add_argument("agent", metavar="AGENT", help="agent name")
   explain.add_argument("--context", default=None, help="explain within one context only")
-  explain.add_argument("--output", choices=("text", "json"), default="text", help="output format (default text)")
-  explain.add_argument("--estimator", choices=("auto", "posterior", "winrate", "model"), default="auto",
-                       help="tournament estimator (as in score; default auto)")
+  explain.add_argument(
+    "--output", choices=("text", "json"), default="text", help="output format (default text)"
+  )
+  explain.add_argument(
+    "--estimator",
+    choices=("auto", "posterior", "winrate", "model"),
+    default="auto",
+    help="tournament estimator (as in score; default auto)",
+  )
   record_tolerance_option(explain)
   explain.add_argument("--seed", type=_seed, default=0, help="seed of the model fit (default 0)")
 
-  demo = sub.add_parser("demo", help="the core table with bootstrap CIs and a figure on bundled real data "
-                        "(Vicuna-80 human votes)")
+  demo = sub.add_parser(
+    "demo",
+    help="the core table with bootstrap CIs and a figure on bundled real data "
+    "(Vicuna-80 human votes)",
+  )
   score_options(demo)
-  demo.add_argument("--plot", metavar="PNG", default=DEMO_PLOT, help=f"figure path (default ./{DEMO_PLOT})")
+  demo.add_argument(
+    "--plot", metavar="PNG", default=DEMO_PLOT, help=f"figure path (default ./{DEMO_PLOT})"
+  )
   demo.add_argument("--no-plot", action="store_true", help="do not write the figure")
 
-  planted = sub.add_parser("planted", help="the planted-core benchmark (paper Tables 2-5): CSVs, report.md and "
-                           "figures in --out")
-  planted.add_argument("--quick", action="store_true", help="a small slice of every table (under a minute)")
-  planted.add_argument("--out", default=PLANTED_OUT, help=f"output folder (default ./{PLANTED_OUT})")
+  planted = sub.add_parser(
+    "planted",
+    help="the planted-core benchmark (paper Tables 2-5): CSVs, report.md and figures in --out",
+  )
+  planted.add_argument(
+    "--quick", action="store_true", help="a small slice of every table (under a minute)"
+  )
+  planted.add_argument(
+    "--out", default=PLANTED_OUT, help=f"output folder (default ./{PLANTED_OUT})"
+  )
   planted.add_argument("--float32", action="store_true", help="run in float32 instead of float64")
   planted.add_argument("--no-progress", action="store_true", help="no progress bar")
   _suggest_parser(sub, data_options)
@@ -241,32 +390,66 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _suggest_parser(sub, data_options) -> None:
   """The ``suggest`` subcommand (active comparisons, issue 13)."""
-  p = sub.add_parser("suggest", help="the pairs to compare next so that the core's verdicts certify soonest",
-                     description="The K pairs whose comparison can most change the certified in/out verdicts "
-                     "(Top Cycle or Uncovered Set), with the reason in words, each pair's selection probability, "
-                     "the current verdicts and whether they are already certified.")
+  p = sub.add_parser(
+    "suggest",
+    help="the pairs to compare next so that the core's verdicts certify soonest",
+    description="The K pairs whose comparison can most change the certified in/out verdicts "
+    "(Top Cycle or Uncovered Set), with the reason in words, each pair's selection probability, "
+    "the current verdicts and whether they are already certified.",
+  )
   data_options(p)
-  p.add_argument("--k", type=_nonnegative_int, default=20, help="number of pairs to suggest (default 20)")
-  p.add_argument("--target", choices=("top_cycle", "uncovered"), default="top_cycle",
-                 help="core whose verdicts to certify: top_cycle (default) or uncovered")
-  p.add_argument("--confidence", type=_confidence, default=0.95,
-                 help="probability that the whole certified core is right (default 0.95); with the default "
-                 "--correction bonferroni an edge is sure when its posterior orientation probability is >= "
-                 "1 - (1 - confidence) / #pairs")
-  p.add_argument("--correction", choices=("bonferroni", "none"), default="bonferroni",
-                 help="bonferroni (default): split 1 - confidence over the n(n-1)/2 pairs (union bound), as "
-                 "adaptive sampling that stops at the first certification needs; none: confidence per pair, "
-                 "the level of `score` verdicts")
-  p.add_argument("--plausible", choices=("auto", "posterior", "model"), default="auto",
-                 help="tournaments behind the relevance of a pair (how often it touches a plausible core): "
-                 "posterior (drawn from each pair's Beta posterior; a pair never compared is a coin flip), model "
-                 "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
-                 "P(TC)) or auto (default: model when some pair was never compared, else posterior)")
-  p.add_argument("--replicas", type=_nonnegative_int, default=200,
-                 help="bootstrap replicas behind --plausible model (default 200)")
-  p.add_argument("--output", choices=("table", "csv", "json"), default="table", help="output format (default table)")
-  p.add_argument("--seed", type=_seed, default=0,
-                 help="seed of the randomized draw of pairs and of the model's fit and replicas (default 0)")
+  p.add_argument(
+    "--k", type=_nonnegative_int, default=20, help="number of pairs to suggest (default 20)"
+  )
+  p.add_argument(
+    "--target",
+    choices=("top_cycle", "uncovered"),
+    default="top_cycle",
+    help="core whose verdicts to certify: top_cycle (default) or uncovered",
+  )
+  p.add_argument(
+    "--confidence",
+    type=_confidence,
+    default=0.95,
+    help="probability that the whole certified core is right (default 0.95); with the default "
+    "--correction bonferroni an edge is sure when its posterior orientation probability is >= "
+    "1 - (1 - confidence) / #pairs",
+  )
+  p.add_argument(
+    "--correction",
+    choices=("bonferroni", "none"),
+    default="bonferroni",
+    help="bonferroni (default): split 1 - confidence over the n(n-1)/2 pairs (union bound), as "
+    "adaptive sampling that stops at the first certification needs; none: confidence per pair, "
+    "the level of `score` verdicts",
+  )
+  p.add_argument(
+    "--plausible",
+    choices=("auto", "posterior", "model"),
+    default="auto",
+    help="tournaments behind the relevance of a pair (how often it touches a plausible core): "
+    "posterior (drawn from each pair's Beta posterior; a pair never compared is a coin flip), model "
+    "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
+    "P(TC)) or auto (default: model when some pair was never compared, else posterior)",
+  )
+  p.add_argument(
+    "--replicas",
+    type=_nonnegative_int,
+    default=200,
+    help="bootstrap replicas behind --plausible model (default 200)",
+  )
+  p.add_argument(
+    "--output",
+    choices=("table", "csv", "json"),
+    default="table",
+    help="output format (default table)",
+  )
+  p.add_argument(
+    "--seed",
+    type=_seed,
+    default=0,
+    help="seed of the randomized draw of pairs and of the model's fit and replicas (default 0)",
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -286,13 +469,28 @@ def load(args):
   if not os.path.exists(path):
     raise UserError(f"file not found: {path}")
   if os.path.isdir(path) and args.format not in ("auto", "lm-eval"):
-    raise UserError(f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)")
+    raise UserError(
+      f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)"
+    )
   try:
-    policy = OutcomePolicy(tie=args.ties, both_bad=args.both_bad, fractional=args.fractional,
-                           strong_weight=args.strong_weight, order_swap=args.order_swap)
+    policy = OutcomePolicy(
+      tie=args.ties,
+      both_bad=args.both_bad,
+      fractional=args.fractional,
+      strong_weight=args.strong_weight,
+      order_swap=args.order_swap,
+    )
     comparisons, report = load_comparisons(
-        path, schema=args.format, context=args.context_column, policy=policy, baseline=args.baseline,
-        metric=args.metric, agent=args.agent_column, task=args.task_column, score=args.score_column)
+      path,
+      schema=args.format,
+      context=args.context_column,
+      policy=policy,
+      baseline=args.baseline,
+      metric=args.metric,
+      agent=args.agent_column,
+      task=args.task_column,
+      score=args.score_column,
+    )
   except UserError:
     raise
   except (OSError, UnicodeDecodeError) as e:
@@ -307,8 +505,8 @@ def load(args):
   if bad:
     if not args.skip_bad_rows:
       raise UserError(
-          f"{path}: {len(bad)} bad row{'s' if len(bad) > 1 else ''} of {report.rows_read}: "
-          f"{report.reason_summary(rows=bad)}; fix the file or pass --skip-bad-rows"
+        f"{path}: {len(bad)} bad row{'s' if len(bad) > 1 else ''} of {report.rows_read}: "
+        f"{report.reason_summary(rows=bad)}; fix the file or pass --skip-bad-rows"
       )
     print(report.summary(), file=sys.stderr)
   return comparisons, report
@@ -316,29 +514,43 @@ def load(args):
 
 def _load_summary(report, path) -> dict:
   return {
-      "source": str(path),
-      "rows_read": report.rows_read,
-      "rows_used": report.rows_used,
-      "comparisons": report.num_comparisons,
-      "ties": report.ties,
-      "rejected": len(report.rejected),
-      "rejected_by_reason": report.reasons(),
-      "schema": report.schema,
-      "mappings": list(report.mappings),
-      "merged_names": {name: list(raws) for name, raws in report.merged},
-      "position_bias": None if report.position_bias is None else {
-          "first_wins": report.position_bias.first_wins, "second_wins": report.position_bias.second_wins,
-          "ties": report.position_bias.ties, "first": report.position_bias.first},
+    "source": str(path),
+    "rows_read": report.rows_read,
+    "rows_used": report.rows_used,
+    "comparisons": report.num_comparisons,
+    "ties": report.ties,
+    "rejected": len(report.rejected),
+    "rejected_by_reason": report.reasons(),
+    "schema": report.schema,
+    "mappings": list(report.mappings),
+    "merged_names": {name: list(raws) for name, raws in report.merged},
+    "position_bias": None
+    if report.position_bias is None
+    else {
+      "first_wins": report.position_bias.first_wins,
+      "second_wins": report.position_bias.second_wins,
+      "ties": report.position_bias.ties,
+      "first": report.position_bias.first,
+    },
   }
 
 
 def _settings(args):
   from ste_jax.evaluate import LeaderboardSettings
 
-  return LeaderboardSettings(estimator=args.estimator, tau=args.tau, gamma=args.gamma, num_replicas=args.bootstrap,
-                             seed=args.seed, confidence=args.confidence, soft_intervals=args.soft_intervals,
-                             certify_imputed=args.certify_imputed, solutions=getattr(args, "solutions", ()),
-                             resampling=args.resampling, record_tolerance=args.record_tolerance)
+  return LeaderboardSettings(
+    estimator=args.estimator,
+    tau=args.tau,
+    gamma=args.gamma,
+    num_replicas=args.bootstrap,
+    seed=args.seed,
+    confidence=args.confidence,
+    soft_intervals=args.soft_intervals,
+    certify_imputed=args.certify_imputed,
+    solutions=getattr(args, "solutions", ()),
+    resampling=args.resampling,
+    record_tolerance=args.record_tolerance,
+  )
 
 
 def _tables(comparisons, settings, *, by_context, no_progress):
@@ -347,8 +559,14 @@ def _tables(comparisons, settings, *, by_context, no_progress):
   from ste_jax.evaluate import core_tables
 
   total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
-  with tqdm(total=total, unit="replica", desc="bootstrap", file=sys.stderr, leave=False,
-            disable=True if no_progress or not total else None) as bar:
+  with tqdm(
+    total=total,
+    unit="replica",
+    desc="bootstrap",
+    file=sys.stderr,
+    leave=False,
+    disable=True if no_progress or not total else None,
+  ) as bar:
     return core_tables(comparisons, settings, by_context=by_context, progress=bar.update)
 
 
@@ -362,9 +580,9 @@ def _plot_paths(path: str, tables) -> list[tuple[object, str]]:
 
 def _write_plots(tables, path: str, title: str) -> list[str]:
   try:
-    from ste_jax.plotting import save_report_figure
-
     import matplotlib  # noqa: F401  (checked here, used inside plotting)
+
+    from ste_jax.plotting import save_report_figure
   except ImportError:
     raise UserError("--plot needs matplotlib: pip install 'ste_jax[plot]'") from None
   written = []
@@ -388,7 +606,11 @@ def cmd_score(args) -> int:
   settings = _settings(args)
   tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
   if args.output == "table":
-    print(report.summary(max_lines=0) if not report.bad_rows else f"{args.file}: {len(report.bad_rows)} bad rows skipped")
+    print(
+      report.summary(max_lines=0)
+      if not report.bad_rows
+      else f"{args.file}: {len(report.bad_rows)} bad rows skipped"
+    )
     print(format_text(tables, top=args.top, head_to_head=args.head_to_head))
   elif args.output == "markdown":
     print(format_markdown(tables, top=args.top, head_to_head=args.head_to_head))
@@ -401,8 +623,13 @@ def cmd_score(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))
   else:
-    print(json.dumps(to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head), indent=1,
-                     allow_nan=False))
+    print(
+      json.dumps(
+        to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head),
+        indent=1,
+        allow_nan=False,
+      )
+    )
   if args.plot:
     for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
       print(f"plot written to {p}", file=sys.stderr)
@@ -417,26 +644,52 @@ def cmd_explain(args) -> int:
   comparisons, _ = load(args)
   if args.context is not None:
     if args.context not in comparisons.contexts:
-      raise UserError(f"unknown context {args.context!r}; contexts: {', '.join(comparisons.contexts)}")
+      raise UserError(
+        f"unknown context {args.context!r}; contexts: {', '.join(comparisons.contexts)}"
+      )
     comparisons = subset_context(comparisons, comparisons.contexts.index(args.context))
   agents = list(comparisons.agents)
   if args.agent not in agents:
     close = difflib.get_close_matches(args.agent, agents, n=3)
-    hint = f"; did you mean {', '.join(map(repr, close))}?" if close else (
-        f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
+    hint = (
+      f"; did you mean {', '.join(map(repr, close))}?"
+      if close
+      else (f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
+    )
     raise UserError(f"unknown agent {args.agent!r} in {args.file}{hint}")
-  table = core_table(comparisons, LeaderboardSettings(estimator=args.estimator, num_replicas=0, seed=args.seed,
-                                                      record_tolerance=args.record_tolerance))
-  w = witness_report(table.P, table.games_matrix, agents, agents.index(args.agent),
-                     ties_connect=table.estimator != "posterior")
+  table = core_table(
+    comparisons,
+    LeaderboardSettings(
+      estimator=args.estimator,
+      num_replicas=0,
+      seed=args.seed,
+      record_tolerance=args.record_tolerance,
+    ),
+  )
+  w = witness_report(
+    table.P,
+    table.games_matrix,
+    agents,
+    agents.index(args.agent),
+    ties_connect=table.estimator != "posterior",
+  )
   if args.output == "json":
     print(json.dumps(dict(w, estimator=table.estimator, conventions=table.conventions()), indent=1))
   else:
     where = "" if args.context is None else f", context {args.context!r}"
-    print(f"witnesses in {args.file}{where}; estimator {table.estimator} ({table.estimator_reason}); "
-          + ("'A > B (p)': A beats B with probability p in the model's tournament" if table.estimator == "model" else
-             "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)")
-          + ("; a pair never compared or evenly split is no edge" if table.estimator == "posterior" else ""))
+    print(
+      f"witnesses in {args.file}{where}; estimator {table.estimator} ({table.estimator_reason}); "
+      + (
+        "'A > B (p)': A beats B with probability p in the model's tournament"
+        if table.estimator == "model"
+        else "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)"
+      )
+      + (
+        "; a pair never compared or evenly split is no edge"
+        if table.estimator == "posterior"
+        else ""
+      )
+    )
     if table.model is not None:
       print(f"model: {table.model.describe()}")
     print(format_witnesses(w))
@@ -457,24 +710,37 @@ def cmd_demo(args) -> int:
   path = bundled_dataset_path()
   comparisons, report = load_comparisons(path)
   settings = _settings(args)
-  print(f"ste-jax demo: {DEMO_DATASET} (bundled; human crowd votes between 8 chatbots on the Vicuna-80 "
-        "questions, QLoRA paper data, MIT licence)")
+  print(
+    f"ste-jax demo: {DEMO_DATASET} (bundled; human crowd votes between 8 chatbots on the Vicuna-80 "
+    "questions, QLoRA paper data, MIT licence)"
+  )
   print(report.summary().replace(str(path), "comparisons.csv"))
   tables = _tables(comparisons, settings, by_context=False, no_progress=args.no_progress)
   print(format_text(tables))
   table = tables[0]
   top = table.agents[table.order[0]]
-  w = witness_report(table.P, table.games_matrix, list(table.agents), table.agents.index(top),
-                     ties_connect=table.estimator != "posterior")
+  w = witness_report(
+    table.P,
+    table.games_matrix,
+    list(table.agents),
+    table.agents.index(top),
+    ties_connect=table.estimator != "posterior",
+  )
   if w["in_top_cycle"] and w["chains"]:
     chain = max(w["chains"], key=len)
     if len(chain) == 2 and not any(c[1]["tie"] for c in w["chains"]):
       beaten = ", ".join(f"{c[1]['agent']} ({c[1]['p']:.2f})" for c in w["chains"])
-      print(f"why {top} is in the Top Cycle: it beats every other agent directly (a Condorcet winner): {beaten}")
+      print(
+        f"why {top} is in the Top Cycle: it beats every other agent directly (a Condorcet winner): {beaten}"
+      )
     else:
-      text = chain[0]["agent"] + "".join(f" {'=' if s['tie'] else '>'} {s['agent']} ({s['p']:.2f})" for s in chain[1:])
-      print(f"why {top} is in the Top Cycle: chains of majority wins reach every agent, e.g. {text} "
-            f"(all of them: ste-jax explain FILE {top!r})")
+      text = chain[0]["agent"] + "".join(
+        f" {'=' if s['tie'] else '>'} {s['agent']} ({s['p']:.2f})" for s in chain[1:]
+      )
+      print(
+        f"why {top} is in the Top Cycle: chains of majority wins reach every agent, e.g. {text} "
+        f"(all of them: ste-jax explain FILE {top!r})"
+      )
   if args.plot and not args.no_plot:
     try:
       written = _write_plots(tables, args.plot, f"ste-jax demo: {DEMO_DATASET}")
@@ -488,8 +754,15 @@ def cmd_demo(args) -> int:
 def cmd_planted(args) -> int:
   from ste_jax.benchmarking import planted_core_main
 
-  argv = ["--out", args.out] + [flag for flag, on in (("--quick", args.quick), ("--float32", args.float32),
-                                                      ("--no-progress", args.no_progress)) if on]
+  argv = ["--out", args.out] + [
+    flag
+    for flag, on in (
+      ("--quick", args.quick),
+      ("--float32", args.float32),
+      ("--no-progress", args.no_progress),
+    )
+    if on
+  ]
   return planted_core_main(argv, command=f"{PROG} planted", default_out=PLANTED_OUT)
 
 
@@ -503,7 +776,9 @@ def cmd_suggest(args) -> int:
   if n < 2:
     raise UserError(f"{args.file}: suggest needs at least two agents, found {n}")
   if not 1 <= args.k <= n * (n - 1) // 2:
-    raise UserError(f"--k must be between 1 and {n * (n - 1) // 2} (the pairs of {n} agents), got {args.k}")
+    raise UserError(
+      f"--k must be between 1 and {n * (n - 1) // 2} (the pairs of {n} agents), got {args.k}"
+    )
   plausible = args.plausible
   if plausible == "auto":
     plausible = "model" if resolve_estimator("auto", comparisons)[0] == "model" else "posterior"
@@ -511,17 +786,35 @@ def cmd_suggest(args) -> int:
   if plausible == "model":
     if args.replicas < 1:
       raise UserError("--plausible model needs --replicas >= 1")
-    print(f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas of the model "
-          "estimator (as `ste-jax score` computes P(TC))", file=sys.stderr)
+    print(
+      f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas of the model "
+      "estimator (as `ste-jax score` computes P(TC))",
+      file=sys.stderr,
+    )
     settings = LeaderboardSettings(estimator="model", num_replicas=args.replicas, seed=args.seed)
     cores = replica_cores(comparisons, settings, target=args.target)
-  print(render_suggestions(comparisons, k=args.k, target=args.target, confidence=args.confidence,
-                           correction=args.correction, seed=args.seed, output=args.output, plausible_cores=cores))
+  print(
+    render_suggestions(
+      comparisons,
+      k=args.k,
+      target=args.target,
+      confidence=args.confidence,
+      correction=args.correction,
+      seed=args.seed,
+      output=args.output,
+      plausible_cores=cores,
+    )
+  )
   return 0
 
 
-COMMANDS = {"score": cmd_score, "explain": cmd_explain, "demo": cmd_demo, "planted": cmd_planted,
-            "suggest": cmd_suggest}
+COMMANDS = {
+  "score": cmd_score,
+  "explain": cmd_explain,
+  "demo": cmd_demo,
+  "planted": cmd_planted,
+  "suggest": cmd_suggest,
+}
 
 
 def main(argv=None) -> int:

@@ -3,21 +3,40 @@
 import jax
 
 from ste_jax._checks import as_float_array, check_square
-from ste_jax.exact._lotteries import maximal_lottery_with_support, margin_matrix
+from ste_jax.exact._lotteries import margin_matrix, maximal_lottery_with_support
 from ste_jax.exact._solutions import copeland_set, top_cycle, uncovered_set
 from ste_jax.exact._tournament_sets import banks_set, minimal_covering_set, schwartz_set
 from ste_jax.ops._lottery import alpha_rank, nash_average
 
 SOLUTION_NAMES = (
-    "top_cycle", "uncovered", "copeland", "schwartz", "bipartisan", "essential", "mcs", "banks",
-    "ml", "c1_ml", "nash", "alpharank",
+  "top_cycle",
+  "uncovered",
+  "copeland",
+  "schwartz",
+  "bipartisan",
+  "essential",
+  "mcs",
+  "banks",
+  "ml",
+  "c1_ml",
+  "nash",
+  "alpharank",
 )
 """Names accepted by :func:`solution_memberships` (see its docstring), in a stable order."""
 
 _ALIASES = {
-    "smith": "top_cycle", "tc": "top_cycle", "uc": "uncovered", "uncovered_set": "uncovered",
-    "gocha": "schwartz", "bp": "bipartisan", "es": "essential", "minimal_covering": "mcs",
-    "maximal_lottery": "ml", "c2_ml": "ml", "nash_average": "nash", "alpha_rank": "alpharank",
+  "smith": "top_cycle",
+  "tc": "top_cycle",
+  "uc": "uncovered",
+  "uncovered_set": "uncovered",
+  "gocha": "schwartz",
+  "bp": "bipartisan",
+  "es": "essential",
+  "minimal_covering": "mcs",
+  "maximal_lottery": "ml",
+  "c2_ml": "ml",
+  "nash_average": "nash",
+  "alpha_rank": "alpharank",
 }
 
 
@@ -29,8 +48,10 @@ def canonical_solution_name(name: str) -> str:
   """
   key = _ALIASES.get(name, name)
   if key not in SOLUTION_NAMES:
-    raise ValueError(f"unknown solution {name!r}; valid names: {', '.join(SOLUTION_NAMES)} "
-                     f"(aliases: {', '.join(sorted(_ALIASES))}).")
+    raise ValueError(
+      f"unknown solution {name!r}; valid names: {', '.join(SOLUTION_NAMES)} "
+      f"(aliases: {', '.join(sorted(_ALIASES))})."
+    )
   return key
 
 
@@ -88,18 +109,18 @@ def solution_memberships(P, names=("bipartisan", "mcs", "ml", "alpharank"), *, a
     return cache[key]
 
   compute = {
-      "top_cycle": lambda: top_cycle(P),
-      "uncovered": lambda: uncovered_set(P),
-      "copeland": lambda: copeland_set(P),
-      "schwartz": lambda: schwartz_set(P),
-      "bipartisan": lambda: lottery(True)[1],
-      "essential": lambda: lottery(False)[1],
-      "mcs": lambda: minimal_covering_set(P),
-      "banks": lambda: banks_set(P),
-      "ml": lambda: lottery(False)[0],
-      "c1_ml": lambda: lottery(True)[0],
-      "nash": lambda: nash_average(margin_matrix(P)).distribution,
-      "alpharank": lambda: alpha_rank(P, alpha=alpha),
+    "top_cycle": lambda: top_cycle(P),
+    "uncovered": lambda: uncovered_set(P),
+    "copeland": lambda: copeland_set(P),
+    "schwartz": lambda: schwartz_set(P),
+    "bipartisan": lambda: lottery(True)[1],
+    "essential": lambda: lottery(False)[1],
+    "mcs": lambda: minimal_covering_set(P),
+    "banks": lambda: banks_set(P),
+    "ml": lambda: lottery(False)[0],
+    "c1_ml": lambda: lottery(True)[0],
+    "nash": lambda: nash_average(margin_matrix(P)).distribution,
+    "alpharank": lambda: alpha_rank(P, alpha=alpha),
   }
   results: dict[str, jax.Array] = {}
   out = {}

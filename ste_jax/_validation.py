@@ -49,11 +49,17 @@ def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray
   try:
     arr = np.asarray(P)
   except Exception as e:  # a tracer under jit, or an object that is not an array
-    raise ValueError(f"{name} must be a concrete array to be validated (call outside jit): {e}") from e
-  if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+    raise ValueError(
+      f"{name} must be a concrete array to be validated (call outside jit): {e}"
+    ) from e
+  if arr.dtype == bool or not (
+    np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+  ):
     raise ValueError(f"{name} must be a real-valued array, got dtype {arr.dtype}.")
   if arr.ndim < 2 or arr.shape[-1] != arr.shape[-2]:
-    raise ValueError(f"{name} must have shape (..., n, n) with a square last two axes; got {arr.shape}.")
+    raise ValueError(
+      f"{name} must have shape (..., n, n) with a square last two axes; got {arr.shape}."
+    )
   if arr.shape[-1] == 0:
     raise ValueError(f"{name} must describe at least one agent; got shape {arr.shape}.")
   x = arr.astype(np.float64)
@@ -76,8 +82,8 @@ def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray
   if bad.any():
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
     raise ValueError(
-        f"{name} must have 1/2 on its diagonal (self-comparison); "
-        f"{name}{list(idx[:-1]) + [idx[-1], idx[-1]]} = {float(diag[idx])}."
+      f"{name} must have 1/2 on its diagonal (self-comparison); "
+      f"{name}{list(idx[:-1]) + [idx[-1], idx[-1]]} = {float(diag[idx])}."
     )
   err = np.abs(x + np.swapaxes(x, -1, -2) - 1.0)
   bad = err > atol
@@ -85,8 +91,8 @@ def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
     a, b = idx[-2], idx[-1]
     raise ValueError(
-        f"{name} is not complementary: {name}[{a}, {b}] + {name}[{b}, {a}] = {x[idx] + x[idx[:-2] + (b, a)]:.6g}"
-        f" != 1 (atol={atol})."
+      f"{name} is not complementary: {name}[{a}, {b}] + {name}[{b}, {a}] = {x[idx] + x[idx[:-2] + (b, a)]:.6g}"
+      f" != 1 (atol={atol})."
     )
   del n
   return arr
@@ -132,8 +138,8 @@ def validate_symmetric_prior(prior, name: str = "prior") -> tuple[float, float]:
     raise ValueError(f"{name} must be a pair (alpha, beta) of numbers, got {prior!r}.") from e
   if not (alpha > 0 and alpha == beta and np.isfinite(alpha)):
     raise ValueError(
-        f"{name} must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}: an "
-        "asymmetric prior would make D depend on the order of each pair."
+      f"{name} must be a symmetric Beta(alpha, alpha) with finite alpha > 0, got {prior!r}: an "
+      "asymmetric prior would make D depend on the order of each pair."
     )
   return alpha, beta
 
@@ -155,12 +161,21 @@ def validate_int(value, name: str, *, minimum: int = 1, allow_none: bool = False
   except TypeError:
     count = None
   if count is None or count < minimum:
-    raise ValueError(f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {value!r}.")
+    raise ValueError(
+      f"{name} must be an integer >= {minimum}{' or None' if allow_none else ''}, got {value!r}."
+    )
   return count
 
 
-def validate_number(value, name: str, *, low: float = -math.inf, high: float = math.inf,
-                    low_open: bool = False, high_open: bool = False) -> float:
+def validate_number(
+  value,
+  name: str,
+  *,
+  low: float = -math.inf,
+  high: float = math.inf,
+  low_open: bool = False,
+  high_open: bool = False,
+) -> float:
   """Checks that ``value`` is a finite real number in ``[low, high]``; returns it as a Python float.
 
   ``low_open`` / ``high_open`` exclude the end points. Bools are not numbers here.
@@ -174,7 +189,13 @@ def validate_number(value, name: str, *, low: float = -math.inf, high: float = m
     x = float(np.asarray(value))
   except (TypeError, ValueError):
     x = math.nan
-  bad = not math.isfinite(x) or x < low or x > high or (low_open and x == low) or (high_open and x == high)
+  bad = (
+    not math.isfinite(x)
+    or x < low
+    or x > high
+    or (low_open and x == low)
+    or (high_open and x == high)
+  )
   if bad:
     interval = f"{'(' if low_open else '['}{low:g}, {high:g}{')' if high_open else ']'}"
     raise ValueError(f"{name} must be a finite number in {interval}, got {value!r}.")
@@ -195,7 +216,9 @@ def validate_wins(wins, *, name: str = "wins") -> np.ndarray:
     ValueError: if ``wins`` is not a square real array with finite, nonnegative entries.
   """
   arr = np.asarray(wins)
-  if arr.dtype == bool or not (np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)):
+  if arr.dtype == bool or not (
+    np.issubdtype(arr.dtype, np.floating) or np.issubdtype(arr.dtype, np.integer)
+  ):
     raise ValueError(f"{name} must be a real-valued array, got dtype {arr.dtype}.")
   if arr.ndim != 2 or arr.shape[0] != arr.shape[1]:
     raise ValueError(f"{name} must have shape (n, n); got {arr.shape}.")

@@ -57,10 +57,21 @@ def _draw_edges(ax, xy, src, dst, *, color, lw: float, alpha: float, zorder: int
 
   if len(src) > MAX_ARROWS:
     segs = np.stack([xy[src], xy[dst]], axis=1)
-    ax.add_collection(LineCollection(segs, colors=color, linewidths=min(lw, 0.6), alpha=min(alpha, 0.3), zorder=zorder))
+    ax.add_collection(
+      LineCollection(
+        segs, colors=color, linewidths=min(lw, 0.6), alpha=min(alpha, 0.3), zorder=zorder
+      )
+    )
     return
-  style = {"arrowstyle": "-|>", "color": color, "lw": lw, "alpha": alpha, "shrinkA": 9, "shrinkB": 9,
-           "mutation_scale": 8 + 3 * lw}
+  style = {
+    "arrowstyle": "-|>",
+    "color": color,
+    "lw": lw,
+    "alpha": alpha,
+    "shrinkA": 9,
+    "shrinkB": 9,
+    "mutation_scale": 8 + 3 * lw,
+  }
   for s, d in zip(src, dst):
     ax.annotate("", xy=xy[d], xytext=xy[s], zorder=zorder, arrowprops=style)
 
@@ -104,9 +115,15 @@ def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title:
   ax.scatter(xy[core, 0], xy[core, 1], s=110, color=CORE_COLOR, zorder=4, label="core")
   fs = _label_size(n)
   for i in range(n):
-    ax.text(1.12 * xy[i, 0], 1.12 * xy[i, 1], str(agents[i]), fontsize=fs,
-            ha="left" if xy[i, 0] > 0.05 else "right" if xy[i, 0] < -0.05 else "center",
-            va="center", color=CORE_COLOR if core[i] else "black")
+    ax.text(
+      1.12 * xy[i, 0],
+      1.12 * xy[i, 1],
+      str(agents[i]),
+      fontsize=fs,
+      ha="left" if xy[i, 0] > 0.05 else "right" if xy[i, 0] < -0.05 else "center",
+      va="center",
+      color=CORE_COLOR if core[i] else "black",
+    )
   ax.set_xlim(-1.9, 1.9)
   ax.set_ylim(-1.5, 1.5)
   ax.set_aspect("equal")
@@ -116,7 +133,9 @@ def plot_tournament(P, agents, core, *, ax=None, scores=None, order=None, title:
   return ax.figure
 
 
-def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | None = None, unobserved=None):
+def plot_heatmap(
+  P, agents, *, scores=None, order=None, ax=None, title: str | None = None, unobserved=None
+):
   """The tournament matrix ``P[a, b]`` as a heatmap, rows and columns ordered by ``scores``.
 
   Args:
@@ -138,11 +157,22 @@ def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | No
     size = float(min(14.0, max(4.5, 0.18 * n + 3.0)))
     ax = _new_figure(size + 1.0, size).add_subplot()
   order = _order(scores, n, order)
-  image = ax.imshow(P[np.ix_(order, order)], cmap="RdBu_r", vmin=0.0, vmax=1.0, interpolation="nearest")
+  image = ax.imshow(
+    P[np.ix_(order, order)], cmap="RdBu_r", vmin=0.0, vmax=1.0, interpolation="nearest"
+  )
   if unobserved is not None:
-    rows, cols = np.nonzero(np.asarray(unobserved, dtype=bool)[np.ix_(order, order)] & ~np.eye(n, dtype=bool))
-    ax.scatter(cols, rows, s=max(0.5, min(6.0, 900.0 / max(n, 1) ** 2 * 6.0)), color="black", marker=".",
-               linewidths=0, label="never compared")
+    rows, cols = np.nonzero(
+      np.asarray(unobserved, dtype=bool)[np.ix_(order, order)] & ~np.eye(n, dtype=bool)
+    )
+    ax.scatter(
+      cols,
+      rows,
+      s=max(0.5, min(6.0, 900.0 / max(n, 1) ** 2 * 6.0)),
+      color="black",
+      marker=".",
+      linewidths=0,
+      label="never compared",
+    )
   names = [str(agents[i]) for i in order]
   fs = _label_size(n)
   ax.set_xticks(np.arange(n), names, rotation=90, fontsize=fs)
@@ -154,8 +184,20 @@ def plot_heatmap(P, agents, *, scores=None, order=None, ax=None, title: str | No
   return ax.figure
 
 
-def plot_score_bars(agents, scores, *, lower=None, upper=None, core=None, order=None, ax=None,
-                    label: str = "score", title: str | None = None, markers=None, marker_label: str = "marker"):
+def plot_score_bars(
+  agents,
+  scores,
+  *,
+  lower=None,
+  upper=None,
+  core=None,
+  order=None,
+  ax=None,
+  label: str = "score",
+  title: str | None = None,
+  markers=None,
+  marker_label: str = "marker",
+):
   """Horizontal bars of ``scores`` (best at the top) with bootstrap percentile intervals.
 
   Args:
@@ -244,30 +286,60 @@ def report_figure(table, *, title: str | None = None, top: int | None = REPORT_R
   k = rows.size
   sub = np.ix_(rows, rows)
   agents = [table.agents[i] for i in rows]
-  c = {name: np.asarray(table.columns[name])[rows] for name in ("tc_score", "tc_lo", "tc_hi", "p_tc", "hard_tc")}
+  c = {
+    name: np.asarray(table.columns[name])[rows]
+    for name in ("tc_score", "tc_lo", "tc_hi", "p_tc", "hard_tc")
+  }
   unobserved = np.asarray(table.games_matrix)[sub] == 0
   first = "" if k == n else f"first {k} of {n} rows; "
   side = float(min(11.0, max(4.5, 0.14 * k + 3.5)))
   fig = _new_figure(3 * side, side + 0.5)
   axes = fig.subplots(1, 3, width_ratios=[1.0, 1.15, 0.9])
   own = np.arange(k)
-  plot_tournament(table.P[sub], agents, c["hard_tc"], order=own, ax=axes[0],
-                  title=f"majority tournament ({first}table order); red: hard Top Cycle")
-  plot_heatmap(table.P[sub], agents, order=own, ax=axes[1], unobserved=unobserved,
-               title=f"the table's tournament P ({table.estimator})" + ("; dot: never compared" if unobserved.any() else ""))
-  plot_score_bars(agents, c["tc_score"], lower=c["tc_lo"], upper=c["tc_hi"], core=c["hard_tc"], order=own, ax=axes[2],
-                  label="STE Top-Cycle score" + (f" ({table.settings.confidence:.0%} bootstrap CI)"
-                                                 if table.soft_intervals else ""), title="Top-Cycle scores",
-                  markers=c["p_tc"], marker_label="P(TC): share of replicas")
+  plot_tournament(
+    table.P[sub],
+    agents,
+    c["hard_tc"],
+    order=own,
+    ax=axes[0],
+    title=f"majority tournament ({first}table order); red: hard Top Cycle",
+  )
+  plot_heatmap(
+    table.P[sub],
+    agents,
+    order=own,
+    ax=axes[1],
+    unobserved=unobserved,
+    title=f"the table's tournament P ({table.estimator})"
+    + ("; dot: never compared" if unobserved.any() else ""),
+  )
+  plot_score_bars(
+    agents,
+    c["tc_score"],
+    lower=c["tc_lo"],
+    upper=c["tc_hi"],
+    core=c["hard_tc"],
+    order=own,
+    ax=axes[2],
+    label="STE Top-Cycle score"
+    + (f" ({table.settings.confidence:.0%} bootstrap CI)" if table.soft_intervals else ""),
+    title="Top-Cycle scores",
+    markers=c["p_tc"],
+    marker_label="P(TC): share of replicas",
+  )
   heading = [title if k == n else f"{title} ({first.rstrip('; ')})"] if title else []
-  if callable(getattr(table, "answer", None)):  # a CoreTable: its answer about the top set, under the title
+  if callable(
+    getattr(table, "answer", None)
+  ):  # a CoreTable: its answer about the top set, under the title
     heading += textwrap.wrap(table.answer().lines()[0], width=int(3 * side * 12))
   if heading:
     fig.suptitle("\n".join(heading), fontsize=11)
   return fig
 
 
-def save_report_figure(table, path, *, title: str | None = None, top: int | None = REPORT_ROWS) -> str:
+def save_report_figure(
+  table, path, *, title: str | None = None, top: int | None = REPORT_ROWS
+) -> str:
   """Writes :func:`report_figure` of ``table`` (its first ``top`` rows) to ``path`` (PNG, PDF or SVG by suffix).
 
   Returns:

@@ -34,8 +34,12 @@ def _with_fast_compile_flags(env):
   if not missing:
     return None
   candidate = " ".join([flags, *missing]).strip()
-  probe = subprocess.run([sys.executable, "-c", "import jax; jax.devices()"], capture_output=True, timeout=120,
-                         env=dict(env, XLA_FLAGS=candidate, JAX_PLATFORMS="cpu"))
+  probe = subprocess.run(
+    [sys.executable, "-c", "import jax; jax.devices()"],
+    capture_output=True,
+    timeout=120,
+    env=dict(env, XLA_FLAGS=candidate, JAX_PLATFORMS="cpu"),
+  )
   return candidate if probe.returncode == 0 else None
 
 
@@ -82,7 +86,11 @@ def pytest_unconfigure(config):
 @pytest.fixture(autouse=True)
 def _strict_jax():
   """Strict dtype promotion, no implicit rank promotion, typed keys that must not be reused."""
-  with jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"), jax.debug_key_reuse(True):
+  with (
+    jax.numpy_dtype_promotion("strict"),
+    jax.numpy_rank_promotion("raise"),
+    jax.debug_key_reuse(True),
+  ):
     yield
 
 

@@ -103,7 +103,9 @@ def _margin_graph(P):
   from pref_voting.weighted_majority_graphs import MarginGraph
 
   n = P.shape[0]
-  edges = [(a, b, float(P[a, b] - 0.5)) for a in range(n) for b in range(n) if P[a, b] > 0.5 and a != b]
+  edges = [
+    (a, b, float(P[a, b] - 0.5)) for a in range(n) for b in range(n) if P[a, b] > 0.5 and a != b
+  ]
   return MarginGraph(list(range(n)), edges)
 
 

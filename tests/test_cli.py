@@ -60,8 +60,17 @@ def dataset(name) -> pathlib.Path:
 
 @functools.cache
 def scored(name, output, *extra):
-  code, out, err = run("score", dataset(name), "--estimator", ESTIMATOR[name], "--bootstrap", BOOT, "--output",
-                       output, *extra)
+  code, out, err = run(
+    "score",
+    dataset(name),
+    "--estimator",
+    ESTIMATOR[name],
+    "--bootstrap",
+    BOOT,
+    "--output",
+    output,
+    *extra,
+  )
   assert code == 0, err
   return out, err
 
@@ -124,7 +133,9 @@ def check_rows(rows, name, context=None, *, bootstrap=True, soft_intervals=True)
   # Tier, then soft Top-Cycle score; with replicas, agents with a higher P(TC) than every member of
   # the hard Top Cycle first.
   bar = max((r["p_tc"] for r in rows if r["hard_tc"]), default=0.0) if bootstrap else 0.0
-  keys = [((-max(r["p_tc"], bar),) if bootstrap else ()) + (r["tier"], -r["tc_score"]) for r in rows]
+  keys = [
+    ((-max(r["p_tc"], bar),) if bootstrap else ()) + (r["tier"], -r["tc_score"]) for r in rows
+  ]
   assert keys == sorted(keys)
   assert all(r["tier"] == 1 for r in rows if r["hard_tc"])
 
@@ -166,7 +177,9 @@ def test_score_json(name):
   h = table["head_to_head"]
   assert h["agents"] == [r["agent"] for r in table["rows"][:10]]
   idx = [agents.index(a) for a in h["agents"]]
-  np.testing.assert_allclose(h["wins"], (P * games)[np.ix_(idx, idx)] * (1 - np.eye(len(idx))), atol=1e-9)
+  np.testing.assert_allclose(
+    h["wins"], (P * games)[np.ix_(idx, idx)] * (1 - np.eye(len(idx))), atol=1e-9
+  )
   np.testing.assert_allclose(h["games"], games[np.ix_(idx, idx)], atol=1e-9)
   # The answer: its case follows the rows' verdicts and shares; its first agent's record against the
   # other first rows is recounted from the raw rows.
@@ -176,11 +189,17 @@ def test_score_json(name):
   certified = [r["agent"] for r in rows if r["tc_verdict"] == "in"]
   if certified:
     assert a["members"] == certified
-    assert a["status"] == ("partly certified" if "undetermined" in verdict.values() else "certified")
+    assert a["status"] == (
+      "partly certified" if "undetermined" in verdict.values() else "certified"
+    )
   else:  # the three agents most often in the replicas' Top Cycles, with their shares
     assert a["status"] == "not settled" and len(a["members"]) == 3
-    assert a["shares"] == sorted(share.values(), reverse=True)[:3] == [share[x] for x in a["members"]]
-    assert all(f"{x} {share[x]:.2f}" in a["lines"][0] for x in a["members"])  # as the P(TC) column prints it
+    assert (
+      a["shares"] == sorted(share.values(), reverse=True)[:3] == [share[x] for x in a["members"]]
+    )
+    assert all(
+      f"{x} {share[x]:.2f}" in a["lines"][0] for x in a["members"]
+    )  # as the P(TC) column prints it
   lead = agents.index(a["members"][0])
   others = [agents.index(x) for x in h["agents"] if x != a["members"][0]]
   assert a["opponents"] == len(others) and a["met"] == int((games[lead, others] > 0).sum())
@@ -206,14 +225,17 @@ def test_score_csv(name):
 
 @pytest.mark.parametrize("name", SCORED_DATASETS)
 def test_score_table_and_markdown(name):
-  agents, *_ , tc, _ = oracle(name)
+  agents, *_, tc, _ = oracle(name)
   text, _ = scored(name, "table")
   lines = text.splitlines()
   assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
   assert any(line.startswith("evidence: ") for line in lines)
   title = next(k for k, line in enumerate(lines) if line.startswith("all data: "))
   assert lines[title + 1].startswith("answer: ")  # the answer first, under the title
-  assert any(line.lstrip().startswith("#") and "TC CI" in line and "P(TC)" in line and "BT" in line for line in lines)
+  assert any(
+    line.lstrip().startswith("#") and "TC CI" in line and "P(TC)" in line and "BT" in line
+    for line in lines
+  )
   core_line = next(line for line in lines if line.startswith("hard Top Cycle (point estimate):"))
   listed = core_line.split(": ", 1)[1].strip("{}").split(", ")
   core = {a for a, v in tc.items() if v}
@@ -226,24 +248,35 @@ def test_score_table_and_markdown(name):
     assert re.search(rf"^\s*\d+\s+{re.escape(a)}\s", text, re.M), a
   # The crosstable of the first rows: one line per row, its cells the records (row's wins-losses).
   rows = [r["agent"] for r in json.loads(scored(name, "json")[0])["tables"][0]["rows"][:10]]
-  title = lines.index(f"head-to-head among the first {len(rows)} rows: "
-                      + next(line for line in lines if line.startswith("head-to-head")).split(" rows: ", 1)[1])
+  title = lines.index(
+    f"head-to-head among the first {len(rows)} rows: "
+    + next(line for line in lines if line.startswith("head-to-head")).split(" rows: ", 1)[1]
+  )
   _, P, games, _, _ = oracle(name)
-  for i, line in enumerate(lines[title + 3:title + 3 + len(rows)]):
+  for i, line in enumerate(lines[title + 3 : title + 3 + len(rows)]):
     assert line.split()[0] == str(i + 1) and rows[i] in line
     x = agents.index(rows[i])
-    for j, cell in enumerate(line.split()[-len(rows):]):  # names may hold spaces, cells do not
+    for j, cell in enumerate(line.split()[-len(rows) :]):  # names may hold spaces, cells do not
       y = agents.index(rows[j])
-      expect = "-" if i == j else "." if games[x, y] == 0 else f"{round(P[x, y] * games[x, y], 6):g}-{round(P[y, x] * games[x, y], 6):g}"
+      expect = (
+        "-"
+        if i == j
+        else "."
+        if games[x, y] == 0
+        else f"{round(P[x, y] * games[x, y], 6):g}-{round(P[y, x] * games[x, y], 6):g}"
+      )
       assert cell.rstrip("!") == expect, (rows[i], rows[j])
   md, _ = scored(name, "markdown")
-  blocks = [[line for line in block.splitlines() if line.startswith("|")] for block in md.split("\n\n")]
+  blocks = [
+    [line for line in block.splitlines() if line.startswith("|")] for block in md.split("\n\n")
+  ]
   table_lines, crosstable = [b for b in blocks if b]
   assert table_lines[0].startswith("| # | agent | tier | TC |")
   assert len(table_lines) == 2 + len(agents)
   assert crosstable[0] == "| # | agent | " + " | ".join(str(j + 1) for j in range(len(rows))) + " |"
   assert len(crosstable) == 2 + len(rows)
   from ste_jax._render import HEAD_TO_HEAD_ROWS
+
   assert _cli.build_parser().parse_args(["score", "f.csv"]).head_to_head == HEAD_TO_HEAD_ROWS == 10
 
 
@@ -251,8 +284,19 @@ def test_score_table_and_markdown(name):
 def test_score_by_context_csv(tmp_path):
   name = "vicuna80_qlora_human"
   plot = tmp_path / "ctx.png"
-  code, out, err = run("score", dataset(name), "--by-context", "--bootstrap", "5", "--output", "csv",
-                       "--estimator", "posterior", "--plot", plot)
+  code, out, err = run(
+    "score",
+    dataset(name),
+    "--by-context",
+    "--bootstrap",
+    "5",
+    "--output",
+    "csv",
+    "--estimator",
+    "posterior",
+    "--plot",
+    plot,
+  )
   assert code == 0, err
   df, rows = csv_rows(out)
   contexts = sorted(pd.read_csv(dataset(name)).context.unique())
@@ -268,30 +312,79 @@ def test_no_rows_shown_and_crosstable_sizes():
   code, text, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0")
   assert code == 0, err
   assert "... 8 more agents" in text and "hard Top Cycle (point estimate)" in text
-  assert "head-to-head among the first 8 rows: 28 of 28 pairs compared" in text  # 10 asked, 8 agents
-  code, hidden, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0",
-                          "--head-to-head", "0")
+  assert (
+    "head-to-head among the first 8 rows: 28 of 28 pairs compared" in text
+  )  # 10 asked, 8 agents
+  code, hidden, err = run(
+    "score",
+    path,
+    "--estimator",
+    "posterior",
+    "--bootstrap",
+    "0",
+    "--top",
+    "0",
+    "--head-to-head",
+    "0",
+  )
   assert code == 0, err
-  assert "head-to-head" not in hidden and hidden.splitlines() == text.splitlines()[:len(hidden.splitlines())]
-  code, md, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0", "--output",
-                      "markdown", "--head-to-head", "1")
+  assert (
+    "head-to-head" not in hidden
+    and hidden.splitlines() == text.splitlines()[: len(hidden.splitlines())]
+  )
+  code, md, err = run(
+    "score",
+    path,
+    "--estimator",
+    "posterior",
+    "--bootstrap",
+    "0",
+    "--top",
+    "0",
+    "--output",
+    "markdown",
+    "--head-to-head",
+    "1",
+  )
   assert code == 0, err
   assert "head-to-head" not in md  # one row: no pair
-  table_lines = [line for line in md.splitlines() if line.startswith("|")]  # header and separator only
+  table_lines = [
+    line for line in md.splitlines() if line.startswith("|")
+  ]  # header and separator only
   assert len(table_lines) == 2 and table_lines[0].startswith("| # | agent | tier")
 
 
 def test_score_plot_and_winrate_estimator(tmp_path):
   name = "vicuna80_qlora_human"
   plot = tmp_path / "out.png"
-  code, out, err = run("score", dataset(name), "--estimator", "winrate", "--tau", "0.05", "--gamma", "0.02",
-                       "--bootstrap", "0", "--output", "json", "--plot", plot)
+  code, out, err = run(
+    "score",
+    dataset(name),
+    "--estimator",
+    "winrate",
+    "--tau",
+    "0.05",
+    "--gamma",
+    "0.02",
+    "--bootstrap",
+    "0",
+    "--output",
+    "json",
+    "--plot",
+    plot,
+  )
   assert code == 0, err
   doc = json.loads(out)
   conventions = doc["tables"][0]["conventions"]
-  assert "win-rate tournament" in conventions and "tau = 0.05" in conventions and "no bootstrap" in conventions
+  assert (
+    "win-rate tournament" in conventions
+    and "tau = 0.05" in conventions
+    and "no bootstrap" in conventions
+  )
   agents, _, _, tc, _ = oracle(name, None, "winrate")
-  assert {r["agent"] for r in doc["tables"][0]["rows"] if r["hard_tc"]} == {a for a in agents if tc[a]}
+  assert {r["agent"] for r in doc["tables"][0]["rows"] if r["hard_tc"]} == {
+    a for a in agents if tc[a]
+  }
   assert all(r["tc_lo"] is None for r in doc["tables"][0]["rows"])
   assert plot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and plot.stat().st_size > 10_000
   assert f"plot written to {plot}" in err
@@ -304,7 +397,7 @@ def _separable_csv(path):
   for _ in range(6):
     rows += ["c0,c1,a", "c1,c2,a", "c2,c0,a"]
     rows += [f"{c},{o},a" for c in core for o in outs]
-    rows += [f"{o},{p},tie" for i, o in enumerate(outs) for p in outs[i + 1:]]
+    rows += [f"{o},{p},tie" for i, o in enumerate(outs) for p in outs[i + 1 :]]
   path.write_text("\n".join(rows) + "\n")
   return path
 
@@ -312,7 +405,9 @@ def _separable_csv(path):
 @pytest.mark.slow  # about 17 s on 2 cores (three runs, one a model fit)
 def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   path = _separable_csv(tmp_path / "sep.csv")
-  code, out, err = run("score", path, "--bootstrap", "10", "--output", "json", "--estimator", "winrate")
+  code, out, err = run(
+    "score", path, "--bootstrap", "10", "--output", "json", "--estimator", "winrate"
+  )
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
   assert set(table["top_cycle"]) == {"c0", "c1", "c2"}
@@ -326,32 +421,68 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   assert min(r["tc_score"] for r in rows[:3]) > 0.9 > 0.1 > max(r["tc_score"] for r in rows[3:])
   code, text, _ = run("score", path, "--bootstrap", "0", "--estimator", "winrate")
   assert code == 0
-  assert "hard Top Cycle (point estimate): {c0, c1, c2}" in text and "Bradley-Terry: not identifiable" in text
+  assert (
+    "hard Top Cycle (point estimate): {c0, c1, c2}" in text
+    and "Bradley-Terry: not identifiable" in text
+  )
   table_text, crosstable = text.split("head-to-head among the first 7 rows: ")
   agent_rows = [line for line in table_text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
   assert len(agent_rows) == 7
   assert all(line.split()[-3] == "n/i" for line in agent_rows)
   # The model estimator finds the same cycle (every pair observed, a strong cyclic signal).
-  code, out, err = run("score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model")
+  code, out, err = run(
+    "score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model"
+  )
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
-  assert set(table["top_cycle"]) == {"c0", "c1", "c2"} and table["model"]["rank"] >= 1  # no invented BT gaps
-  assert table["model"]["record_tolerance"] == 2.0 and "record band" in table["model"]["description"]
-  code, out, err = run("score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model",
-                       "--record-tolerance", "none")
+  assert (
+    set(table["top_cycle"]) == {"c0", "c1", "c2"} and table["model"]["rank"] >= 1
+  )  # no invented BT gaps
+  assert (
+    table["model"]["record_tolerance"] == 2.0 and "record band" in table["model"]["description"]
+  )
+  code, out, err = run(
+    "score",
+    path,
+    "--bootstrap",
+    "0",
+    "--output",
+    "json",
+    "--estimator",
+    "model",
+    "--record-tolerance",
+    "none",
+  )
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
-  assert table["model"]["record_tolerance"] is None and "record band" not in table["model"]["description"]
+  assert (
+    table["model"]["record_tolerance"] is None
+    and "record band" not in table["model"]["description"]
+  )
 
 
 def test_score_tasks_format(tmp_path):
   path = tmp_path / "tasks.csv"
   rows = ["agent,task,score,family"]
   for t in range(12):
-    rows += [f"alpha,t{t},1,f{t % 2}", f"beta,t{t},{t % 3 == 0:d},f{t % 2}", f"gamma,t{t},0,f{t % 2}"]
+    rows += [
+      f"alpha,t{t},1,f{t % 2}",
+      f"beta,t{t},{t % 3 == 0:d},f{t % 2}",
+      f"gamma,t{t},0,f{t % 2}",
+    ]
   path.write_text("\n".join(rows) + "\n")
-  code, out, err = run("score", path, "--format", "tasks", "--context-column", "family", "--bootstrap", "0",
-                       "--output", "json")
+  code, out, err = run(
+    "score",
+    path,
+    "--format",
+    "tasks",
+    "--context-column",
+    "family",
+    "--bootstrap",
+    "0",
+    "--output",
+    "json",
+  )
   assert code == 0, err
   (table,) = json.loads(out)["tables"]
   assert table["top_cycle"] == ["alpha"]
@@ -393,13 +524,17 @@ def _check_witnesses(name, agent, w):
     assert strict[j, i] and strict[i, b] and not strict[j, b]
 
 
-@pytest.mark.parametrize("name", SCORED_DATASETS)  # LLMFAO (about 10 s on 2 cores) in `make test-slow`
+@pytest.mark.parametrize(
+  "name", SCORED_DATASETS
+)  # LLMFAO (about 10 s on 2 cores) in `make test-slow`
 def test_explain_json_witnesses(name):
   agents, P, _, tc, uc = oracle(name)
   pick = [a for a in agents if tc[a]][:2] + [a for a in agents if not tc[a] and uc[a]][:1]
   pick += [a for a in agents if not uc[a]][:2]
   for agent in pick:
-    code, out, err = run("explain", dataset(name), agent, "--output", "json", "--estimator", ESTIMATOR[name])
+    code, out, err = run(
+      "explain", dataset(name), agent, "--output", "json", "--estimator", ESTIMATOR[name]
+    )
     assert code == 0, err
     _check_witnesses(name, agent, json.loads(out))
 
@@ -418,8 +553,11 @@ def test_explain_text_chains_are_majority_wins():
       names = [agent] + re.findall(r" [>=] (.+?) \(\d\.\d\d\)", chain)
       for x, y in zip(names, names[1:]):
         assert P[agents.index(x), agents.index(y)] >= 0.5, (x, y)
-      assert all(P[agents.index(x), agents.index(y)] > 0.5
-                 for x, y, op in zip(names, names[1:], re.findall(r" ([>=]) ", chain)) if op == ">")
+      assert all(
+        P[agents.index(x), agents.index(y)] > 0.5
+        for x, y, op in zip(names, names[1:], re.findall(r" ([>=]) ", chain))
+        if op == ">"
+      )
     for line in lines:
       m = re.match(r"  covered by (.+?): beats", line)
       if m:
@@ -438,7 +576,9 @@ def test_demo_writes_plot(tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
   code, out, err = run("demo", "--bootstrap", BOOT)
   assert code == 0, err
-  assert "hard Top Cycle (point estimate): {gpt-4}" in out and "conventions: estimator: posterior" in out
+  assert (
+    "hard Top Cycle (point estimate): {gpt-4}" in out and "conventions: estimator: posterior" in out
+  )
   assert "Top Cycle at 0.95: in {gpt-4}" in out
   png = tmp_path / _cli.DEMO_PLOT
   assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -450,18 +590,20 @@ def test_planted_runs_the_package_module_never_benchmarks():
   ``benchmarks`` package (an installed CLI has none). The run itself is stubbed here; the benchmark
   runs end to end in ``tests/test_planted_core_benchmark.py`` (slow)."""
   code = (
-      "import sys\n"
-      "from ste_jax.benchmarking import _planted_core\n"
-      "calls = []\n"
-      "_planted_core.main = lambda argv, **kw: calls.append((argv, kw)) or 0\n"
-      "from ste_jax._cli import main\n"
-      "assert main(['planted', '--quick', '--out', 'somewhere', '--no-progress']) == 0\n"
-      "assert calls == [(['--out', 'somewhere', '--quick', '--no-progress'], "
-      "{'command': 'ste-jax planted', 'default_out': 'planted_core'})], calls\n"
-      "assert not [m for m in sys.modules if m == 'benchmarks' or m.startswith('benchmarks.')]\n"
-      "print('ok')"
+    "import sys\n"
+    "from ste_jax.benchmarking import _planted_core\n"
+    "calls = []\n"
+    "_planted_core.main = lambda argv, **kw: calls.append((argv, kw)) or 0\n"
+    "from ste_jax._cli import main\n"
+    "assert main(['planted', '--quick', '--out', 'somewhere', '--no-progress']) == 0\n"
+    "assert calls == [(['--out', 'somewhere', '--quick', '--no-progress'], "
+    "{'command': 'ste-jax planted', 'default_out': 'planted_core'})], calls\n"
+    "assert not [m for m in sys.modules if m == 'benchmarks' or m.startswith('benchmarks.')]\n"
+    "print('ok')"
   )
-  proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)  # benchmarks/ importable here
+  proc = subprocess.run(
+    [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT
+  )  # benchmarks/ importable here
   assert proc.stdout.split() == ["ok"], proc.stderr[-2000:]
 
 
@@ -483,8 +625,13 @@ def test_errors_are_one_line(tmp_path):
   _one_line_error(["score", tmp_path / "data.xlsx"], "data.xlsx", "format")
   bad = tmp_path / "bad.csv"
   bad.write_text("a,b,winner\nx,y,a\ny,z,b\nx,z\nz,x,a\nx,y,nobody\n")
-  _one_line_error(["score", bad], "2 bad rows of 5", "malformed record: 1 (first at line 4",
-                  "unknown winner label: 1 (first at line 6", "--skip-bad-rows")
+  _one_line_error(
+    ["score", bad],
+    "2 bad rows of 5",
+    "malformed record: 1 (first at line 4",
+    "unknown winner label: 1 (first at line 6",
+    "--skip-bad-rows",
+  )
   code, out, err = run("score", bad, "--skip-bad-rows", "--bootstrap", "0", "--output", "csv")
   assert code == 0 and "line 4" in err and len(pd.read_csv(io.StringIO(out))) == 3
   (tmp_path / "empty.csv").write_text("")
@@ -503,7 +650,9 @@ def test_errors_are_one_line(tmp_path):
   _one_line_error(["score", good, "--confidence", "0.3"], "--confidence", code=2)
   _one_line_error(["score", good, "--record-tolerance", "0"], "--record-tolerance", code=2)
   _one_line_error(["explain", good, "c0", "--record-tolerance", "-1"], "--record-tolerance", code=2)
-  _one_line_error(["score", good, "--solutions", "bipartisan,nope"], "unknown solution 'nope'", code=2)
+  _one_line_error(
+    ["score", good, "--solutions", "bipartisan,nope"], "unknown solution 'nope'", code=2
+  )
   _one_line_error(["score", good, "--estimator", "elo"], "--estimator", code=2)
   _one_line_error(["score", good, "--format", "excel"], "--format", code=2)
   _one_line_error(["frobnicate"], "frobnicate", code=2)
@@ -516,8 +665,13 @@ def test_entry_point_subprocess(tmp_path):
   cmd = [str(script)] if script.is_file() else [sys.executable, "-m", "ste_jax"]
   proc = subprocess.run(cmd + ["--help"], capture_output=True, text=True, timeout=120)
   assert proc.returncode == 0 and "score" in proc.stdout and "explain" in proc.stdout
-  proc = subprocess.run([sys.executable, "-m", "ste_jax", "score", str(tmp_path / "nope.csv")],
-                        capture_output=True, text=True, timeout=120, cwd=ROOT)
+  proc = subprocess.run(
+    [sys.executable, "-m", "ste_jax", "score", str(tmp_path / "nope.csv")],
+    capture_output=True,
+    text=True,
+    timeout=120,
+    cwd=ROOT,
+  )
   assert proc.returncode == 1
   assert proc.stderr.strip() == f"ste-jax score: error: file not found: {tmp_path / 'nope.csv'}"
 
@@ -531,40 +685,114 @@ FIXTURES = ROOT / "tests" / "data" / "fixtures"
 def test_score_each_schema_end_to_end():
   """``ste-jax score FILE --format X`` on the hand-written fixtures: schema, counts, mappings."""
   runs = [
-      ("mtbench_pair.jsonl", "mtbench", ["--skip-bad-rows"], 5, "mtbench"),
-      ("arena_hard.jsonl", "arena-hard", ["--skip-bad-rows", "--strong-weight", "1"], 6, "arena-hard"),
-      ("lm_eval", "lm-eval", [], 3, "lm-eval"),
-      ("alpacaeval_annotations.json", "auto", ["--skip-bad-rows", "--fractional", "weights"], 6, "alpacaeval"),
-      ("atp_matches.csv", "auto", ["--skip-bad-rows", "--context-column", "surface"], 5, "winner-loser"),
-      ("football_results.csv", "scores", ["--skip-bad-rows"], 5, "scores"),
-      ("engine_games.pgn", "auto", ["--skip-bad-rows"], 3, "chess"),
+    ("mtbench_pair.jsonl", "mtbench", ["--skip-bad-rows"], 5, "mtbench"),
+    (
+      "arena_hard.jsonl",
+      "arena-hard",
+      ["--skip-bad-rows", "--strong-weight", "1"],
+      6,
+      "arena-hard",
+    ),
+    ("lm_eval", "lm-eval", [], 3, "lm-eval"),
+    (
+      "alpacaeval_annotations.json",
+      "auto",
+      ["--skip-bad-rows", "--fractional", "weights"],
+      6,
+      "alpacaeval",
+    ),
+    (
+      "atp_matches.csv",
+      "auto",
+      ["--skip-bad-rows", "--context-column", "surface"],
+      5,
+      "winner-loser",
+    ),
+    ("football_results.csv", "scores", ["--skip-bad-rows"], 5, "scores"),
+    ("engine_games.pgn", "auto", ["--skip-bad-rows"], 3, "chess"),
   ]
   for name, fmt, extra, comparisons, schema in runs:
-    code, out, err = run("score", FIXTURES / name, "--format", fmt, "--estimator", "winrate",
-                         "--bootstrap", "0", "--output", "json", *extra)
+    code, out, err = run(
+      "score",
+      FIXTURES / name,
+      "--format",
+      fmt,
+      "--estimator",
+      "winrate",
+      "--bootstrap",
+      "0",
+      "--output",
+      "json",
+      *extra,
+    )
     assert code == 0, (name, err)
     load = json.loads(out)["load"]
     assert load["comparisons"] == comparisons, (name, load)
     assert load["rows_read"] == load["rows_used"] + load["rejected"]
     assert load["mappings"] and load["schema"] == schema
-  code, out, err = run("score", FIXTURES / "mtbench_pair.jsonl", "--order-swap", "consistent",
-                       "--estimator", "winrate", "--bootstrap", "0", "--output", "json", "--skip-bad-rows")
+  code, out, err = run(
+    "score",
+    FIXTURES / "mtbench_pair.jsonl",
+    "--order-swap",
+    "consistent",
+    "--estimator",
+    "winrate",
+    "--bootstrap",
+    "0",
+    "--output",
+    "json",
+    "--skip-bad-rows",
+  )
   load = json.loads(out)["load"]
-  assert code == 0 and load["comparisons"] == 3 and load["rejected_by_reason"] == {
-      "dropped by policy": 2, "judge error": 1}
-  assert load["position_bias"] == {"first_wins": 6, "second_wins": 2, "ties": 2, "first": "first position"}
+  assert (
+    code == 0
+    and load["comparisons"] == 3
+    and load["rejected_by_reason"] == {"dropped by policy": 2, "judge error": 1}
+  )
+  assert load["position_bias"] == {
+    "first_wins": 6,
+    "second_wins": 2,
+    "ties": 2,
+    "first": "first position",
+  }
 
 
 def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():
-  code, out, err = run("score", FIXTURES / "arena_battles.csv", "--ties", "drop", "--context-column", "language",
-                       "--estimator", "winrate", "--bootstrap", "0")
+  code, out, err = run(
+    "score",
+    FIXTURES / "arena_battles.csv",
+    "--ties",
+    "drop",
+    "--context-column",
+    "language",
+    "--estimator",
+    "winrate",
+    "--bootstrap",
+    "0",
+  )
   assert code == 0, err
-  assert "schema: arena" in out and "position bias" in out and "merged names: 'llama', 'llama '" in out
+  assert (
+    "schema: arena" in out and "position bias" in out and "merged names: 'llama', 'llama '" in out
+  )
   assert "rejected 1 (dropped by policy: 1)" in out and "'(none)'" in out
-  code, out, err = run("score", FIXTURES / "arena_battles.csv", "--ties", "drop", "--both-bad", "drop",
-                       "--estimator", "winrate", "--bootstrap", "0", "--output", "json")
+  code, out, err = run(
+    "score",
+    FIXTURES / "arena_battles.csv",
+    "--ties",
+    "drop",
+    "--both-bad",
+    "drop",
+    "--estimator",
+    "winrate",
+    "--bootstrap",
+    "0",
+    "--output",
+    "json",
+  )
   assert code == 0 and json.loads(out)["load"]["rejected_by_reason"] == {"dropped by policy": 3}
-  _one_line_error(["score", FIXTURES / "mtbench_pair.jsonl"], "1 bad row of 6", "judge error: 1 (first at line 5")
+  _one_line_error(
+    ["score", FIXTURES / "mtbench_pair.jsonl"], "1 bad row of 6", "judge error: 1 (first at line 5"
+  )
   _one_line_error(["score", FIXTURES / "arena_battles.csv", "--format", "simple"], "column 'a'")
   _one_line_error(["score", FIXTURES / "arena_battles.csv", "--ties", "never"], "--ties", code=2)
 
@@ -572,8 +800,16 @@ def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():
 @pytest.mark.slow  # about 10 s on 2 cores; the same columns are checked through core_table by default
 def test_score_solutions_columns():
   """``--solutions`` adds the named solutions of the estimator's tournament as columns (bundled data)."""
-  code, out, _ = run("score", dataset(_cli.DEMO_DATASET), "--bootstrap", "0", "--output", "csv",
-                     "--solutions", "bipartisan,mcs,ml")
+  code, out, _ = run(
+    "score",
+    dataset(_cli.DEMO_DATASET),
+    "--bootstrap",
+    "0",
+    "--output",
+    "csv",
+    "--solutions",
+    "bipartisan,mcs,ml",
+  )
   assert code == 0
   df = pd.read_csv(io.StringIO(out), keep_default_na=False)
   assert list(df.columns[-3:]) == ["bipartisan", "mcs", "ml"]
@@ -591,8 +827,10 @@ def test_explain_schwartz_witness_for_an_outside_agent(tmp_path):
   path.write_text("a,b,winner\nw,x,a\nw,x,a\nx,y,a\nx,y,a\nz,w,tie\nz,x,tie\nz,y,tie\n")
   code, out, err = run("explain", path, "y", "--estimator", "winrate")
   assert code == 0, err
-  assert ("Schwartz set (w, z): y is out: w, a member, reaches it by strict wins, w > x (1.00) > y (1.00), "
-          "and no chain of strict wins leads from y back to w") in out
+  assert (
+    "Schwartz set (w, z): y is out: w, a member, reaches it by strict wins, w > x (1.00) > y (1.00), "
+    "and no chain of strict wins leads from y back to w"
+  ) in out
   code, out, err = run("explain", path, "y", "--estimator", "winrate", "--output", "json")
   assert code == 0, err
   assert [s["agent"] for s in json.loads(out)["schwartz"]["chain"]] == ["w", "x", "y"]

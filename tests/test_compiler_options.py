@@ -17,8 +17,11 @@ def _gathered_loss(s, i, j, *, scale):
 
 def _data(n=50, m=400):
   rng = np.random.default_rng(0)
-  return (jnp.asarray(rng.normal(size=n), jnp.float32), jnp.asarray(rng.integers(0, n, m), jnp.int32),
-          jnp.asarray(rng.integers(0, n, m), jnp.int32))
+  return (
+    jnp.asarray(rng.normal(size=n), jnp.float32),
+    jnp.asarray(rng.integers(0, n, m), jnp.int32),
+    jnp.asarray(rng.integers(0, n, m), jnp.int32),
+  )
 
 
 def test_values_and_gradients_equal_plain_jit():
@@ -27,15 +30,21 @@ def test_values_and_gradients_equal_plain_jit():
   plain = jax.jit(_gathered_loss, static_argnames=("scale",))
   np.testing.assert_allclose(tuned(s, i, j, scale=2.0), plain(s, i, j, scale=2.0), rtol=1e-6)
   grad = jax.grad(lambda s: tuned(s, i, j, scale=2.0))(s)
-  np.testing.assert_allclose(grad, jax.grad(lambda s: plain(s, i, j, scale=2.0))(s), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+    grad, jax.grad(lambda s: plain(s, i, j, scale=2.0))(s), rtol=1e-5, atol=1e-6
+  )
   # Inside another jit the wrapper traces like any function.
-  np.testing.assert_allclose(jax.jit(lambda s: tuned(s, i, j, scale=1.0))(s), plain(s, i, j, scale=1.0), rtol=1e-6)
+  np.testing.assert_allclose(
+    jax.jit(lambda s: tuned(s, i, j, scale=1.0))(s), plain(s, i, j, scale=1.0), rtol=1e-6
+  )
 
 
 @pytest.mark.skipif(jax.default_backend() != "cpu", reason="a CPU compiler option")
 def test_option_removes_ynnpack_fusions_on_cpu():
   s, i, j = _data(1000, 100_000)
-  lower = lambda **kw: jax.jit(_gathered_loss, static_argnames=("scale",), **kw).lower(s, i, j, scale=1.0)  # noqa: E731
+  lower = lambda **kw: jax.jit(_gathered_loss, static_argnames=("scale",), **kw).lower(
+    s, i, j, scale=1.0
+  )  # noqa: E731
   default = lower().compile().as_text()
   if "ynn_fusion" not in default:
     pytest.skip("this jaxlib does not fuse this program with YNNPACK")
@@ -48,5 +57,8 @@ def test_unknown_option_falls_back_to_the_defaults(monkeypatch):
   f = gather_friendly_jit(functools.partial(_gathered_loss, scale=1.0))
   if jax.default_backend() == "cpu":
     with pytest.raises(Exception):  # noqa: B017  (what jax.jit itself raises for the option)
-      jax.jit(functools.partial(_gathered_loss, scale=1.0), compiler_options=_compiler_options.GATHER_FRIENDLY)(s, i, j)
+      jax.jit(
+        functools.partial(_gathered_loss, scale=1.0),
+        compiler_options=_compiler_options.GATHER_FRIENDLY,
+      )(s, i, j)
   np.testing.assert_allclose(f(s, i, j), _gathered_loss(s, i, j, scale=1.0), rtol=1e-6)

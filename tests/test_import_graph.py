@@ -84,10 +84,15 @@ def _imports(module: str, source: str, modules: dict[str, Path]) -> set[str]:
 def import_graph() -> dict[str, set[str]]:
   """Module -> the intra-package modules it imports."""
   modules = _module_files()
-  return {module: _imports(module, path.read_text(encoding="utf-8"), modules) for module, path in modules.items()}
+  return {
+    module: _imports(module, path.read_text(encoding="utf-8"), modules)
+    for module, path in modules.items()
+  }
 
 
-def _shortest_path(edges: dict[str, list[str]], members: set[str], start: str, goal: str) -> list[str]:
+def _shortest_path(
+  edges: dict[str, list[str]], members: set[str], start: str, goal: str
+) -> list[str]:
   """Shortest path ``start -> ... -> goal`` inside ``members`` (breadth-first; ``goal`` is reachable)."""
   parents = {start: start}
   frontier = [start]
@@ -181,21 +186,30 @@ def plain_module_cycles(graph: dict[str, set[str]], packages: set[str]) -> list[
 
 def test_every_kind_of_import_is_an_edge():
   source = (
-      "import numpy\n"
-      "from ste_jax import exact\n"
-      "from ste_jax.data import Comparisons\n"
-      "from . import _report as R\n"
-      "from ._comparisons import Comparisons\n"
-      "def f():\n"
-      "  from ste_jax.evaluate import _estimators\n"
-      "  from ste_jax.evaluate._leaderboard import COLUMNS\n"
-      "  import ste_jax.ops._edges\n"
-      "  if True:\n"
-      "    from .. import plotting\n"
+    "import numpy\n"
+    "from ste_jax import exact\n"
+    "from ste_jax.data import Comparisons\n"
+    "from . import _report as R\n"
+    "from ._comparisons import Comparisons\n"
+    "def f():\n"
+    "  from ste_jax.evaluate import _estimators\n"
+    "  from ste_jax.evaluate._leaderboard import COLUMNS\n"
+    "  import ste_jax.ops._edges\n"
+    "  if True:\n"
+    "    from .. import plotting\n"
   )
   assert _imports(f"{PACKAGE}.data._assemble", source, _module_files()) == {
-      f"{PACKAGE}.{name}" for name in ("exact", "data", "data._report", "data._comparisons",
-                                       "evaluate._estimators", "evaluate._leaderboard", "ops._edges", "plotting")
+    f"{PACKAGE}.{name}"
+    for name in (
+      "exact",
+      "data",
+      "data._report",
+      "data._comparisons",
+      "evaluate._estimators",
+      "evaluate._leaderboard",
+      "ops._edges",
+      "plotting",
+    )
   }
 
 

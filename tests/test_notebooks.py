@@ -17,7 +17,9 @@ def _code_cells(nb):
 
 def _python_source(cell_source: str) -> str:
   """The cell with IPython magics and shell escapes (lines starting with ``%`` or ``!``) blanked."""
-  return "\n".join("" if line.lstrip().startswith(("%", "!")) else line for line in cell_source.splitlines())
+  return "\n".join(
+    "" if line.lstrip().startswith(("%", "!")) else line for line in cell_source.splitlines()
+  )
 
 
 def test_notebooks_exist():
@@ -40,12 +42,16 @@ def test_notebook_is_committed_with_outputs(path):
 
 
 @pytest.mark.slow
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # jupyter_client / zmq internals, not ours
+@pytest.mark.filterwarnings(
+  "ignore::DeprecationWarning"
+)  # jupyter_client / zmq internals, not ours
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
 def test_notebook_executes(path):
   nbclient = pytest.importorskip("nbclient")
   nb = nbformat.read(path, as_version=4)
-  client = nbclient.NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}})
+  client = nbclient.NotebookClient(
+    nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
+  )
   client.execute()  # raises CellExecutionError with the failing cell on any error
   errors = [o for c in _code_cells(nb) for o in c.outputs if o.output_type == "error"]
   assert not errors

@@ -34,18 +34,20 @@ def test_planted_core_quick_mode_imports(tmp_path):
       assert set(q) <= set(f), (field.name, q, f)
   assert quick.num_seeds < full.num_seeds and quick.boot_replicas < full.boot_replicas
   assert quick.model_seeds <= full.model_seeds and set(full.model_ns) <= set(full.ns)
-  assert script.MODEL_METHOD in script.RECOVERY_METHODS and set(script.METHODS) <= set(script.RECOVERY_METHODS)
+  assert script.MODEL_METHOD in script.RECOVERY_METHODS and set(script.METHODS) <= set(
+    script.RECOVERY_METHODS
+  )
 
 
 @pytest.mark.slow
 def test_planted_core_quick(tmp_path):
   out = tmp_path / "planted_core"
   proc = subprocess.run(
-      [sys.executable, str(SCRIPT), "--quick", "--no-progress", "--out", str(out)],
-      cwd=ROOT,
-      capture_output=True,
-      text=True,
-      timeout=600,
+    [sys.executable, str(SCRIPT), "--quick", "--no-progress", "--out", str(out)],
+    cwd=ROOT,
+    capture_output=True,
+    text=True,
+    timeout=600,
   )
   assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
   assert "Table 2" in proc.stdout and "Table 5" in proc.stdout
@@ -75,6 +77,12 @@ def test_planted_core_quick(tmp_path):
     assert (oracle[col] == 1.0).all(), oracle[["case", col]]
   assert oracle.hard_tc_is_core.all()
 
-  for name in ("bootstrap.csv", "sensitivity.csv", "report.md", "fig_recovery_n50.png",
-               "fig_method_summary.png", "fig_bootstrap_f1.png"):
+  for name in (
+    "bootstrap.csv",
+    "sensitivity.csv",
+    "report.md",
+    "fig_recovery_n50.png",
+    "fig_method_summary.png",
+    "fig_bootstrap_f1.png",
+  ):
     assert (out / name).is_file(), name

@@ -13,7 +13,9 @@ PNG = b"\x89PNG\r\n\x1a\n"
 def _tournament():
   # 0 > 1 > 2 > 0 is the core; both beat 3 and 4; 3 > 4.
   P = np.full((5, 5), 0.5)
-  for a, b, p in [(0, 1, 0.7), (1, 2, 0.65), (2, 0, 0.6), (3, 4, 0.55)] + [(c, o, 0.8) for c in range(3) for o in (3, 4)]:
+  for a, b, p in [(0, 1, 0.7), (1, 2, 0.65), (2, 0, 0.6), (3, 4, 0.55)] + [
+    (c, o, 0.8) for c in range(3) for o in (3, 4)
+  ]:
     P[a, b], P[b, a] = p, 1 - p
   agents = ["a0", "a1", "a2", "o3", "o4"]
   core = np.array([True, True, True, False, False])
@@ -39,9 +41,17 @@ def test_tournament_graph_draws_every_majority_edge_as_an_arrow_from_winner_to_l
   ax = fig.axes[0]
   arrows = [t for t in ax.texts if isinstance(t, Annotation)]
   assert len(arrows) == 10  # all 10 pairs of the 5 agents have a strict majority
-  xy = {i: np.array([np.cos(a), np.sin(a)]) for i, a in enumerate(np.pi / 2 - 2 * np.pi * np.arange(5) / 5)}
-  drawn = {(int(np.argmin([np.linalg.norm(np.asarray(t.xyann) - xy[i]) for i in range(5)])),
-            int(np.argmin([np.linalg.norm(np.asarray(t.xy) - xy[i]) for i in range(5)]))) for t in arrows}
+  xy = {
+    i: np.array([np.cos(a), np.sin(a)])
+    for i, a in enumerate(np.pi / 2 - 2 * np.pi * np.arange(5) / 5)
+  }
+  drawn = {
+    (
+      int(np.argmin([np.linalg.norm(np.asarray(t.xyann) - xy[i]) for i in range(5)])),
+      int(np.argmin([np.linalg.norm(np.asarray(t.xy) - xy[i]) for i in range(5)])),
+    )
+    for t in arrows
+  }
   assert drawn == {(a, b) for a in range(5) for b in range(5) if P[a, b] > 0.5}
 
 
@@ -100,7 +110,9 @@ def test_score_bars_markers_sit_on_their_agents_rows():
   m = np.array([0.2, np.nan, 0.5, 0.9, 0.0])
   ax = plotting.plot_score_bars(agents, s, markers=m, marker_label="P(TC)").axes[0]
   (diamonds,) = ax.collections
-  np.testing.assert_allclose(diamonds.get_offsets(), [[0.2, 0], [0.5, 2], [0.9, 3], [0.0, 4]])  # agent 1: NaN
+  np.testing.assert_allclose(
+    diamonds.get_offsets(), [[0.2, 0], [0.5, 2], [0.9, 3], [0.0, 4]]
+  )  # agent 1: NaN
   assert [t.get_text() for t in ax.get_legend().get_texts()] == ["P(TC)"]
 
 
@@ -112,10 +124,21 @@ def test_report_figure_draws_the_first_rows_in_table_order():
   games[0, 4] = games[4, 0] = 0.0  # a0 and o4 never met
   nan = np.full(5, np.nan)
   table = types.SimpleNamespace(  # the fields a CoreTable gives the figure
-      agents=tuple(agents), order=np.array([1, 0, 4, 2, 3]), P=P, games_matrix=games, estimator="model",
-      columns={"tc_score": np.linspace(1, 0, 5), "tc_lo": nan, "tc_hi": nan, "p_tc": np.full(5, 0.5),
-               "hard_tc": core},
-      soft_intervals=False, settings=types.SimpleNamespace(confidence=0.95))
+    agents=tuple(agents),
+    order=np.array([1, 0, 4, 2, 3]),
+    P=P,
+    games_matrix=games,
+    estimator="model",
+    columns={
+      "tc_score": np.linspace(1, 0, 5),
+      "tc_lo": nan,
+      "tc_hi": nan,
+      "p_tc": np.full(5, 0.5),
+      "hard_tc": core,
+    },
+    soft_intervals=False,
+    settings=types.SimpleNamespace(confidence=0.95),
+  )
   fig = plotting.report_figure(table, title="t", top=4)
   rows = [1, 0, 4, 2]
   heat = fig.axes[1]
@@ -124,10 +147,14 @@ def test_report_figure_draws_the_first_rows_in_table_order():
   (dots,) = heat.collections  # a0 is row/column 1 of the image, o4 row/column 2
   assert sorted(map(tuple, dots.get_offsets().tolist())) == [(1.0, 2.0), (2.0, 1.0)]
   assert fig._suptitle.get_text() == "t (first 4 of 5 rows)"
-  line = "answer: the data do not settle the top" + " word" * 80  # a CoreTable's answer goes under the title, wrapped
+  line = (
+    "answer: the data do not settle the top" + " word" * 80
+  )  # a CoreTable's answer goes under the title, wrapped
   table.answer = lambda: types.SimpleNamespace(lines=lambda: [line, "direct records: ..."])
   heading = plotting.report_figure(table, title="t", top=4)._suptitle.get_text().split("\n")
-  assert heading[0] == "t (first 4 of 5 rows)" and len(heading) >= 3 and " ".join(heading[1:]) == line
+  assert (
+    heading[0] == "t (first 4 of 5 rows)" and len(heading) >= 3 and " ".join(heading[1:]) == line
+  )
   with pytest.raises(ValueError, match="top must be a positive integer"):
     plotting.report_figure(table, top=0)
 
@@ -145,7 +172,12 @@ def test_save_report_figure(tmp_path):
   path = tmp_path / "report.png"
   assert plotting.save_report_figure(table, path, title="test") == str(path)
   assert path.read_bytes()[:8] == PNG and path.stat().st_size > 10_000
-  assert plotting.report_figure(table, title="test")._suptitle.get_text().split("\n")[1].startswith("answer: ")
+  assert (
+    plotting.report_figure(table, title="test")
+    ._suptitle.get_text()
+    .split("\n")[1]
+    .startswith("answer: ")
+  )
 
 
 def test_bad_shape():

@@ -16,18 +16,23 @@ def test_accepts_valid_and_batches():
 
 
 @pytest.mark.parametrize(
-    "mutate, message",
-    [
-        (lambda P: P[:, :2], "shape"),
-        (lambda P: P[0], "shape"),
-        (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, np.nan, P), "NaN or Inf"),
-        (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, np.inf, P), "NaN or Inf"),
-        (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, 1.2, np.where(np.arange(9).reshape(3, 3) == 3, -0.2, P)), r"outside \[0, 1\]"),
-        (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, 0.8, P), "not complementary"),
-        (lambda P: P + 0.1 * np.eye(3), "diagonal"),
-        (lambda P: P.astype(bool), "real-valued"),
-        (lambda P: np.zeros((0, 0)), "at least one agent"),
-    ],
+  "mutate, message",
+  [
+    (lambda P: P[:, :2], "shape"),
+    (lambda P: P[0], "shape"),
+    (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, np.nan, P), "NaN or Inf"),
+    (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, np.inf, P), "NaN or Inf"),
+    (
+      lambda P: np.where(
+        np.arange(9).reshape(3, 3) == 1, 1.2, np.where(np.arange(9).reshape(3, 3) == 3, -0.2, P)
+      ),
+      r"outside \[0, 1\]",
+    ),
+    (lambda P: np.where(np.arange(9).reshape(3, 3) == 1, 0.8, P), "not complementary"),
+    (lambda P: P + 0.1 * np.eye(3), "diagonal"),
+    (lambda P: P.astype(bool), "real-valued"),
+    (lambda P: np.zeros((0, 0)), "at least one agent"),
+  ],
 )
 def test_each_problem_raises(mutate, message):
   with pytest.raises(ValueError, match=message):
@@ -54,7 +59,10 @@ def test_temperatures_and_path_length():
       validate_path_length(bad)
 
 
-@pytest.mark.parametrize("prior", [(1.0, 2.0), (0.0, 0.0), (-1.0, -1.0), (float("inf"),) * 2, (float("nan"),) * 2, (1.0,), "ab", 3])
+@pytest.mark.parametrize(
+  "prior",
+  [(1.0, 2.0), (0.0, 0.0), (-1.0, -1.0), (float("inf"),) * 2, (float("nan"),) * 2, (1.0,), "ab", 3],
+)
 def test_validate_symmetric_prior_rejects_bad_priors(prior):
   with pytest.raises(ValueError, match="my_prior"):
     validate_symmetric_prior(prior, "my_prior")

@@ -13,21 +13,21 @@ import typing
 from ste_jax.benchmarking._machine import machine_description as machine_description
 
 _LAZY_NAMES = {
-    "PLANTED_CORE_FULL": ("ste_jax.benchmarking._planted_experiments", "FULL"),
-    "PLANTED_CORE_QUICK": ("ste_jax.benchmarking._planted_experiments", "QUICK"),
-    "PlantedCoreConfig": ("ste_jax.benchmarking._planted_experiments", "Config"),
-    "PlantedCoreResult": ("ste_jax.benchmarking._planted_core", "PlantedCoreResult"),
-    "planted_core_main": ("ste_jax.benchmarking._planted_core", "main"),
-    "run_planted_core": ("ste_jax.benchmarking._planted_core", "run_planted_core"),
+  "PLANTED_CORE_FULL": ("ste_jax.benchmarking._planted_experiments", "FULL"),
+  "PLANTED_CORE_QUICK": ("ste_jax.benchmarking._planted_experiments", "QUICK"),
+  "PlantedCoreConfig": ("ste_jax.benchmarking._planted_experiments", "Config"),
+  "PlantedCoreResult": ("ste_jax.benchmarking._planted_core", "PlantedCoreResult"),
+  "planted_core_main": ("ste_jax.benchmarking._planted_core", "main"),
+  "run_planted_core": ("ste_jax.benchmarking._planted_core", "run_planted_core"),
 }
 
 if typing.TYPE_CHECKING:
-  from ste_jax.benchmarking._planted_core import main as planted_core_main
   from ste_jax.benchmarking._planted_core import PlantedCoreResult as PlantedCoreResult
+  from ste_jax.benchmarking._planted_core import main as planted_core_main
   from ste_jax.benchmarking._planted_core import run_planted_core as run_planted_core
-  from ste_jax.benchmarking._planted_experiments import Config as PlantedCoreConfig
   from ste_jax.benchmarking._planted_experiments import FULL as PLANTED_CORE_FULL
   from ste_jax.benchmarking._planted_experiments import QUICK as PLANTED_CORE_QUICK
+  from ste_jax.benchmarking._planted_experiments import Config as PlantedCoreConfig
 
 
 def __getattr__(name: str):
@@ -44,11 +44,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
-    "PLANTED_CORE_FULL",
-    "PLANTED_CORE_QUICK",
-    "PlantedCoreConfig",
-    "PlantedCoreResult",
-    "machine_description",
-    "planted_core_main",
-    "run_planted_core",
+  "PLANTED_CORE_FULL",
+  "PLANTED_CORE_QUICK",
+  "PlantedCoreConfig",
+  "PlantedCoreResult",
+  "machine_description",
+  "planted_core_main",
+  "run_planted_core",
 ]

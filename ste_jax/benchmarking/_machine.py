@@ -11,7 +11,9 @@ def machine_description() -> str:
   cpus = os.cpu_count()
   try:
     with open("/proc/cpuinfo") as f:
-      model = next((l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor())
+      model = next(
+        (l.split(":", 1)[1].strip() for l in f if l.startswith("model name")), platform.processor()
+      )
   except OSError:
     model = platform.processor()
   desc = f"{model}, {cpus} cores, jax {jax.__version__}, backend {jax.default_backend()}"

@@ -21,7 +21,14 @@ import jax
 import pandas as pd
 
 from ste_jax.benchmarking._machine import machine_description
-from ste_jax.benchmarking._planted_experiments import FULL, QUICK, Config, run_bootstrap, run_grid, run_oracle
+from ste_jax.benchmarking._planted_experiments import (
+  FULL,
+  QUICK,
+  Config,
+  run_bootstrap,
+  run_grid,
+  run_oracle,
+)
 from ste_jax.benchmarking._planted_figures import FIGURES, figures
 from ste_jax.benchmarking._planted_tables import report_lines
 
@@ -57,11 +64,28 @@ def run_planted_core(cfg: Config, *, progress: bool = True) -> PlantedCoreResult
 
   timings = {}
   num_main = len(cfg.ns) * len(cfg.core_sizes) * len(cfg.ms) * len(cfg.mus) * cfg.num_seeds
-  sweep_settings = [(mode, sh) for mode in cfg.sweep_modes for sh in cfg.sweep_shifts
-                    if not (mode == "random_order" and sh == 0.0)]
-  num_sweep = len(sweep_settings) * len(cfg.core_sizes) * len(cfg.sweep_ms) * len(cfg.sweep_mus) * cfg.sweep_seeds
+  sweep_settings = [
+    (mode, sh)
+    for mode in cfg.sweep_modes
+    for sh in cfg.sweep_shifts
+    if not (mode == "random_order" and sh == 0.0)
+  ]
+  num_sweep = (
+    len(sweep_settings)
+    * len(cfg.core_sizes)
+    * len(cfg.sweep_ms)
+    * len(cfg.sweep_mus)
+    * cfg.sweep_seeds
+  )
   total = num_main + num_sweep + cfg.boot_seeds
-  bar = tqdm(total=total, unit="trial", desc="planted-core", disable=not progress, file=sys.stderr, smoothing=0.05)
+  bar = tqdm(
+    total=total,
+    unit="trial",
+    desc="planted-core",
+    disable=not progress,
+    file=sys.stderr,
+    smoothing=0.05,
+  )
 
   t0 = time.perf_counter()
   orc = pd.DataFrame(run_oracle(cfg))
@@ -69,35 +93,67 @@ def run_planted_core(cfg: Config, *, progress: bool = True) -> PlantedCoreResult
 
   t0 = time.perf_counter()
   model_time = {}
-  grid = pd.DataFrame(run_grid(cfg, ns=cfg.ns, core_sizes=cfg.core_sizes, ms=cfg.ms, mus=cfg.mus,
-                               num_seeds=cfg.num_seeds, progress=bar, with_model=True, model_time=model_time))
-  timings[f"main grid ({num_main} trials x 4 methods + {model_time.get('fits', 0)} STE-model fits)"] = (
-      time.perf_counter() - t0)
+  grid = pd.DataFrame(
+    run_grid(
+      cfg,
+      ns=cfg.ns,
+      core_sizes=cfg.core_sizes,
+      ms=cfg.ms,
+      mus=cfg.mus,
+      num_seeds=cfg.num_seeds,
+      progress=bar,
+      with_model=True,
+      model_time=model_time,
+    )
+  )
+  timings[
+    f"main grid ({num_main} trials x 4 methods + {model_time.get('fits', 0)} STE-model fits)"
+  ] = time.perf_counter() - t0
   timings["  of which STE-model fits (compilations included)"] = model_time.get("seconds", 0.0)
 
   t0 = time.perf_counter()
   sweep_rows = []
   for mode, shift in sweep_settings:
-    sweep_rows += run_grid(cfg, ns=(cfg.sweep_n,), core_sizes=cfg.core_sizes, ms=cfg.sweep_ms, mus=cfg.sweep_mus,
-                           num_seeds=cfg.sweep_seeds, shift=shift, mode=mode, progress=bar, tag="sweep")
+    sweep_rows += run_grid(
+      cfg,
+      ns=(cfg.sweep_n,),
+      core_sizes=cfg.core_sizes,
+      ms=cfg.sweep_ms,
+      mus=cfg.sweep_mus,
+      num_seeds=cfg.sweep_seeds,
+      shift=shift,
+      mode=mode,
+      progress=bar,
+      tag="sweep",
+    )
   sweep = pd.DataFrame(sweep_rows)
   # The unshifted random-order setting is the main grid's slice (same keys).
-  base_slice = grid[(grid.n == cfg.sweep_n) & grid.m.isin(cfg.sweep_ms) & grid.mu.isin(cfg.sweep_mus)
-                    & (grid.seed < cfg.sweep_seeds)]
+  base_slice = grid[
+    (grid.n == cfg.sweep_n)
+    & grid.m.isin(cfg.sweep_ms)
+    & grid.mu.isin(cfg.sweep_mus)
+    & (grid.seed < cfg.sweep_seeds)
+  ]
   sens = pd.concat([base_slice, sweep], ignore_index=True)
   timings[f"sensitivity sweep ({num_sweep} trials x 4 methods)"] = time.perf_counter() - t0
 
   t0 = time.perf_counter()
   boot = pd.DataFrame(run_bootstrap(cfg, progress=bar))
-  timings[f"bootstrap (Table 5: {cfg.boot_seeds} seeds x {cfg.boot_replicas} replicas)"] = time.perf_counter() - t0
+  timings[f"bootstrap (Table 5: {cfg.boot_seeds} seeds x {cfg.boot_replicas} replicas)"] = (
+    time.perf_counter() - t0
+  )
   bar.close()
   return PlantedCoreResult(oracle=orc, grid=grid, sensitivity=sens, bootstrap=boot, timings=timings)
 
 
-def parse_args(argv=None, *, prog: str | None = None, default_out: str = "planted_core") -> argparse.Namespace:
+def parse_args(
+  argv=None, *, prog: str | None = None, default_out: str = "planted_core"
+) -> argparse.Namespace:
   """The options of :func:`main`: ``--quick``, ``--out``, ``--float32``, ``--no-progress``."""
   p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-  p.add_argument("--quick", action="store_true", help="a small slice of every table (well under a minute)")
+  p.add_argument(
+    "--quick", action="store_true", help="a small slice of every table (well under a minute)"
+  )
   p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
   p.add_argument("--float32", action="store_true", help="run in float32 instead of float64")
   p.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")
@@ -133,15 +189,19 @@ def main(argv=None, *, command: str = "ste-jax planted", default_out: str = "pla
     figures(out, result.grid, result.bootstrap, cfg)
     written = list(FIGURES)
   except ImportError:
-    print("figures skipped: matplotlib is not installed (pip install ste_jax[plot])", file=sys.stderr)
+    print(
+      "figures skipped: matplotlib is not installed (pip install ste_jax[plot])", file=sys.stderr
+    )
     written = []
   timings["CSV + figures"] = time.perf_counter() - t0
 
   dtype = "float32" if args.float32 else "float64"
-  lines = [f"Command: `{command}{' --quick' if args.quick else ''}{' --float32' if args.float32 else ''}` "
-           f"({'quick slice' if args.quick else 'full grid'}, {dtype})",
-           f"Machine: {machine_description()}",
-           ""]
+  lines = [
+    f"Command: `{command}{' --quick' if args.quick else ''}{' --float32' if args.float32 else ''}` "
+    f"({'quick slice' if args.quick else 'full grid'}, {dtype})",
+    f"Machine: {machine_description()}",
+    "",
+  ]
   lines += report_lines(cfg, result.oracle, result.grid, result.bootstrap, result.sensitivity)
   timings["total"] = time.perf_counter() - t_start
   lines.append("### Runtime")
@@ -150,7 +210,11 @@ def main(argv=None, *, command: str = "ste-jax planted", default_out: str = "pla
   report = "\n".join(lines)
   (out / "report.md").write_text(report + "\n")
   print(report)
-  print(f"\nOutputs in {out}: " + ", ".join(["grid.csv", "oracle.csv", "bootstrap.csv", "sensitivity.csv",
-                                              "report.md", *written]))
+  print(
+    f"\nOutputs in {out}: "
+    + ", ".join(
+      ["grid.csv", "oracle.csv", "bootstrap.csv", "sensitivity.csv", "report.md", *written]
+    )
+  )
   print(f"Total runtime: {timings['total']:.1f} s")
   return 0

@@ -29,9 +29,21 @@ import numpy as np
 from ste_jax.data import Comparisons, PairCounts, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.exact import top_cycle, uncovered_set
 from ste_jax.ops import ste_scores, ste_scores_from_edges
-from ste_jax.stats import (auroc, average_precision, bootstrap_scores, bradley_terry, core_masks, pairwise_jaccard,
-                           planted_core_tournament, sample_comparisons, score_gap, threshold_f1, top1_entropy,
-                           top_k_f1, win_rate)
+from ste_jax.stats import (
+  auroc,
+  average_precision,
+  bootstrap_scores,
+  bradley_terry,
+  core_masks,
+  pairwise_jaccard,
+  planted_core_tournament,
+  sample_comparisons,
+  score_gap,
+  threshold_f1,
+  top1_entropy,
+  top_k_f1,
+  win_rate,
+)
 
 METHODS = ("STE-post", "STE-win", "BTL", "Win")
 MODEL_METHOD = "STE-model"  # Tables 3-4 only, on the slice (model_ns, model_seeds) of the main grid
@@ -50,8 +62,12 @@ class Config:
   ms: tuple = (1, 2, 5, 10, 20, 50)
   mus: tuple = (0.0, 0.1, 0.3, 0.5)
   num_seeds: int = 40
-  oracle_cases: tuple = (("Transitive singleton", 30, 1), ("Planted 3-core", 30, 3),
-                         ("Planted 5-core", 50, 5), ("Planted 7-core (extra)", 100, 7))
+  oracle_cases: tuple = (
+    ("Transitive singleton", 30, 1),
+    ("Planted 3-core", 30, 3),
+    ("Planted 5-core", 50, 5),
+    ("Planted 7-core (extra)", 100, 7),
+  )
   oracle_seeds: int = 40
   boot_n: int = 40
   boot_core: int = 5
@@ -73,11 +89,22 @@ class Config:
 
 FULL = Config()
 QUICK = Config(
-    ns=(30,), core_sizes=(3,), ms=(5, 50), mus=(0.0, 0.3), num_seeds=8,
-    oracle_cases=(("Transitive singleton", 30, 1), ("Planted 3-core", 30, 3)), oracle_seeds=4,
-    boot_replicas=32, boot_seeds=2,
-    sweep_n=30, sweep_ms=(5, 50), sweep_mus=(0.0, 0.3), sweep_seeds=8, sweep_shifts=(-0.04, 0.0, 0.04),
-    eval_chunk=16, model_seeds=2,
+  ns=(30,),
+  core_sizes=(3,),
+  ms=(5, 50),
+  mus=(0.0, 0.3),
+  num_seeds=8,
+  oracle_cases=(("Transitive singleton", 30, 1), ("Planted 3-core", 30, 3)),
+  oracle_seeds=4,
+  boot_replicas=32,
+  boot_seeds=2,
+  sweep_n=30,
+  sweep_ms=(5, 50),
+  sweep_mus=(0.0, 0.3),
+  sweep_seeds=8,
+  sweep_shifts=(-0.04, 0.0, 0.04),
+  eval_chunk=16,
+  model_seeds=2,
 )
 
 
@@ -112,8 +139,9 @@ def generate(keys, ms, core_lo, core_hi, *, n, core_size, mu, outsiders):
 
   def one(key, m):
     k_p, k_s = jax.random.split(key)
-    P, core = planted_core_tournament(k_p, n=n, core_size=core_size, core_margin=(core_lo, core_hi),
-                                      outsiders=outsiders)
+    P, core = planted_core_tournament(
+      k_p, n=n, core_size=core_size, core_margin=(core_lo, core_hi), outsiders=outsiders
+    )
     wins, _ = sample_comparisons(k_s, P, per_pair=m, missing_rate=mu)
     return P, core, wins
 
@@ -154,9 +182,15 @@ def oracle(P, core):
   def one(P, core):
     s = ste_scores(P, tau=TAU, gamma=GAMMA, reach_gamma=0.0)
     tc, uc = top_cycle(P), uncovered_set(P)
-    return (top_k_f1(s.top_cycle, tc), top_k_f1(s.uncovered, uc), auroc(s.top_cycle, tc),
-            auroc(s.uncovered, uc), score_gap(s.top_cycle, core), jnp.all(tc == core),
-            jnp.sum(uc))
+    return (
+      top_k_f1(s.top_cycle, tc),
+      top_k_f1(s.uncovered, uc),
+      auroc(s.top_cycle, tc),
+      auroc(s.uncovered, uc),
+      score_gap(s.top_cycle, core),
+      jnp.all(tc == core),
+      jnp.sum(uc),
+    )
 
   return jax.vmap(one)(P, core)
 
@@ -183,8 +217,11 @@ def counts_to_comparisons(wins) -> Comparisons:
   w = np.asarray(wins)
   a, b = np.nonzero(np.triu(w + w.T > 0, k=1))
   return Comparisons.from_arrays(
-      np.repeat(a, 2), np.repeat(b, 2), np.tile(np.asarray([1.0, 0.0], dtype=w.dtype), a.size),
-      agents=[str(i) for i in range(w.shape[0])], weight=np.stack([w[a, b], w[b, a]], axis=1).reshape(-1),
+    np.repeat(a, 2),
+    np.repeat(b, 2),
+    np.tile(np.asarray([1.0, 0.0], dtype=w.dtype), a.size),
+    agents=[str(i) for i in range(w.shape[0])],
+    weight=np.stack([w[a, b], w[b, a]], axis=1).reshape(-1),
   )
 
 
@@ -201,8 +238,21 @@ def model_trial(key, wins, core):
   return f1, roc, prc, thr, int(fit.chosen.rank)
 
 
-def run_grid(cfg: Config, *, ns, core_sizes, ms, mus, num_seeds, shift=0.0, mode="random_order",
-             progress=None, tag="main", with_model=False, model_time=None) -> list[dict]:
+def run_grid(
+  cfg: Config,
+  *,
+  ns,
+  core_sizes,
+  ms,
+  mus,
+  num_seeds,
+  shift=0.0,
+  mode="random_order",
+  progress=None,
+  tag="main",
+  with_model=False,
+  model_time=None,
+) -> list[dict]:
   """Rows (dicts) for every (n, |C|, mu) block, vmapped over (m, seed) in chunks of ``cfg.eval_chunk``.
 
   Every chunk has the same batch size (the last one padded by repeating a trial), so the generator
@@ -225,35 +275,81 @@ def run_grid(cfg: Config, *, ns, core_sizes, ms, mus, num_seeds, shift=0.0, mode
         pad = -b % chunk
         mm_p = np.concatenate([mm, np.repeat(mm[:1], pad)])
         ss_p = np.concatenate([ss, np.repeat(ss[:1], pad)])
-        keys = trial_keys(base, n, s, int(round(mu * 1000)), jnp.asarray(mm_p, dtype=jnp.int32),
-                          jnp.asarray(ss_p, dtype=jnp.int32))
+        keys = trial_keys(
+          base,
+          n,
+          s,
+          int(round(mu * 1000)),
+          jnp.asarray(mm_p, dtype=jnp.int32),
+          jnp.asarray(ss_p, dtype=jnp.int32),
+        )
         outs = []
         model_rows = []
         for i in range(0, b + pad, chunk):
-          _, core, wins = generate(keys[i:i + chunk], jnp.asarray(mm_p[i:i + chunk]).astype(lo.dtype), lo, hi,
-                                   n=n, core_size=s, mu=float(mu), outsiders=mode)
+          _, core, wins = generate(
+            keys[i : i + chunk],
+            jnp.asarray(mm_p[i : i + chunk]).astype(lo.dtype),
+            lo,
+            hi,
+            n=n,
+            core_size=s,
+            mu=float(mu),
+            outsiders=mode,
+          )
           outs.append(evaluate(wins, core))
           if with_model and n in cfg.model_ns:
             t0 = time.perf_counter()
             for j in range(min(chunk, b - i)):
               if ss[i + j] >= cfg.model_seeds:
                 continue
-              f1_m, roc_m, prc_m, thr_m, rank = model_trial(jax.random.fold_in(keys[i + j], 1), wins[j], core[j])
-              model_rows.append(dict(experiment=tag, outsiders=mode, core_shift=shift, n=n, core_size=s,
-                                     m=int(mm[i + j]), mu=float(mu), seed=int(ss[i + j]), method=MODEL_METHOD,
-                                     f1=f1_m, auroc=roc_m, auprc=prc_m, threshold_f1=thr_m, model_rank=rank))
+              f1_m, roc_m, prc_m, thr_m, rank = model_trial(
+                jax.random.fold_in(keys[i + j], 1), wins[j], core[j]
+              )
+              model_rows.append(
+                dict(
+                  experiment=tag,
+                  outsiders=mode,
+                  core_shift=shift,
+                  n=n,
+                  core_size=s,
+                  m=int(mm[i + j]),
+                  mu=float(mu),
+                  seed=int(ss[i + j]),
+                  method=MODEL_METHOD,
+                  f1=f1_m,
+                  auroc=roc_m,
+                  auprc=prc_m,
+                  threshold_f1=thr_m,
+                  model_rank=rank,
+                )
+              )
             if model_time is not None:
               model_time["seconds"] = model_time.get("seconds", 0.0) + time.perf_counter() - t0
-              model_time["fits"] = model_time.get("fits", 0) + sum(ss[i:i + min(chunk, b - i)] < cfg.model_seeds)
+              model_time["fits"] = model_time.get("fits", 0) + sum(
+                ss[i : i + min(chunk, b - i)] < cfg.model_seeds
+              )
           if progress is not None:
             progress.update(min(chunk, b - i))
         f1, roc, prc, thr = (np.concatenate([np.asarray(o[j]) for o in outs])[:b] for j in range(4))
         for i in range(b):
           for j, meth in enumerate(METHODS):
-            rows.append(dict(experiment=tag, outsiders=mode, core_shift=shift, n=n, core_size=s, m=int(mm[i]),
-                             mu=float(mu), seed=int(ss[i]), method=meth, f1=float(f1[i, j]),
-                             auroc=float(roc[i, j]), auprc=float(prc[i, j]),
-                             threshold_f1=float(thr[i, j]) if j < 2 else float("nan")))
+            rows.append(
+              dict(
+                experiment=tag,
+                outsiders=mode,
+                core_shift=shift,
+                n=n,
+                core_size=s,
+                m=int(mm[i]),
+                mu=float(mu),
+                seed=int(ss[i]),
+                method=meth,
+                f1=float(f1[i, j]),
+                auroc=float(roc[i, j]),
+                auprc=float(prc[i, j]),
+                threshold_f1=float(thr[i, j]) if j < 2 else float("nan"),
+              )
+            )
         rows += model_rows
   return rows
 
@@ -268,9 +364,21 @@ def run_oracle(cfg: Config) -> list[dict]:
     out = jax.device_get(oracle(Ps, cores))
     for sd in range(cfg.oracle_seeds):
       tc_f1, uc_f1, tc_roc, uc_roc, gap, tc_ok, uc_size = (o[sd] for o in out)
-      rows.append(dict(case=case, n=n, core_size=s, seed=sd, tc_f1=float(tc_f1), uc_f1=float(uc_f1),
-                       tc_auroc=float(tc_roc), uc_auroc=float(uc_roc), tc_gap=float(gap),
-                       hard_tc_is_core=bool(tc_ok), uc_size=int(uc_size)))
+      rows.append(
+        dict(
+          case=case,
+          n=n,
+          core_size=s,
+          seed=sd,
+          tc_f1=float(tc_f1),
+          uc_f1=float(uc_f1),
+          tc_auroc=float(tc_roc),
+          uc_auroc=float(uc_roc),
+          tc_gap=float(gap),
+          hard_tc_is_core=bool(tc_ok),
+          uc_size=int(uc_size),
+        )
+      )
   return rows
 
 
@@ -293,24 +401,52 @@ def run_bootstrap(cfg: Config, progress=None) -> list[dict]:
     return f1, jac, roc, ent
 
   rows = []
-  seed_keys = [jax.random.split(trial_key(base, (n, s, m, int(mu * 1000), sd)), 3) for sd in range(cfg.boot_seeds)]
-  _, cores, winss = generate(jnp.stack([k[0] for k in seed_keys]), jnp.full((cfg.boot_seeds,), float(m)),
-                             jnp.asarray(0.20), jnp.asarray(0.30), n=n, core_size=s, mu=float(mu),
-                             outsiders="random_order")
+  seed_keys = [
+    jax.random.split(trial_key(base, (n, s, m, int(mu * 1000), sd)), 3)
+    for sd in range(cfg.boot_seeds)
+  ]
+  _, cores, winss = generate(
+    jnp.stack([k[0] for k in seed_keys]),
+    jnp.full((cfg.boot_seeds,), float(m)),
+    jnp.asarray(0.20),
+    jnp.asarray(0.30),
+    n=n,
+    core_size=s,
+    mu=float(mu),
+    outsiders="random_order",
+  )
   for sd in range(cfg.boot_seeds):
     _, k_boot, k_tie = seed_keys[sd]
     core, w = np.asarray(cores[sd]), np.asarray(winss[sd])
     a, b = np.nonzero(w > 0)  # one row per game: w[a, b] rows "a beat b"
     reps = w[a, b].astype(np.int64)
-    comps = Comparisons.from_arrays(np.repeat(a, reps), np.repeat(b, reps), np.ones(int(reps.sum())),
-                                    agents=[str(i) for i in range(n)])
-    scores = bootstrap_scores(k_boot, comps, _boot_score_fn, num_replicas=cfg.boot_replicas,
-                              batch_size=cfg.boot_batch)
+    comps = Comparisons.from_arrays(
+      np.repeat(a, reps),
+      np.repeat(b, reps),
+      np.ones(int(reps.sum())),
+      agents=[str(i) for i in range(n)],
+    )
+    scores = bootstrap_scores(
+      k_boot, comps, _boot_score_fn, num_replicas=cfg.boot_replicas, batch_size=cfg.boot_batch
+    )
     tie_keys = jax.random.split(k_tie, len(METHODS))
     for j, meth in enumerate(METHODS):
       f1, jac, roc, ent = (float(v) for v in summarize(scores[j], jnp.asarray(core), tie_keys[j]))
-      rows.append(dict(seed=sd, method=meth, n=n, core_size=s, m=m, mu=mu, replicas=cfg.boot_replicas,
-                       bootstrap_f1=f1, pairwise_jaccard=jac, bootstrap_auroc=roc, top1_entropy=ent))
+      rows.append(
+        dict(
+          seed=sd,
+          method=meth,
+          n=n,
+          core_size=s,
+          m=m,
+          mu=mu,
+          replicas=cfg.boot_replicas,
+          bootstrap_f1=f1,
+          pairwise_jaccard=jac,
+          bootstrap_auroc=roc,
+          top1_entropy=ent,
+        )
+      )
     if progress is not None:
       progress.update(1)
   return rows

@@ -11,8 +11,14 @@ import numpy as np
 import pandas as pd
 
 from ste_jax.benchmarking._planted_experiments import METHODS, MODEL_METHOD, RECOVERY_METHODS, TAU
-from ste_jax.benchmarking._planted_paper import (PAPER_POOLED_M5, PAPER_TABLE2, PAPER_TABLE3, PAPER_TABLE4, PAPER_TABLE5,
-                                                 PAPER_TABLE5_NAMES)
+from ste_jax.benchmarking._planted_paper import (
+  PAPER_POOLED_M5,
+  PAPER_TABLE2,
+  PAPER_TABLE3,
+  PAPER_TABLE4,
+  PAPER_TABLE5,
+  PAPER_TABLE5_NAMES,
+)
 
 # --------------------------------------------------------------------------------------------
 # Statistics and formatting
@@ -65,8 +71,19 @@ def table2(orc: pd.DataFrame) -> str:
     cells.append(" / ".join(f"{v:.3f}" for v in paper[2:]) if paper else "—")
     cells.append(f"{int(g.hard_tc_is_core.sum())}/{len(g)}")
     rows.append(cells)
-  header = ["Case", "n", "core size", "seeds", "TC F1", "UC F1", "TC AUROC", "UC AUROC", "TC gap",
-            "paper (TC F1 / UC F1 / TC AUROC / UC AUROC / TC gap)", "hard TC = planted core"]
+  header = [
+    "Case",
+    "n",
+    "core size",
+    "seeds",
+    "TC F1",
+    "UC F1",
+    "TC AUROC",
+    "UC AUROC",
+    "TC gap",
+    "paper (TC F1 / UC F1 / TC AUROC / UC AUROC / TC gap)",
+    "hard TC = planted core",
+  ]
   return md_table(header, rows)
 
 
@@ -92,14 +109,26 @@ def recovery_table(df: pd.DataFrame, by, paper, label, deviations, pooled=None) 
           ok = inside(ours, pp)
           flags.append(f"{metric.upper()} {'in' if ok else 'OUT'}")
           if not ok:
-            deviations.append(f"{label}, {by} = {v}, {meth} {metric.upper()}: ours {fmt(ours)} vs paper "
-                              f"{fmt(pp)} ({'intervals overlap' if overlap(ours, pp) else 'intervals disjoint'})")
+            deviations.append(
+              f"{label}, {by} = {v}, {meth} {metric.upper()}: ours {fmt(ours)} vs paper "
+              f"{fmt(pp)} ({'intervals overlap' if overlap(ours, pp) else 'intervals disjoint'})"
+            )
       cells.append(fmt(mean_ci(gm.auroc)))
       cells.append(fmt(mean_ci(gm.threshold_f1)) if meth.startswith("STE") else "—")
       cells.append(", ".join(flags) if flags else "—")
       rows.append(cells)
-  header = [by if by == "m" else "μ", "method", "trials", "F1 (ours)", "F1 (paper)", "AUPRC (ours)",
-            "AUPRC (paper)", "AUROC (ours)", "F1@0.5 (ours)", "our mean in paper's interval?"]
+  header = [
+    by if by == "m" else "μ",
+    "method",
+    "trials",
+    "F1 (ours)",
+    "F1 (paper)",
+    "AUPRC (ours)",
+    "AUPRC (paper)",
+    "AUROC (ours)",
+    "F1@0.5 (ours)",
+    "our mean in paper's interval?",
+  ]
   return md_table(header, rows)
 
 
@@ -113,28 +142,56 @@ def model_slice_table(grid: pd.DataFrame, by) -> str | None:
   model = grid[grid.method == MODEL_METHOD]
   if model.empty:
     return None
-  wide = {metric: grid[grid.method.isin((MODEL_METHOD, "STE-post", "BTL"))]
-          .pivot_table(index=keys, columns="method", values=metric).dropna() for metric in ("f1", "auprc")}
+  wide = {
+    metric: grid[grid.method.isin((MODEL_METHOD, "STE-post", "BTL"))]
+    .pivot_table(index=keys, columns="method", values=metric)
+    .dropna()
+    for metric in ("f1", "auprc")
+  }
   ranks = model.set_index(keys).model_rank
   if by == "mu":
     wide = {k: w[w.index.get_level_values("m") >= 5] for k, w in wide.items()}
   values = sorted(wide["f1"].index.get_level_values(by).unique())
-  groups = [(f"{v:g}" if by == "m" else f"{v:.1f}", wide["f1"].index.get_level_values(by) == v) for v in values]
-  groups.append(("all m ≥ 5" if by == "m" else "all μ",
-                 wide["f1"].index.get_level_values("m") >= 5 if by == "m" else np.ones(len(wide["f1"]), bool)))
+  groups = [
+    (f"{v:g}" if by == "m" else f"{v:.1f}", wide["f1"].index.get_level_values(by) == v)
+    for v in values
+  ]
+  groups.append(
+    (
+      "all m ≥ 5" if by == "m" else "all μ",
+      wide["f1"].index.get_level_values("m") >= 5 if by == "m" else np.ones(len(wide["f1"]), bool),
+    )
+  )
   rows = []
   for label, sel in groups:
     cells = [label, int(sel.sum())]
     for metric in ("f1", "auprc"):
       w = wide[metric][sel]
-      cells += [fmt(mean_ci(w[MODEL_METHOD])), fmt(mean_ci(w["STE-post"])), fmt(mean_ci(w["BTL"])),
-                fmt(mean_ci(w[MODEL_METHOD] - w["STE-post"])), fmt(mean_ci(w[MODEL_METHOD] - w["BTL"]))]
+      cells += [
+        fmt(mean_ci(w[MODEL_METHOD])),
+        fmt(mean_ci(w["STE-post"])),
+        fmt(mean_ci(w["BTL"])),
+        fmt(mean_ci(w[MODEL_METHOD] - w["STE-post"])),
+        fmt(mean_ci(w[MODEL_METHOD] - w["BTL"])),
+      ]
     kept = ranks.reindex(wide["f1"][sel].index)
     cells.append(f"{int((kept > 0).sum())}/{len(kept)}")
     rows.append(cells)
-  header = [by if by == "m" else "μ", "trials", "F1 STE-model", "F1 STE-post", "F1 BTL", "ΔF1 model − post",
-            "ΔF1 model − BTL", "AUPRC STE-model", "AUPRC STE-post", "AUPRC BTL", "ΔAUPRC model − post",
-            "ΔAUPRC model − BTL", "intransitive term kept"]
+  header = [
+    by if by == "m" else "μ",
+    "trials",
+    "F1 STE-model",
+    "F1 STE-post",
+    "F1 BTL",
+    "ΔF1 model − post",
+    "ΔF1 model − BTL",
+    "AUPRC STE-model",
+    "AUPRC STE-post",
+    "AUPRC BTL",
+    "ΔAUPRC model − post",
+    "ΔAUPRC model − BTL",
+    "intransitive term kept",
+  ]
   return md_table(header, rows)
 
 
@@ -145,19 +202,36 @@ def table5(boot: pd.DataFrame, deviations) -> str:
     paper = PAPER_TABLE5[meth]
     cells = [f"{meth} (paper: {PAPER_TABLE5_NAMES[meth]})", len(g)]
     flags = []
-    for col, key in (("bootstrap_f1", "f1"), ("pairwise_jaccard", "jaccard"), ("bootstrap_auroc", "auroc"),
-                     ("top1_entropy", "entropy")):
+    for col, key in (
+      ("bootstrap_f1", "f1"),
+      ("pairwise_jaccard", "jaccard"),
+      ("bootstrap_auroc", "auroc"),
+      ("top1_entropy", "entropy"),
+    ):
       ours = mean_ci(g[col])
       cells += [fmt(ours), fmt(paper[key])]
       ok = inside(ours, paper[key])
       flags.append(f"{key} {'in' if ok else 'OUT'}")
       if not ok:
-        deviations.append(f"Table 5, {meth} {key}: ours {fmt(ours)} vs paper {PAPER_TABLE5_NAMES[meth]} "
-                          f"{fmt(paper[key])} ({'intervals overlap' if overlap(ours, paper[key]) else 'intervals disjoint'})")
+        deviations.append(
+          f"Table 5, {meth} {key}: ours {fmt(ours)} vs paper {PAPER_TABLE5_NAMES[meth]} "
+          f"{fmt(paper[key])} ({'intervals overlap' if overlap(ours, paper[key]) else 'intervals disjoint'})"
+        )
     cells.append(", ".join(flags))
     rows.append(cells)
-  header = ["method", "seeds", "bootstrap F1 (ours)", "(paper)", "pairwise Jaccard (ours)", "(paper)",
-            "bootstrap AUROC (ours)", "(paper)", "top-1 entropy, nats (ours)", "(paper)", "our mean in paper's interval?"]
+  header = [
+    "method",
+    "seeds",
+    "bootstrap F1 (ours)",
+    "(paper)",
+    "pairwise Jaccard (ours)",
+    "(paper)",
+    "bootstrap AUROC (ours)",
+    "(paper)",
+    "top-1 entropy, nats (ours)",
+    "(paper)",
+    "our mean in paper's interval?",
+  ]
   return md_table(header, rows)
 
 
@@ -174,8 +248,16 @@ def sensitivity_table(sens: pd.DataFrame):
     cells.append(f"{ste - btl:+.3f}")
     rows.append(cells)
     base[(mode, shift)] = (ste, btl)
-  header = ["outsiders", "core margin shift", "core→outsider margin", "STE-post F1", "STE-win F1", "BTL F1",
-            "Win F1", "STE-post − BTL"]
+  header = [
+    "outsiders",
+    "core margin shift",
+    "core→outsider margin",
+    "STE-post F1",
+    "STE-win F1",
+    "BTL F1",
+    "Win F1",
+    "STE-post − BTL",
+  ]
   return md_table(header, rows), base
 
 
@@ -183,7 +265,9 @@ def sensitivity_table(sens: pd.DataFrame):
 # The report
 
 
-def report_lines(cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame, sens: pd.DataFrame) -> list[str]:
+def report_lines(
+  cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame, sens: pd.DataFrame
+) -> list[str]:
   """The report's Markdown lines, from the grid description to the list of deviations from the paper.
 
   Args:
@@ -193,14 +277,18 @@ def report_lines(cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame,
   """
   deviations = []
   lines = []
-  lines.append(f"Grid: n ∈ {list(cfg.ns)}, |C| ∈ {list(cfg.core_sizes)}, m ∈ {list(cfg.ms)}, "
-               f"μ ∈ {list(cfg.mus)}, {cfg.num_seeds} seeds, η = 0.02; STE τ = γ = {TAU}, exact max-min "
-               "reachability, Top-Cycle score. Entries: mean ± 1.96·sd/√N over trial rows. "
-               "\"in\"/\"OUT\": whether our mean lies inside the paper's interval.")
+  lines.append(
+    f"Grid: n ∈ {list(cfg.ns)}, |C| ∈ {list(cfg.core_sizes)}, m ∈ {list(cfg.ms)}, "
+    f"μ ∈ {list(cfg.mus)}, {cfg.num_seeds} seeds, η = 0.02; STE τ = γ = {TAU}, exact max-min "
+    "reachability, Top-Cycle score. Entries: mean ± 1.96·sd/√N over trial rows. "
+    '"in"/"OUT": whether our mean lies inside the paper\'s interval.'
+  )
   lines.append("")
-  lines.append(f"### Table 2 — oracle sanity (true P in; STE τ = γ = {TAU}; mean ± CI over {cfg.oracle_seeds} "
-               "random planted tournaments; UC labels = hard Uncovered Set of P; TC gap = mean t over the core "
-               "minus mean t over the rest)")
+  lines.append(
+    f"### Table 2 — oracle sanity (true P in; STE τ = γ = {TAU}; mean ± CI over {cfg.oracle_seeds} "
+    "random planted tournaments; UC labels = hard Uncovered Set of P; TC gap = mean t over the core "
+    "minus mean t over the rest)"
+  )
   lines.append("")
   lines.append(table2(orc))
   for case, g in orc.groupby("case", sort=False):
@@ -212,12 +300,18 @@ def report_lines(cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame,
         deviations.append(f"Table 2, {case} {col}: ours {g[col].mean():.4f} vs paper {pv:.3f}")
     gap = mean_ci(g.tc_gap)
     if abs(gap[0] - paper[6]) > 5e-4 + gap[1]:
-      deviations.append(f"Table 2, {case} TC gap: ours {fmt(gap)} vs paper {paper[6]:.3f} (paper gives no interval)")
+      deviations.append(
+        f"Table 2, {case} TC gap: ours {fmt(gap)} vs paper {paper[6]:.3f} (paper gives no interval)"
+      )
   lines.append("")
-  lines.append("### Table 3 — recovery by m (pooled over n, |C|, μ; the paper's table has m ≥ 5; m = 1, 2 are "
-               "its stress tests, not tabulated there)")
+  lines.append(
+    "### Table 3 — recovery by m (pooled over n, |C|, μ; the paper's table has m ≥ 5; m = 1, 2 are "
+    "its stress tests, not tabulated there)"
+  )
   lines.append("")
-  lines.append(recovery_table(grid, "m", PAPER_TABLE3, "Table 3", deviations, pooled=PAPER_POOLED_M5))
+  lines.append(
+    recovery_table(grid, "m", PAPER_TABLE3, "Table 3", deviations, pooled=PAPER_POOLED_M5)
+  )
   lines.append("")
   lines.append("### Table 4 — recovery by missing rate μ (m ≥ 5, pooled over n, |C|, m)")
   lines.append("")
@@ -225,14 +319,18 @@ def report_lines(cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame,
   lines.append("")
   slice_m = model_slice_table(grid, "m")
   if slice_m is not None:
-    lines.append(f"STE-model rows in Tables 3-4 (not in the paper): n ∈ {list(cfg.model_ns)} and seeds "
-                 f"< {cfg.model_seeds} only, so they pool fewer and smaller-n trials than the other rows; compare "
-                 "them on the same trials below.")
+    lines.append(
+      f"STE-model rows in Tables 3-4 (not in the paper): n ∈ {list(cfg.model_ns)} and seeds "
+      f"< {cfg.model_seeds} only, so they pool fewer and smaller-n trials than the other rows; compare "
+      "them on the same trials below."
+    )
     lines.append("")
-    lines.append(f"### STE-model on its slice (beyond the paper) — n ∈ {list(cfg.model_ns)}, |C| ∈ "
-                 f"{list(cfg.core_sizes)}, seeds < {cfg.model_seeds}; STE-model, STE-post and BTL on the same "
-                 "trials; Δ = paired difference per trial (mean ± 1.96·sd/√N); \"intransitive term kept\" = "
-                 "trials whose cross-validation chose rank > 0")
+    lines.append(
+      f"### STE-model on its slice (beyond the paper) — n ∈ {list(cfg.model_ns)}, |C| ∈ "
+      f"{list(cfg.core_sizes)}, seeds < {cfg.model_seeds}; STE-model, STE-post and BTL on the same "
+      'trials; Δ = paired difference per trial (mean ± 1.96·sd/√N); "intransitive term kept" = '
+      "trials whose cross-validation chose rank > 0"
+    )
     lines.append("")
     lines.append("By m (all μ):")
     lines.append("")
@@ -242,19 +340,25 @@ def report_lines(cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame,
     lines.append("")
     lines.append(model_slice_table(grid, "mu"))
     lines.append("")
-  lines.append(f"### Table 5 — bootstrap stability (n = {cfg.boot_n}, |C| = {cfg.boot_core}, m = {cfg.boot_m}, "
-               f"μ = {cfg.boot_mu}, {cfg.boot_replicas} game-level multinomial replicas, {cfg.boot_seeds} seeds; "
-               "mean ± CI over seeds)")
+  lines.append(
+    f"### Table 5 — bootstrap stability (n = {cfg.boot_n}, |C| = {cfg.boot_core}, m = {cfg.boot_m}, "
+    f"μ = {cfg.boot_mu}, {cfg.boot_replicas} game-level multinomial replicas, {cfg.boot_seeds} seeds; "
+    "mean ± CI over seeds)"
+  )
   lines.append("")
-  lines.append("Per seed: bootstrap F1 / AUROC = mean over replicas of the replica's top-|C| F1 / AUROC against the "
-               "planted core; pairwise Jaccard = mean over replica pairs of the top-|C| sets (ties at the cut broken "
-               "at random); top-1 entropy = entropy (nats) of the replicas' argmax agent.")
+  lines.append(
+    "Per seed: bootstrap F1 / AUROC = mean over replicas of the replica's top-|C| F1 / AUROC against the "
+    "planted core; pairwise Jaccard = mean over replica pairs of the top-|C| sets (ties at the cut broken "
+    "at random); top-1 entropy = entropy (nats) of the replicas' argmax agent."
+  )
   lines.append("")
   lines.append(table5(boot, deviations))
   lines.append("")
-  lines.append(f"### Sensitivity (beyond the paper) — n = {cfg.sweep_n}, |C| ∈ {list(cfg.core_sizes)}, "
-               f"m ∈ {list(cfg.sweep_ms)}, μ ∈ {list(cfg.sweep_mus)}, {cfg.sweep_seeds} seeds per setting; "
-               "top-|C| F1, paired trials (same keys, shifted core→outsider margin range)")
+  lines.append(
+    f"### Sensitivity (beyond the paper) — n = {cfg.sweep_n}, |C| ∈ {list(cfg.core_sizes)}, "
+    f"m ∈ {list(cfg.sweep_ms)}, μ ∈ {list(cfg.sweep_mus)}, {cfg.sweep_seeds} seeds per setting; "
+    "top-|C| F1, paired trials (same keys, shifted core→outsider margin range)"
+  )
   lines.append("")
   sens_md, _ = sensitivity_table(sens)
   lines.append(sens_md)

@@ -10,22 +10,21 @@ from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
+from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
-from ._schemas import SCHEMAS as SCHEMAS
-from ._schemas import detect_schema as detect_schema
 from ._raw import load_llmfao_raw as load_llmfao_raw
 from ._raw import load_vicuna80_raw as load_vicuna80_raw
-from ._policies import OutcomePolicy as OutcomePolicy
 from ._report import LoadReport as LoadReport
 from ._report import PositionBias as PositionBias
 from ._report import RejectedRow as RejectedRow
+from ._schemas import SCHEMAS as SCHEMAS
+from ._schemas import detect_schema as detect_schema
 from ._tabular import from_dataframe as from_dataframe
 from ._tabular import load_comparisons as load_comparisons
 from ._task_results import from_task_results as from_task_results
 from ._weighted import WeightedTournament as WeightedTournament
 from ._weighted import weighted_soft_majority_edges as weighted_soft_majority_edges
 from ._weighted import weighted_tournament as weighted_tournament
-
 
 # ``Comparisons.from_dataframe(df)`` and ``Comparisons.from_task_results(df)``: the loaders
 # themselves as static methods. The loaders build ``Comparisons``, so ``_comparisons`` cannot import
@@ -34,23 +33,23 @@ Comparisons.from_dataframe = staticmethod(from_dataframe)
 Comparisons.from_task_results = staticmethod(from_task_results)
 
 __all__ = [
-    "Comparisons",
-    "LoadReport",
-    "OutcomePolicy",
-    "PairCounts",
-    "PositionBias",
-    "RejectedRow",
-    "SCHEMAS",
-    "WeightedTournament",
-    "from_dataframe",
-    "detect_schema",
-    "from_task_results",
-    "load_comparisons",
-    "load_llmfao_raw",
-    "load_vicuna80_raw",
-    "pair_counts",
-    "posterior_edges",
-    "weighted_soft_majority_edges",
-    "weighted_tournament",
-    "win_rate_tournament",
+  "Comparisons",
+  "LoadReport",
+  "OutcomePolicy",
+  "PairCounts",
+  "PositionBias",
+  "RejectedRow",
+  "SCHEMAS",
+  "WeightedTournament",
+  "from_dataframe",
+  "detect_schema",
+  "from_task_results",
+  "load_comparisons",
+  "load_llmfao_raw",
+  "load_vicuna80_raw",
+  "pair_counts",
+  "posterior_edges",
+  "weighted_soft_majority_edges",
+  "weighted_tournament",
+  "win_rate_tournament",
 ]

@@ -36,8 +36,8 @@ def context_strings(raw, column: str, mappings: list) -> np.ndarray:
     strings[empty] = NONE_CONTEXT
     scope = "every row" if count == len(strings) else f"{count} of {len(strings)} rows"
     mappings.append(
-        f"context column {column!r} is empty or NaN on {scope}: those rows go to the context "
-        f"{NONE_CONTEXT!r}"
+      f"context column {column!r} is empty or NaN on {scope}: those rows go to the context "
+      f"{NONE_CONTEXT!r}"
     )
   return strings
 
@@ -62,19 +62,26 @@ def name_normalization(raw_names, kept_strings):
     # Large inputs repeat few names: count the distinct (raw, name) pairs, then group those.
     raw_code, raw_unique = pd.factorize(np.asarray(raw_names, dtype=object))
     name_code, name_unique = pd.factorize(np.asarray(kept_strings, dtype=object))
-    pair, size = np.unique(raw_code.astype(np.int64) * len(name_unique) + name_code,
-                           return_counts=True)
-    frame = pd.DataFrame({"raw": np.asarray(raw_unique, dtype=object)[pair // len(name_unique)],
-                          "name": np.asarray(name_unique, dtype=object)[pair % len(name_unique)],
-                          "size": size})
+    pair, size = np.unique(
+      raw_code.astype(np.int64) * len(name_unique) + name_code, return_counts=True
+    )
+    frame = pd.DataFrame(
+      {
+        "raw": np.asarray(raw_unique, dtype=object)[pair // len(name_unique)],
+        "name": np.asarray(name_unique, dtype=object)[pair % len(name_unique)],
+        "size": size,
+      }
+    )
     counts = frame.groupby(["raw", "name"], sort=True)["size"].sum()
   else:
-    frame = pd.DataFrame({"raw": pd.Series(raw_names, dtype=object).astype(str),
-                          "name": pd.Series(kept_strings, dtype=object)})
+    frame = pd.DataFrame(
+      {
+        "raw": pd.Series(raw_names, dtype=object).astype(str),
+        "name": pd.Series(kept_strings, dtype=object),
+      }
+    )
     counts = frame.groupby(["raw", "name"], sort=True).size()
-  renamed = tuple(
-      (raw, name, int(n)) for (raw, name), n in counts.items() if raw != name
-  )
+  renamed = tuple((raw, name, int(n)) for (raw, name), n in counts.items() if raw != name)
   merged = []
   if renamed:
     variants = counts.reset_index().groupby("name")["raw"].agg(list)
@@ -86,33 +93,33 @@ def name_normalization(raw_names, kept_strings):
   if dup.any():
     groups = names[dup].groupby(folded[dup]).agg(lambda x: " / ".join(sorted(map(repr, x))))
     note = "names that differ only in case are kept distinct (no case folding): " + "; ".join(
-        groups.tolist()
+      groups.tolist()
     )
   return renamed, tuple(merged), note
 
 
 def assemble(
-    *,
-    a: np.ndarray,
-    b: np.ndarray,
-    raw_a,
-    raw_b,
-    rej,
-    lines: np.ndarray,
-    row: np.ndarray,
-    outcome: np.ndarray,
-    weight: np.ndarray | None = None,
-    drop: np.ndarray | None = None,
-    position=None,
-    position_label: str = "first position",
-    context: np.ndarray | None = None,
-    agents=None,
-    contexts=None,
-    strict: bool = False,
-    source: str | None = None,
-    sources=None,
-    schema: str | None = None,
-    mappings=(),
+  *,
+  a: np.ndarray,
+  b: np.ndarray,
+  raw_a,
+  raw_b,
+  rej,
+  lines: np.ndarray,
+  row: np.ndarray,
+  outcome: np.ndarray,
+  weight: np.ndarray | None = None,
+  drop: np.ndarray | None = None,
+  position=None,
+  position_label: str = "first position",
+  context: np.ndarray | None = None,
+  agents=None,
+  contexts=None,
+  strict: bool = False,
+  source: str | None = None,
+  sources=None,
+  schema: str | None = None,
+  mappings=(),
 ) -> tuple[Comparisons, LoadReport]:
   """Builds ``(Comparisons, LoadReport)`` from checked rows and candidate comparisons.
 
@@ -174,9 +181,9 @@ def assemble(
   agents = _as_names(agents, "agents")
   a_idx, b_idx = encode(a, agents), encode(b, agents)
   rej.flag(
-      (a_idx < 0) | (b_idx < 0),
-      R.UNKNOWN_AGENT,
-      lambda i: f"{a[i] if a_idx[i] < 0 else b[i]!r} is not in `agents`",
+    (a_idx < 0) | (b_idx < 0),
+    R.UNKNOWN_AGENT,
+    lambda i: f"{a[i] if a_idx[i] < 0 else b[i]!r} is not in `agents`",
   )
   if context is not None:
     if contexts is None:
@@ -198,23 +205,23 @@ def assemble(
   if not ok.any():
     report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
     raise ValueError(
-        f"no comparisons{where}: all {num_rows} rows were rejected ({report.reason_summary()})."
-        f"\n{report.summary()}"
+      f"no comparisons{where}: all {num_rows} rows were rejected ({report.reason_summary()})."
+      f"\n{report.summary()}"
     )
   keep = ok[row] & ~dropped
   kr = row[keep]
   comps = Comparisons.from_arrays(
-      a_idx[kr],
-      b_idx[kr],
-      outcome[keep],
-      agents=agents,
-      context=c_idx[kr],
-      contexts=contexts,
-      weight=None if np.all(weight[keep] == 1) else weight[keep],
+    a_idx[kr],
+    b_idx[kr],
+    outcome[keep],
+    agents=agents,
+    context=c_idx[kr],
+    contexts=contexts,
+    weight=None if np.all(weight[keep] == 1) else weight[keep],
   )
   renamed, merged, case_note = name_normalization(
-      np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
-      np.concatenate([a[ok], b[ok]]),
+    np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
+    np.concatenate([a[ok], b[ok]]),
   )
   if renamed:
     shown = ", ".join(f"{r!r} -> {n!r} ({k} cells)" for r, n, k in renamed[:5])
@@ -229,19 +236,20 @@ def assemble(
     valid = ok | np.isin(rej.code, rej.code_of(R.POLICY_DROP))
     p_rows, p_out = (np.asarray(x) for x in position)
     o = np.asarray(p_out, dtype=np.float64)[valid[p_rows]]
-    bias = PositionBias(int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)),
-                        first=position_label)
+    bias = PositionBias(
+      int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)), first=position_label
+    )
   report = LoadReport(
-      rows_read=num_rows,
-      rows_used=int(ok.sum()),
-      ties=int(np.sum(outcome[keep] == 0.5)),
-      rejected=rejected,
-      num_comparisons=int(keep.sum()),
-      source=source,
-      schema=schema,
-      mappings=tuple(mappings),
-      renamed=renamed,
-      merged=merged,
-      position_bias=bias,
+    rows_read=num_rows,
+    rows_used=int(ok.sum()),
+    ties=int(np.sum(outcome[keep] == 0.5)),
+    rejected=rejected,
+    num_comparisons=int(keep.sum()),
+    source=source,
+    schema=schema,
+    mappings=tuple(mappings),
+    renamed=renamed,
+    merged=merged,
+    position_bias=bias,
   )
   return comps, report

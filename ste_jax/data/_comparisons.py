@@ -70,15 +70,15 @@ class Comparisons:
 
   @classmethod
   def from_arrays(
-      cls,
-      a,
-      b,
-      outcome,
-      *,
-      agents=None,
-      context=None,
-      contexts=None,
-      weight=None,
+    cls,
+    a,
+    b,
+    outcome,
+    *,
+    agents=None,
+    context=None,
+    contexts=None,
+    weight=None,
   ) -> "Comparisons":
     """Builds validated comparisons from index arrays.
 
@@ -109,11 +109,11 @@ class Comparisons:
     out_np = np.asarray(outcome)
     if out_np.ndim != 1 or out_np.shape[0] != m or b_np.shape[0] != m:
       raise ValueError(
-          f"a, b and outcome must be 1-D arrays of the same length; got shapes {a_np.shape}, "
-          f"{b_np.shape} and {out_np.shape}."
+        f"a, b and outcome must be 1-D arrays of the same length; got shapes {a_np.shape}, "
+        f"{b_np.shape} and {out_np.shape}."
       )
     if out_np.dtype == object or not (
-        np.issubdtype(out_np.dtype, np.number) or out_np.dtype == bool
+      np.issubdtype(out_np.dtype, np.number) or out_np.dtype == bool
     ):
       raise ValueError(f"outcome must be numeric, got dtype {out_np.dtype}.")
     out_f = out_np.astype(np.float64)
@@ -153,7 +153,7 @@ class Comparisons:
     if bad.any():
       i = int(np.argmax(bad))
       raise ValueError(
-          f"context[{i}] = {ctx_np[i]} is not a valid context index in [0, {len(contexts)})."
+        f"context[{i}] = {ctx_np[i]} is not a valid context index in [0, {len(contexts)})."
       )
 
     out_j = jnp.asarray(outcome)
@@ -173,20 +173,20 @@ class Comparisons:
       w_j = jnp.asarray(w_np).astype(out_j.dtype)
 
     return cls(
-        a=jnp.asarray(a_np, dtype=jnp.int32),
-        b=jnp.asarray(b_np, dtype=jnp.int32),
-        outcome=out_j,
-        context=jnp.asarray(ctx_np, dtype=jnp.int32),
-        weight=w_j,
-        agents=agents,
-        contexts=contexts,
+      a=jnp.asarray(a_np, dtype=jnp.int32),
+      b=jnp.asarray(b_np, dtype=jnp.int32),
+      outcome=out_j,
+      context=jnp.asarray(ctx_np, dtype=jnp.int32),
+      weight=w_j,
+      agents=agents,
+      contexts=contexts,
     )
 
 
 jax.tree_util.register_dataclass(
-    Comparisons,
-    data_fields=["a", "b", "outcome", "context", "weight"],
-    meta_fields=["agents", "contexts"],
+  Comparisons,
+  data_fields=["a", "b", "outcome", "context", "weight"],
+  meta_fields=["agents", "contexts"],
 )
 
 

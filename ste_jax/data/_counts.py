@@ -41,7 +41,7 @@ def _check_tie_policy(tie_policy: str) -> None:
 
 
 def pair_counts(
-    comparisons: Comparisons, *, tie_policy: str = "half", by_context: bool = False
+  comparisons: Comparisons, *, tie_policy: str = "half", by_context: bool = False
 ) -> PairCounts:
   """Counts wins, ties and totals per ordered pair with one segment sum.
 
@@ -88,10 +88,10 @@ def pair_counts(
   num_segments = num_blocks * n * n
   shape = (num_blocks, n, n)
   wins = jax.ops.segment_sum(
-      jnp.concatenate([win_ab, win_ba]), jnp.concatenate([ab, ba]), num_segments=num_segments
+    jnp.concatenate([win_ab, win_ba]), jnp.concatenate([ab, ba]), num_segments=num_segments
   ).reshape(shape)
   ties = jax.ops.segment_sum(
-      jnp.concatenate([tie_w, tie_w]), jnp.concatenate([ab, ba]), num_segments=num_segments
+    jnp.concatenate([tie_w, tie_w]), jnp.concatenate([ab, ba]), num_segments=num_segments
   ).reshape(shape)
   if tie_policy == "half":
     wins = wins + ties / 2
@@ -102,11 +102,11 @@ def pair_counts(
 
 
 def win_rate_tournament(
-    data,
-    *,
-    missing: float = 0.5,
-    tie_policy: str | None = None,
-    by_context: bool = False,
+  data,
+  *,
+  missing: float = 0.5,
+  tie_policy: str | None = None,
+  by_context: bool = False,
 ) -> jax.Array:
   """The empirical win-rate tournament ``P[a, b] = wins[a, b] / totals[a, b]``.
 
@@ -148,14 +148,14 @@ def win_rate_tournament(
   if isinstance(data, PairCounts):
     if tie_policy is not None:
       raise ValueError(
-          "tie_policy applies when counting: pass it to pair_counts(), not with PairCounts."
+        "tie_policy applies when counting: pass it to pair_counts(), not with PairCounts."
       )
     if by_context:
       raise ValueError("by_context applies when counting: use pair_counts(..., by_context=True).")
     counts = data
   else:
     counts = pair_counts(
-        data, tie_policy="half" if tie_policy is None else tie_policy, by_context=by_context
+      data, tie_policy="half" if tie_policy is None else tie_policy, by_context=by_context
     )
   if isinstance(missing, (int, float)) and not (missing != missing or 0 <= missing <= 1):
     raise ValueError(f"missing must be in [0, 1] or NaN, got {missing}.")

@@ -37,14 +37,23 @@ from ._rows import Rejections, classify, flag_missing_and_nan, tie_drops, tie_ma
 # Per schema, the accepted column sets, each ``(first agent, second agent, *outcome columns)``,
 # in order of preference; names are matched without regard to case.
 COLUMN_SETS = {
-    "winner-loser": (("winner_name", "loser_name"), ("winner", "loser")),
-    "scores": (("home_team", "away_team", "home_score", "away_score"),
-               ("team1", "team2", "score1", "score2")),
-    "chess": (("white", "black", "result"), ("white_id", "black_id", "winner")),
+  "winner-loser": (("winner_name", "loser_name"), ("winner", "loser")),
+  "scores": (
+    ("home_team", "away_team", "home_score", "away_score"),
+    ("team1", "team2", "score1", "score2"),
+  ),
+  "chess": (("white", "black", "result"), ("white_id", "black_id", "winner")),
 }
 # Chess results, compared after ``strip().lower()``: outcome for white.
-CHESS_RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5, "½-½": 0.5,
-                 "white": 1.0, "black": 0.0, "draw": 0.5}
+CHESS_RESULTS = {
+  "1-0": 1.0,
+  "0-1": 0.0,
+  "1/2-1/2": 0.5,
+  "½-½": 0.5,
+  "white": 1.0,
+  "black": 0.0,
+  "draw": 0.5,
+}
 _TRUE = ("true", "1", "yes")
 
 
@@ -71,8 +80,21 @@ def _numbers(strings) -> np.ndarray:
   return pd.to_numeric(pd.Series(strings, dtype=object), errors="coerce").to_numpy(np.float64)
 
 
-def game_rows(column, lines, header, *, schema: str, pre=None, context=None, policy=None,
-              agents=None, contexts=None, strict=False, source=None, sources=None):
+def game_rows(
+  column,
+  lines,
+  header,
+  *,
+  schema: str,
+  pre=None,
+  context=None,
+  policy=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """Rows of a ``winner-loser``, ``scores`` or ``chess`` table -> ``(Comparisons, LoadReport)``.
 
   Args:
@@ -96,12 +118,14 @@ def game_rows(column, lines, header, *, schema: str, pre=None, context=None, pol
   names = find_columns(header, schema)
   if names is None:
     accepted = " or ".join(", ".join(s) for s in COLUMN_SETS[schema])
-    raise ValueError(f"the {schema} schema needs the columns {accepted} (any case); "
-                     f"{source or 'the input'} has {list(header)}.")
+    raise ValueError(
+      f"the {schema} schema needs the columns {accepted} (any case); "
+      f"{source or 'the input'} has {list(header)}."
+    )
   n = len(lines)
   if n == 0:
     raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
-  roles = ("a", "b", "x", "y")[:len(names)]
+  roles = ("a", "b", "x", "y")[: len(names)]
   cols = dict(zip(roles, names))
   raw = {role: column(name) for role, name in cols.items()}
   rej = Rejections(n)
@@ -114,37 +138,67 @@ def game_rows(column, lines, header, *, schema: str, pre=None, context=None, pol
   elif schema == "scores":
     x, y = _numbers(s["x"]), _numbers(s["y"])
     for role, v in (("x", x), ("y", y)):
-      rej.flag(~np.isfinite(v), R.INVALID_SCORE,
-               lambda i, c=cols[role], r=role: f"column {c!r} = {s[r][i]!r}; expected a number")
+      rej.flag(
+        ~np.isfinite(v),
+        R.INVALID_SCORE,
+        lambda i, c=cols[role], r=role: f"column {c!r} = {s[r][i]!r}; expected a number",
+      )
     outcome = np.where(x > y, 1.0, np.where(x < y, 0.0, 0.5))
-    mappings = [f"higher score wins: {names[2]!r} vs {names[3]!r} for {names[0]!r} vs "
-                f"{names[1]!r}; equal scores -> tie", tie_mapping(policy)]
+    mappings = [
+      f"higher score wins: {names[2]!r} vs {names[3]!r} for {names[0]!r} vs "
+      f"{names[1]!r}; equal scores -> tie",
+      tie_mapping(policy),
+    ]
     home = np.arange(n)
     neutral_col = _by_lower_case(header).get("neutral")
     if neutral_col is not None:
       _, _, flags = classify(column(neutral_col))
       neutral = np.isin(np.char.lower(flags.astype(str)), _TRUE)
       home = np.flatnonzero(~neutral)
-      mappings.append(f"home advantage (position bias): the {int(neutral.sum())} rows whose "
-                      f"{neutral_col!r} is true/1/yes (neutral venue) are left out of it")
+      mappings.append(
+        f"home advantage (position bias): the {int(neutral.sum())} rows whose "
+        f"{neutral_col!r} is true/1/yes (neutral venue) are left out of it"
+      )
     position = (home, outcome[home])
   else:
     lower = np.char.lower(s["x"].astype(str))
     outcome = np.full(n, np.nan)
     for label, value in CHESS_RESULTS.items():  # a loop over the labels, not the rows
       outcome[lower == label] = value
-    rej.flag(np.isnan(outcome), R.UNKNOWN_WINNER,
-             lambda i: f"column {names[2]!r} = {s['x'][i]!r}; expected 1-0, 0-1, 1/2-1/2 "
-             f"(or white, black, draw)")
+    rej.flag(
+      np.isnan(outcome),
+      R.UNKNOWN_WINNER,
+      lambda i: (
+        f"column {names[2]!r} = {s['x'][i]!r}; expected 1-0, 0-1, 1/2-1/2 (or white, black, draw)"
+      ),
+    )
     outcome = np.where(np.isnan(outcome), 0.5, outcome)  # rejected rows only; never used
-    mappings = [f"column {names[2]!r}: 1-0/white -> {names[0]!r} won, 0-1/black -> "
-                f"{names[1]!r} won, 1/2-1/2/draw -> tie", tie_mapping(policy)]
+    mappings = [
+      f"column {names[2]!r}: 1-0/white -> {names[0]!r} won, 0-1/black -> "
+      f"{names[1]!r} won, 1/2-1/2/draw -> tie",
+      tie_mapping(policy),
+    ]
     position = (np.arange(n), outcome)
   ctx = None if context is None else context_strings(column(context), context, mappings)
   first = {"scores": "home team", "chess": "white"}.get(schema, "first position")
-  return assemble(a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
-                  row=np.arange(n), outcome=outcome,
-                  drop=tie_drops(outcome, np.zeros(n, dtype=bool), policy), position=position,
-                  position_label=first, context=ctx, agents=agents, contexts=contexts,
-                  strict=strict, source=source, sources=sources, schema=schema,
-                  mappings=mappings)
+  return assemble(
+    a=s["a"],
+    b=s["b"],
+    raw_a=raw["a"],
+    raw_b=raw["b"],
+    rej=rej,
+    lines=lines,
+    row=np.arange(n),
+    outcome=outcome,
+    drop=tie_drops(outcome, np.zeros(n, dtype=bool), policy),
+    position=position,
+    position_label=first,
+    context=ctx,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema=schema,
+    mappings=mappings,
+  )

@@ -36,8 +36,13 @@ from ._rows import Rejections, classify, flag_missing_and_nan, tie_drops, tie_ma
 ARENA_HARD_BASELINE = "gpt-4-0314"
 MTBENCH_LABELS = {"model_1": 1.0, "model_2": 0.0, "tie": 0.5}
 # Arena-Hard verdict -> (outcome for the agent shown as A, strong)
-VERDICTS = {"A>>B": (1.0, True), "A>B": (1.0, False), "A=B": (0.5, False),
-            "B>A": (0.0, False), "B>>A": (0.0, True)}
+VERDICTS = {
+  "A>>B": (1.0, True),
+  "A>B": (1.0, False),
+  "A=B": (0.5, False),
+  "B>A": (0.0, False),
+  "B>>A": (0.0, True),
+}
 
 
 def _combine(v1, v2, w1, w2, rows, mode):
@@ -57,16 +62,17 @@ def _combine(v1, v2, w1, w2, rows, mode):
 
 def _order_mapping(mode: str) -> str:
   return {
-      "tie": "two presentation orders -> one comparison: their verdict when they agree, a tie "
-             "when they disagree (order_swap=tie)",
-      "consistent": "two presentation orders -> one comparison when they agree, else the row "
-                    "is dropped (order_swap=consistent)",
-      "separate": "two presentation orders -> one comparison each (order_swap=separate)",
+    "tie": "two presentation orders -> one comparison: their verdict when they agree, a tie "
+    "when they disagree (order_swap=tie)",
+    "consistent": "two presentation orders -> one comparison when they agree, else the row "
+    "is dropped (order_swap=consistent)",
+    "separate": "two presentation orders -> one comparison each (order_swap=separate)",
   }[mode]
 
 
-def _finish(s, raw, lines, rej, v1, v2, w1, w2, first1, first2, *, mode, policy, context,
-            mappings, **kw):
+def _finish(
+  s, raw, lines, rej, v1, v2, w1, w2, first1, first2, *, mode, policy, context, mappings, **kw
+):
   """Applies the order-swap and tie policies and assembles."""
   n = len(lines)
   has2 = ~np.isnan(v2)
@@ -81,13 +87,37 @@ def _finish(s, raw, lines, rej, v1, v2, w1, w2, first1, first2, *, mode, policy,
   mappings.append(_order_mapping(mode))
   mappings.append(tie_mapping(policy))
   position = (np.concatenate([np.arange(n), np.arange(n)]), np.concatenate([first1, first2]))
-  return assemble(a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
-                  row=row, outcome=out, weight=weight, drop=drop, position=position,
-                  context=context, mappings=mappings, **kw)
+  return assemble(
+    a=s["a"],
+    b=s["b"],
+    raw_a=raw["a"],
+    raw_b=raw["b"],
+    rej=rej,
+    lines=lines,
+    row=row,
+    outcome=out,
+    weight=weight,
+    drop=drop,
+    position=position,
+    context=context,
+    mappings=mappings,
+    **kw,
+  )
 
 
-def mtbench_rows(column, lines, *, pre=None, context=None, policy=None, agents=None,
-                 contexts=None, strict=False, source=None, sources=None):
+def mtbench_rows(
+  column,
+  lines,
+  *,
+  pre=None,
+  context=None,
+  policy=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """MT-Bench pairwise judgments -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -114,21 +144,48 @@ def mtbench_rows(column, lines, *, pre=None, context=None, policy=None, agents=N
   for g in ("g1", "g2"):
     lower = np.array([x.lower() for x in s[g]], dtype=object)
     v = np.array([MTBENCH_LABELS.get(x, np.nan) for x in lower], dtype=np.float64)
-    rej.flag(lower == "error", R.JUDGE_ERROR,
-             lambda i, c=cols[g]: f"column {c!r} = 'error' (judge output not parsed)")
-    rej.flag(np.isnan(v), R.UNKNOWN_WINNER,
-             lambda i, c=cols[g], x=s[g]: f"column {c!r} = {x[i]!r}; expected model_1, model_2, "
-             "tie or error")
+    rej.flag(
+      lower == "error",
+      R.JUDGE_ERROR,
+      lambda i, c=cols[g]: f"column {c!r} = 'error' (judge output not parsed)",
+    )
+    rej.flag(
+      np.isnan(v),
+      R.UNKNOWN_WINNER,
+      lambda i, c=cols[g], x=s[g]: (
+        f"column {c!r} = {x[i]!r}; expected model_1, model_2, tie or error"
+      ),
+    )
     verdicts.append(v)
   v1, v2 = verdicts
-  mappings = ["g1_winner: game 1, model_1 shown first; g2_winner: game 2, model_2 shown first; "
-              "'model_1' -> model_1 won, 'model_2' -> model_2 won, 'tie' -> tie"]
+  mappings = [
+    "g1_winner: game 1, model_1 shown first; g2_winner: game 2, model_2 shown first; "
+    "'model_1' -> model_1 won, 'model_2' -> model_2 won, 'tie' -> tie"
+  ]
   ctx = None if context is None else context_strings(column(context), context, mappings)
   ones = np.ones(n)
-  return _finish(s, raw, lines, rej, v1, v2, ones, ones, v1, 1.0 - v2,
-                 mode=policy.order_swap_for("mtbench"), policy=policy, context=ctx,
-                 mappings=mappings, agents=agents, contexts=contexts, strict=strict,
-                 source=source, sources=sources, schema="mtbench")
+  return _finish(
+    s,
+    raw,
+    lines,
+    rej,
+    v1,
+    v2,
+    ones,
+    ones,
+    v1,
+    1.0 - v2,
+    mode=policy.order_swap_for("mtbench"),
+    policy=policy,
+    context=ctx,
+    mappings=mappings,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema="mtbench",
+  )
 
 
 def _verdict(game):
@@ -143,8 +200,21 @@ def _verdict(game):
   return np.nan, False, f"score = {score!r}; expected one of {', '.join(VERDICTS)}"
 
 
-def arena_hard_rows(column, lines, header, *, pre=None, baseline=None, context=None, policy=None,
-                    agents=None, contexts=None, strict=False, source=None, sources=None):
+def arena_hard_rows(
+  column,
+  lines,
+  header,
+  *,
+  pre=None,
+  baseline=None,
+  context=None,
+  policy=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """Arena-Hard judgment records -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -206,11 +276,31 @@ def arena_hard_rows(column, lines, header, *, pre=None, baseline=None, context=N
   v1, v2 = v[0], 1.0 - v[1]
   w = policy.strong_weight
   w1, w2 = np.where(strong[0], w, 1.0), np.where(strong[1], w, 1.0)
-  mappings.append("game 1: a shown as A; game 2: b shown as A; A>>B/A>B -> A won, A=B -> tie, "
-                  f"B>A/B>>A -> B won; strong verdicts (>>) weigh {w:g} (strong_weight)")
+  mappings.append(
+    "game 1: a shown as A; game 2: b shown as A; A>>B/A>B -> A won, A=B -> tie, "
+    f"B>A/B>>A -> B won; strong verdicts (>>) weigh {w:g} (strong_weight)"
+  )
   ctx = None if context is None else context_strings(column(context), context, mappings)
   comps_report = _finish(
-      s, raw, lines, rej, v1, v2, w1, w2, v[0], v[1], mode=mode, policy=policy, context=ctx,
-      mappings=mappings, agents=agents, contexts=contexts, strict=strict, source=source,
-      sources=sources, schema="arena-hard")
+    s,
+    raw,
+    lines,
+    rej,
+    v1,
+    v2,
+    w1,
+    w2,
+    v[0],
+    v[1],
+    mode=mode,
+    policy=policy,
+    context=ctx,
+    mappings=mappings,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema="arena-hard",
+  )
   return comps_report

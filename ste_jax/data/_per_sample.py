@@ -38,7 +38,7 @@ def lm_eval_task_from_path(path: str) -> str:
   if match:
     return match.group("task")
   stem = name[: -len(".jsonl")] if name.endswith(".jsonl") else name
-  return stem[len("samples_"):] if stem.startswith("samples_") else stem
+  return stem[len("samples_") :] if stem.startswith("samples_") else stem
 
 
 def _key(*parts) -> np.ndarray:
@@ -49,8 +49,20 @@ def _key(*parts) -> np.ndarray:
   return out
 
 
-def inspect_rows(column, lines, header, *, pre=None, metric=None, context=None, policy=None,
-                 agents=None, strict=False, source=None, sources=None):
+def inspect_rows(
+  column,
+  lines,
+  header,
+  *,
+  pre=None,
+  metric=None,
+  context=None,
+  policy=None,
+  agents=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """An Inspect AI sample table -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -70,33 +82,68 @@ def inspect_rows(column, lines, header, *, pre=None, metric=None, context=None, 
   scores = [c for c in header if c.startswith("score_")]
   if metric is None:
     if len(scores) != 1:
-      raise ValueError(f"{source or 'the input'} has {len(scores)} score columns {scores}; pass "
-                       "metric= (--metric) to choose one.")
+      raise ValueError(
+        f"{source or 'the input'} has {len(scores)} score columns {scores}; pass "
+        "metric= (--metric) to choose one."
+      )
     metric = scores[0]
   elif metric not in header and f"score_{metric}" in header:
     metric = f"score_{metric}"
   if metric not in header:
-    raise ValueError(f"score column {metric!r} not found in {source or 'the input'}; score "
-                     f"columns: {scores}.")
+    raise ValueError(
+      f"score column {metric!r} not found in {source or 'the input'}; score columns: {scores}."
+    )
   task = "task_name" if "task_name" in header else None
   if context is None:
     context = task
-  parts = [column("id"), column("epoch")] if task is None else [
-      column(task), column("id"), column("epoch")]
+  parts = (
+    [column("id"), column("epoch")]
+    if task is None
+    else [column(task), column("id"), column("epoch")]
+  )
   raw = {"agent": column("model"), "task": _key(*parts), "score": column(metric)}
-  cols = {"agent": "model", "task": "+".join(([task] if task else []) + ["id", "epoch"]),
-          "score": metric}
+  cols = {
+    "agent": "model",
+    "task": "+".join(([task] if task else []) + ["id", "epoch"]),
+    "score": metric,
+  }
   if context is not None:
     raw["context"], cols["context"] = column(context), context
-  mappings = [f"agent = 'model'; samples matched on {cols['task']}; score {metric!r}: C -> 1, "
-              "I -> 0, P -> 1/2, N -> 0, numbers as they are"]
-  return pair_on_tasks(raw, lines, columns=cols, agents=agents, strict=strict, policy=policy,
-                       source=source, sources=sources, pre=pre, score_labels=INSPECT_SCORES,
-                       schema="inspect", mappings=mappings)
+  mappings = [
+    f"agent = 'model'; samples matched on {cols['task']}; score {metric!r}: C -> 1, "
+    "I -> 0, P -> 1/2, N -> 0, numbers as they are"
+  ]
+  return pair_on_tasks(
+    raw,
+    lines,
+    columns=cols,
+    agents=agents,
+    strict=strict,
+    policy=policy,
+    source=source,
+    sources=sources,
+    pre=pre,
+    score_labels=INSPECT_SCORES,
+    schema="inspect",
+    mappings=mappings,
+  )
 
 
-def lm_eval_rows(column, lines, header, *, files=None, pre=None, metric=None, context=None,
-                 policy=None, agents=None, strict=False, source=None, sources=None):
+def lm_eval_rows(
+  column,
+  lines,
+  header,
+  *,
+  files=None,
+  pre=None,
+  metric=None,
+  context=None,
+  policy=None,
+  agents=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """lm-evaluation-harness sample lines -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -120,12 +167,15 @@ def lm_eval_rows(column, lines, header, *, files=None, pre=None, metric=None, co
     model = column("model")
     mappings.append("agent = the 'model' field")
   elif files is not None:
-    model = np.array([os.path.basename(os.path.dirname(os.path.abspath(f))) for f in files],
-                     dtype=object)
+    model = np.array(
+      [os.path.basename(os.path.dirname(os.path.abspath(f))) for f in files], dtype=object
+    )
     mappings.append("agent = the name of each samples file's folder (lm-eval's output layout)")
   else:
-    raise ValueError(f"{source or 'the input'}: lm-eval samples need a 'model' field or the "
-                     "<output_path>/<model>/samples_<task>_<time>.jsonl layout (pass the folder).")
+    raise ValueError(
+      f"{source or 'the input'}: lm-eval samples need a 'model' field or the "
+      "<output_path>/<model>/samples_<task>_<time>.jsonl layout (pass the folder)."
+    )
   if "task" in header:
     task = column("task")
   elif files is not None:
@@ -134,17 +184,24 @@ def lm_eval_rows(column, lines, header, *, files=None, pre=None, metric=None, co
   else:
     task = np.full(n, "task", dtype=object)
   if metric is None:
-    listed = next((m for m in column("metrics") if isinstance(m, list) and m), None) if (
-        "metrics" in header) else None
-    names = [m for m in (listed or []) if m in header] or [m for m in LM_EVAL_METRICS
-                                                           if m in header]
+    listed = (
+      next((m for m in column("metrics") if isinstance(m, list) and m), None)
+      if ("metrics" in header)
+      else None
+    )
+    names = [m for m in (listed or []) if m in header] or [
+      m for m in LM_EVAL_METRICS if m in header
+    ]
     if not names:
-      raise ValueError(f"{source or 'the input'}: no metric field found (tried the 'metrics' "
-                       f"list and {list(LM_EVAL_METRICS)}); pass metric= (--metric).")
+      raise ValueError(
+        f"{source or 'the input'}: no metric field found (tried the 'metrics' "
+        f"list and {list(LM_EVAL_METRICS)}); pass metric= (--metric)."
+      )
     metric = names[0]
   if metric not in header:
-    raise ValueError(f"metric field {metric!r} not found in {source or 'the input'}; fields: "
-                     f"{sorted(header)}.")
+    raise ValueError(
+      f"metric field {metric!r} not found in {source or 'the input'}; fields: {sorted(header)}."
+    )
   pre = np.full(n, None, dtype=object) if pre is None else np.array(pre, dtype=object)
   if "filter" in header:
     filt = column("filter")
@@ -154,15 +211,35 @@ def lm_eval_rows(column, lines, header, *, files=None, pre=None, metric=None, co
     other = np.array([f != chosen[t] for t, f in zip(task, filt)], dtype=bool)
     for i in np.flatnonzero(other):
       if pre[i] is None:
-        pre[i] = (R.POLICY_DROP, f"filter {filt[i]!r}: only the task's first filter "
-                  f"{chosen[task[i]]!r} is used")
+        pre[i] = (
+          R.POLICY_DROP,
+          f"filter {filt[i]!r}: only the task's first filter {chosen[task[i]]!r} is used",
+        )
     if other.any():
       mappings.append("tasks scored under several filters: only each task's first filter used")
-  raw = {"agent": model, "task": _key(task, column("doc_id")), "score": column(metric),
-         "context": task if context is None else column(context)}
-  cols = {"agent": "model", "task": "task+doc_id", "score": metric,
-          "context": "task" if context is None else context}
+  raw = {
+    "agent": model,
+    "task": _key(task, column("doc_id")),
+    "score": column(metric),
+    "context": task if context is None else column(context),
+  }
+  cols = {
+    "agent": "model",
+    "task": "task+doc_id",
+    "score": metric,
+    "context": "task" if context is None else context,
+  }
   mappings.insert(0, f"documents matched on (task, doc_id); score = {metric!r}")
-  return pair_on_tasks(raw, lines, columns=cols, agents=agents, strict=strict, policy=policy,
-                       source=source, sources=sources, pre=pre, schema="lm-eval",
-                       mappings=mappings)
+  return pair_on_tasks(
+    raw,
+    lines,
+    columns=cols,
+    agents=agents,
+    strict=strict,
+    policy=policy,
+    source=source,
+    sources=sources,
+    pre=pre,
+    schema="lm-eval",
+    mappings=mappings,
+  )

@@ -46,9 +46,12 @@ class OutcomePolicy:
   order_swap: str = "auto"
 
   def __post_init__(self):
-    for name, allowed in (("tie", TIE_POLICIES), ("both_bad", TIE_POLICIES),
-                          ("fractional", FRACTIONAL_POLICIES),
-                          ("order_swap", ORDER_SWAP_POLICIES)):
+    for name, allowed in (
+      ("tie", TIE_POLICIES),
+      ("both_bad", TIE_POLICIES),
+      ("fractional", FRACTIONAL_POLICIES),
+      ("order_swap", ORDER_SWAP_POLICIES),
+    ):
       value = getattr(self, name)
       if value not in allowed:
         raise ValueError(f"policy {name}={value!r}; expected one of {list(allowed)}.")

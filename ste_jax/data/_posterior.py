@@ -25,7 +25,6 @@ from ste_jax.ops._compiled import compiled_entry
 
 from ._counts import PairCounts
 
-
 # Counts ``a + b`` (prior included) from which the large-count expansion replaces the continued
 # fraction of ``betainc``, per dtype (static: the dtype picks it). The continued fraction's error
 # grows with the count: float32 up to 1.4e-5 below 25, then about 6e-4 at 10^3 games and 0.1 at
@@ -38,15 +37,48 @@ _LARGE_COUNT = {"float32": 25.0, "float64": 2000.0}
 # used for |u| < 0.3 where the closed forms cancel; truncation below 1e-13 relative there. They are
 # exact rationals, rounded: h(u) = sum_{k >= 1} u^(2k) / (k (2k - 1)); C0 = -5u/12 - 49u^3/480 - ...;
 # C1 = -21u/160 - 2297u^3/24192 - ... (power-series algebra on h, sqrt(1 - u^2) and the C's).
-_H_SERIES = (1.0, 0.16666666666666666, 0.06666666666666667, 0.03571428571428571, 0.022222222222222223,
-             0.015151515151515152, 0.01098901098901099, 0.008333333333333333, 0.006535947712418301,
-             0.005263157894736842, 0.004329004329004329, 0.0036231884057971015)
-_C0_SERIES = (-0.4166666666666667, -0.10208333333333333, -0.05152943121693122, -0.0325572158840388,
-              -0.02301290982117805, -0.017406260497381143, -0.013777276034287488, -0.011266381391542306,
-              -0.009442271297367083, -0.008066791407144927, -0.0069986437375583925, -0.006149162826595941)
-_C1_SERIES = (-0.13125, -0.09494874338624339, -0.08324497767857143, -0.07564856385657166,
-              -0.06995904896253863, -0.06543670300056952, -0.06171388390721133, -0.05857373517481022,
-              -0.055875958060627166, -0.0535242753994047, -0.05144978328197666, -0.049601555014675155)
+_H_SERIES = (
+  1.0,
+  0.16666666666666666,
+  0.06666666666666667,
+  0.03571428571428571,
+  0.022222222222222223,
+  0.015151515151515152,
+  0.01098901098901099,
+  0.008333333333333333,
+  0.006535947712418301,
+  0.005263157894736842,
+  0.004329004329004329,
+  0.0036231884057971015,
+)
+_C0_SERIES = (
+  -0.4166666666666667,
+  -0.10208333333333333,
+  -0.05152943121693122,
+  -0.0325572158840388,
+  -0.02301290982117805,
+  -0.017406260497381143,
+  -0.013777276034287488,
+  -0.011266381391542306,
+  -0.009442271297367083,
+  -0.008066791407144927,
+  -0.0069986437375583925,
+  -0.006149162826595941,
+)
+_C1_SERIES = (
+  -0.13125,
+  -0.09494874338624339,
+  -0.08324497767857143,
+  -0.07564856385657166,
+  -0.06995904896253863,
+  -0.06543670300056952,
+  -0.06171388390721133,
+  -0.05857373517481022,
+  -0.055875958060627166,
+  -0.0535242753994047,
+  -0.05144978328197666,
+  -0.049601555014675155,
+)
 _SERIES_BELOW = 0.3
 
 
@@ -88,7 +120,9 @@ def _large_count_margin(a: jax.Array, b: jax.Array, diff: jax.Array) -> jax.Arra
   # Closed forms, fed u = 1 where the series is used (double where: no 0/0 in either branch).
   u_far = jnp.where(near, one, u)
   h_far = jnp.where(near, one, h)
-  root = jnp.maximum(jnp.sqrt(plus * minus), jnp.full_like(u, jnp.finfo(u.dtype).tiny))  # sqrt(1 - u^2)
+  root = jnp.maximum(
+    jnp.sqrt(plus * minus), jnp.full_like(u, jnp.finfo(u.dtype).tiny)
+  )  # sqrt(1 - u^2)
   inv_eta = -jnp.sign(u_far) / jnp.sqrt(h_far)
   c0_far = inv_eta + root / u_far
   c1_far = -(inv_eta**3) - root / u_far**3 - (3.0 + u_far * u_far) / (12.0 * u_far * root)

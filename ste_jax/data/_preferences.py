@@ -32,8 +32,20 @@ def _numbers(strings):
   return num.to_numpy(dtype=np.float64)
 
 
-def alpacaeval_rows(column, lines, header, *, pre=None, context=None, policy=None, agents=None,
-                    contexts=None, strict=False, source=None, sources=None):
+def alpacaeval_rows(
+  column,
+  lines,
+  header,
+  *,
+  pre=None,
+  context=None,
+  policy=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """AlpacaEval annotations -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -61,13 +73,18 @@ def alpacaeval_rows(column, lines, header, *, pre=None, context=None, policy=Non
   p = _numbers(s["p"])
   p = np.where(p == 0, 1.5, p)  # AlpacaEval: 0 is the old encoding of a draw
   bad = ~(np.isfinite(p) & (p >= 1) & (p <= 2))
-  rej.flag(bad, R.UNKNOWN_WINNER,
-           lambda i: f"column {pcol!r} = {s['p'][i]!r}; expected a number in [1, 2] or 0")
+  rej.flag(
+    bad,
+    R.UNKNOWN_WINNER,
+    lambda i: f"column {pcol!r} = {s['p'][i]!r}; expected a number in [1, 2] or 0",
+  )
   p = np.where(bad, 1.5, p)
   out = 2.0 - p
   soft = (out != 0) & (out != 0.5) & (out != 1)
-  mappings = [f"column {pcol!r}: 1 -> generator_1 won, 2 -> generator_2 won, 1.5 or 0 -> tie, "
-              "values between -> soft outcome 2 - preference for generator_1"]
+  mappings = [
+    f"column {pcol!r}: 1 -> generator_1 won, 2 -> generator_2 won, 1.5 or 0 -> tie, "
+    "values between -> soft outcome 2 - preference for generator_1"
+  ]
   rows = np.arange(n)
   weight = np.ones(n)
   num_soft = int(soft[rej.ok].sum())
@@ -79,21 +96,49 @@ def alpacaeval_rows(column, lines, header, *, pre=None, context=None, policy=Non
     rows = np.concatenate([rows, extra])
     weight = np.concatenate([np.where(soft, out, 1.0), 1.0 - out[extra]])
     out = np.concatenate([np.where(soft, 1.0, out), np.zeros(len(extra))])
-    mappings.append(f"{num_soft} soft outcomes split into a win for each side weighted by its "
-                    "share (fractional=weights)")
+    mappings.append(
+      f"{num_soft} soft outcomes split into a win for each side weighted by its "
+      "share (fractional=weights)"
+    )
   else:
     mappings.append(f"{num_soft} soft outcomes kept as fractional outcomes (fractional=soft)")
   mappings.append(tie_mapping(policy))
   ctx = None if context is None else context_strings(column(context), context, mappings)
-  return assemble(a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
-                  row=rows, outcome=out, weight=weight,
-                  drop=tie_drops(out, np.zeros(len(out), dtype=bool), policy), context=ctx,
-                  agents=agents, contexts=contexts, strict=strict, source=source,
-                  sources=sources, schema="alpacaeval", mappings=mappings)
+  return assemble(
+    a=s["a"],
+    b=s["b"],
+    raw_a=raw["a"],
+    raw_b=raw["b"],
+    rej=rej,
+    lines=lines,
+    row=rows,
+    outcome=out,
+    weight=weight,
+    drop=tie_drops(out, np.zeros(len(out), dtype=bool), policy),
+    context=ctx,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema="alpacaeval",
+    mappings=mappings,
+  )
 
 
-def arena_onehot_rows(column, lines, *, pre=None, context=None, policy=None, agents=None,
-                      contexts=None, strict=False, source=None, sources=None):
+def arena_onehot_rows(
+  column,
+  lines,
+  *,
+  pre=None,
+  context=None,
+  policy=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  source=None,
+  sources=None,
+):
   """Chatbot Arena 55k one-hot winners -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
@@ -118,17 +163,38 @@ def arena_onehot_rows(column, lines, *, pre=None, context=None, policy=None, age
   s = flag_missing_and_nan(rej, cols, raw)
   hot = np.stack([_numbers(s[c]) for c in ONE_HOT])
   valid = np.all((hot == 0) | (hot == 1), axis=0) & (np.nansum(hot, axis=0) == 1)
-  rej.flag(~valid, R.INCONSISTENT,
-           lambda i: "winner_model_a/winner_model_b/winner_tie = "
-           f"{s['winner_model_a'][i]}/{s['winner_model_b'][i]}/{s['winner_tie'][i]}; "
-           "expected exactly one 1 and two 0")
+  rej.flag(
+    ~valid,
+    R.INCONSISTENT,
+    lambda i: (
+      "winner_model_a/winner_model_b/winner_tie = "
+      f"{s['winner_model_a'][i]}/{s['winner_model_b'][i]}/{s['winner_tie'][i]}; "
+      "expected exactly one 1 and two 0"
+    ),
+  )
   out = np.where(hot[0] == 1, 1.0, np.where(hot[1] == 1, 0.0, 0.5))
-  mappings = ["one-hot winner_model_a=1 -> model_a won, winner_model_b=1 -> model_b won, "
-              "winner_tie=1 -> tie", tie_mapping(policy)]
+  mappings = [
+    "one-hot winner_model_a=1 -> model_a won, winner_model_b=1 -> model_b won, winner_tie=1 -> tie",
+    tie_mapping(policy),
+  ]
   ctx = None if context is None else context_strings(column(context), context, mappings)
-  return assemble(a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
-                  row=np.arange(n), outcome=out,
-                  drop=tie_drops(out, np.zeros(n, dtype=bool), policy),
-                  position=(np.arange(n), out), context=ctx, agents=agents, contexts=contexts,
-                  strict=strict, source=source, sources=sources, schema="arena",
-                  mappings=mappings)
+  return assemble(
+    a=s["a"],
+    b=s["b"],
+    raw_a=raw["a"],
+    raw_b=raw["b"],
+    rej=rej,
+    lines=lines,
+    row=np.arange(n),
+    outcome=out,
+    drop=tie_drops(out, np.zeros(n, dtype=bool), policy),
+    position=(np.arange(n), out),
+    context=ctx,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema="arena",
+    mappings=mappings,
+  )

@@ -20,7 +20,7 @@ from ._winner_rows import parse_comparison_rows
 
 VICUNA80_NAMES = {"gpt35": "gpt-3.5-turbo", "gpt4": "gpt-4"}
 _VICUNA80_FILE = re.compile(
-    r"^answer_(?P<a>.+?)-vs-answer_(?P<b>.+?)-human-reviewer_threeclass\.jsonl$"
+  r"^answer_(?P<a>.+?)-vs-answer_(?P<b>.+?)-human-reviewer_threeclass\.jsonl$"
 )
 _VICUNA80_SCORES = {"1": "a", "2": "b", "3": "tie"}
 _LLMFAO_WINNERS = {"left": "a", "right": "b", "tie": "tie"}
@@ -48,7 +48,7 @@ def _read_jsonl_file(path: str):
 
 
 def load_vicuna80_raw(
-    directory, *, exclude_agents=("claude",), strict: bool = False
+  directory, *, exclude_agents=("claude",), strict: bool = False
 ) -> tuple[Comparisons, LoadReport]:
   """Loads the Vicuna-80 human votes (QLoRA paper, PRD split) from the publisher's JSONL files.
 
@@ -92,15 +92,18 @@ def load_vicuna80_raw(
     pre = np.array(pre, dtype=object)
     unknown = np.array([c is None for c in ctx]) & np.array([p is None for p in pre])
     _set_pre(
-        pre, unknown, R.UNKNOWN_CONTEXT,
-        lambda i, q=qid: f"question_id {q[i]} not in vicuna_questions.jsonl",
+      pre,
+      unknown,
+      R.UNKNOWN_CONTEXT,
+      lambda i, q=qid: f"question_id {q[i]} not in vicuna_questions.jsonl",
     )
     score = column("score")
     winner = object_column(
-        s if s is None else _VICUNA80_SCORES.get(str(s).strip(), str(s)) for s in score
+      s if s is None else _VICUNA80_SCORES.get(str(s).strip(), str(s)) for s in score
     )
     m = len(lines)
-    parts.append({
+    parts.append(
+      {
         "a": object_column([VICUNA80_NAMES.get(a, a)] * m),
         "b": object_column([VICUNA80_NAMES.get(b, b)] * m),
         "winner": winner,
@@ -108,18 +111,19 @@ def load_vicuna80_raw(
         "lines": lines,
         "pre": pre,
         "sources": object_column([name] * m),
-    })
+      }
+    )
   if not parts:
     raise ValueError(f"no comparisons: no rating files found in {ratings!r}.")
   cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
   return parse_comparison_rows(
-      {k: cat[k] for k in ("a", "b", "winner", "context")},
-      cat["lines"],
-      columns={"a": "file name", "b": "file name", "winner": "score", "context": "question_id"},
-      strict=strict,
-      source=ratings,
-      sources=cat["sources"],
-      pre=cat["pre"],
+    {k: cat[k] for k in ("a", "b", "winner", "context")},
+    cat["lines"],
+    columns={"a": "file name", "b": "file name", "winner": "score", "context": "question_id"},
+    strict=strict,
+    source=ratings,
+    sources=cat["sources"],
+    pre=cat["pre"],
   )
 
 
@@ -173,25 +177,27 @@ def load_llmfao_raw(directory, *, strict: bool = False) -> tuple[Comparisons, Lo
   unknown_prompt = free & pd.isna(context)
   prompt = column("prompt")
   _set_pre(
-      pre, unknown_prompt, R.UNKNOWN_CONTEXT, lambda i: f"prompt {prompt[i]!r} not in prompts.jsonl"
+    pre, unknown_prompt, R.UNKNOWN_CONTEXT, lambda i: f"prompt {prompt[i]!r} not in prompts.jsonl"
   )
   mismatch = free & ~unknown_prompt & ~consistent
   _set_pre(
-      pre,
-      mismatch,
-      R.INCONSISTENT,
-      lambda i: f"left/right ({left[i]!r}, {right[i]!r}) are not the models.jsonl names of "
-      f"model_x/model_y ({name_x[i]!r}, {name_y[i]!r})",
+    pre,
+    mismatch,
+    R.INCONSISTENT,
+    lambda i: (
+      f"left/right ({left[i]!r}, {right[i]!r}) are not the models.jsonl names of "
+      f"model_x/model_y ({name_x[i]!r}, {name_y[i]!r})"
+    ),
   )
   raw_winner = column("winner")
   mapped = pd.Series(raw_winner, dtype=object).str.strip().map(_LLMFAO_WINNERS)
   mapped = mapped.to_numpy(dtype=object)
   winner = np.where(pd.isna(mapped), raw_winner, mapped)
   return parse_comparison_rows(
-      {"a": left, "b": right, "winner": winner, "context": context},
-      lines,
-      columns={"a": "left", "b": "right", "winner": "winner", "context": "prompt"},
-      strict=strict,
-      source=path,
-      pre=pre,
+    {"a": left, "b": right, "winner": winner, "context": context},
+    lines,
+    columns={"a": "left", "b": "right", "winner": "winner", "context": "prompt"},
+    strict=strict,
+    source=path,
+    pre=pre,
   )

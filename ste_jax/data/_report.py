@@ -87,8 +87,8 @@ class PositionBias:
     if not decisive:
       return f"position bias: no decisive judgment ({self.ties} ties)"
     return (
-        f"position bias: {self.first} won {100 * self.share:.1f}% of {decisive} decisive "
-        f"judgments ({self.ties} ties; 50% = no bias)"
+      f"position bias: {self.first} won {100 * self.share:.1f}% of {decisive} decisive "
+      f"judgments ({self.ties} ties; 50% = no bias)"
     )
 
 
@@ -177,8 +177,8 @@ class LoadReport:
     """
     head = f"{self.source}: " if self.source else ""
     text = (
-        f"{head}read {self.rows_read} rows, used {self.rows_used}, "
-        f"{self.num_comparisons} comparisons ({self.ties} ties), rejected {len(self.rejected)}"
+      f"{head}read {self.rows_read} rows, used {self.rows_used}, "
+      f"{self.num_comparisons} comparisons ({self.ties} ties), rejected {len(self.rejected)}"
     )
     if self.rejected:
       counts = ", ".join(f"{k}: {v}" for k, v in self.reasons().items())

@@ -91,7 +91,7 @@ def _classify(values):
     nan[i] = isinstance(values[i], (float, np.floating))
   strings = s.where(~na, "").astype(str).str.strip()
   missing = (na & ~nan) | (~na & (strings == "").to_numpy())
-  nan |= (~na & (strings.str.lower() == "nan").to_numpy())
+  nan |= ~na & (strings.str.lower() == "nan").to_numpy()
   return missing, nan, strings.to_numpy(dtype=object)
 
 
@@ -143,7 +143,11 @@ def tie_drops(outcome: np.ndarray, both_bad: np.ndarray, policy) -> np.ndarray:
 
 def tie_mapping(policy) -> str:
   """The mapping line describing the tie and both-bad policies."""
+
   def how(p):
     return "outcome 1/2" if p == "half" else "row dropped"
-  return f"tie -> {how(policy.tie)} (tie={policy.tie}); both bad -> {how(policy.both_bad)} " \
-      f"(both_bad={policy.both_bad})"
+
+  return (
+    f"tie -> {how(policy.tie)} (tie={policy.tie}); both bad -> {how(policy.both_bad)} "
+    f"(both_bad={policy.both_bad})"
+  )

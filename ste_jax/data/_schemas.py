@@ -33,21 +33,32 @@ from ._preferences import ONE_HOT, alpacaeval_rows, arena_onehot_rows
 from ._task_results import pair_on_tasks
 from ._winner_rows import parse_comparison_rows
 
-SCHEMAS = ("arena", "mtbench", "arena-hard", "alpacaeval", "inspect", "lm-eval", "tasks",
-           "simple", "winner-loser", "scores", "chess")
+SCHEMAS = (
+  "arena",
+  "mtbench",
+  "arena-hard",
+  "alpacaeval",
+  "inspect",
+  "lm-eval",
+  "tasks",
+  "simple",
+  "winner-loser",
+  "scores",
+  "chess",
+)
 GAME_SCHEMAS = ("winner-loser", "scores", "chess")
 REQUIRED = {
-    "arena": "model_a, model_b, winner (or winner_model_a, winner_model_b, winner_tie)",
-    "mtbench": "model_1, model_2, g1_winner, g2_winner",
-    "arena-hard": "model, games",
-    "alpacaeval": "generator_1, generator_2, preference",
-    "inspect": "model, id, epoch, score_<scorer>",
-    "lm-eval": "doc_id and a metric field",
-    "tasks": "agent, task, score",
-    "simple": "a, b, winner",
-    "winner-loser": "winner_name, loser_name (or winner, loser)",
-    "scores": "home_team, away_team, home_score, away_score (or team1, team2, score1, score2)",
-    "chess": "White, Black, Result (or white_id, black_id, winner)",
+  "arena": "model_a, model_b, winner (or winner_model_a, winner_model_b, winner_tie)",
+  "mtbench": "model_1, model_2, g1_winner, g2_winner",
+  "arena-hard": "model, games",
+  "alpacaeval": "generator_1, generator_2, preference",
+  "inspect": "model, id, epoch, score_<scorer>",
+  "lm-eval": "doc_id and a metric field",
+  "tasks": "agent, task, score",
+  "simple": "a, b, winner",
+  "winner-loser": "winner_name, loser_name (or winner, loser)",
+  "scores": "home_team, away_team, home_score, away_score (or team1, team2, score1, score2)",
+  "chess": "White, Black, Result (or white_id, black_id, winner)",
 }
 
 
@@ -81,8 +92,10 @@ def detect_schema(header, where: str) -> str | None:
   found = [s for s in SCHEMAS if _matches(s, h)]
   if len(found) > 1:
     listed = "; ".join(f"{s} ({REQUIRED[s]})" for s in found)
-    raise ValueError(f"ambiguous schema in {where}: the columns match {listed}; pass the schema "
-                     f"explicitly (--format {'|'.join(found)}).")
+    raise ValueError(
+      f"ambiguous schema in {where}: the columns match {listed}; pass the schema "
+      f"explicitly (--format {'|'.join(found)})."
+    )
   return found[0] if found else None
 
 
@@ -116,16 +129,37 @@ def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> 
     if name not in available:
       hint = " (nor the simple-schema columns 'a' and 'b')" if role in ("a", "b") else ""
       raise ValueError(
-          f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
-          f"Known schemas: {known_schemas_hint()}."
+        f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
+        f"Known schemas: {known_schemas_hint()}."
       )
   return cols
 
 
-def load_table(header, column, lines, pre, *, schema: str, source, sources=None, files=None,
-               a=None, b=None, winner="winner", context=None, weight=None, agents=None,
-               contexts=None, strict=False, policy=None, baseline=None, metric=None,
-               agent="agent", task="task", score="score"):
+def load_table(
+  header,
+  column,
+  lines,
+  pre,
+  *,
+  schema: str,
+  source,
+  sources=None,
+  files=None,
+  a=None,
+  b=None,
+  winner="winner",
+  context=None,
+  weight=None,
+  agents=None,
+  contexts=None,
+  strict=False,
+  policy=None,
+  baseline=None,
+  metric=None,
+  agent="agent",
+  task="task",
+  score="score",
+):
   """Dispatches a read table to the loader of ``schema`` (already resolved, not ``"auto"``).
 
   Args:
@@ -149,8 +183,9 @@ def load_table(header, column, lines, pre, *, schema: str, source, sources=None,
   where = source or "the data frame"
   for name in (context if isinstance(context, str) else None,):
     if name is not None and name not in header:
-      raise ValueError(f"column {name!r} (context) not found in {where}; available columns: "
-                       f"{header}.")
+      raise ValueError(
+        f"column {name!r} (context) not found in {where}; available columns: {header}."
+      )
   ctx = context
   if context is None and schema not in ("inspect", "lm-eval"):
     ctx = "context" if "context" in header else None
@@ -158,44 +193,60 @@ def load_table(header, column, lines, pre, *, schema: str, source, sources=None,
     ctx = None
   common = dict(agents=agents, strict=strict, source=source, sources=sources, policy=policy)
   if schema in ("arena", "simple"):
-    if schema == "arena" and "winner" not in header and set(ONE_HOT) <= set(header) and (
-        a is None and b is None):
+    if (
+      schema == "arena"
+      and "winner" not in header
+      and set(ONE_HOT) <= set(header)
+      and (a is None and b is None)
+    ):
       return arena_onehot_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
     if a is None and b is None:
       a, b = ("model_a", "model_b") if schema == "arena" else ("a", "b")
-    cols = resolve_columns(header, a=a, b=b, winner=winner, context=ctx if ctx else False,
-                           weight=weight, where=where)
+    cols = resolve_columns(
+      header, a=a, b=b, winner=winner, context=ctx if ctx else False, weight=weight, where=where
+    )
     if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
       column.prefetch(list(cols.values()))
     raw = {role: column(name) for role, name in cols.items()}
-    return parse_comparison_rows(raw, lines, columns=cols, contexts=contexts, pre=pre,
-                                 schema=schema, a_first=schema == "arena", **common)
+    return parse_comparison_rows(
+      raw,
+      lines,
+      columns=cols,
+      contexts=contexts,
+      pre=pre,
+      schema=schema,
+      a_first=schema == "arena",
+      **common,
+    )
   if schema == "mtbench":
     return mtbench_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
   if schema == "arena-hard":
-    return arena_hard_rows(column, lines, header, pre=pre, baseline=baseline, context=ctx,
-                           contexts=contexts, **common)
+    return arena_hard_rows(
+      column, lines, header, pre=pre, baseline=baseline, context=ctx, contexts=contexts, **common
+    )
   if schema == "alpacaeval":
-    return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, contexts=contexts,
-                           **common)
+    return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, contexts=contexts, **common)
   if schema in GAME_SCHEMAS:
-    return game_rows(column, lines, header, schema=schema, pre=pre, context=ctx,
-                     contexts=contexts, **common)
+    return game_rows(
+      column, lines, header, schema=schema, pre=pre, context=ctx, contexts=contexts, **common
+    )
   if contexts is not None:
     raise ValueError(f"`contexts` cannot be fixed for the {schema} schema.")
   if schema == "inspect":
     return inspect_rows(column, lines, header, pre=pre, metric=metric, context=ctx, **common)
   if schema == "lm-eval":
-    return lm_eval_rows(column, lines, header, files=files, pre=pre, metric=metric, context=ctx,
-                        **common)
+    return lm_eval_rows(
+      column, lines, header, files=files, pre=pre, metric=metric, context=ctx, **common
+    )
   if schema == "tasks":
     cols = {"agent": agent, "task": task, "score": score}
     if ctx:
       cols["context"] = ctx
     for role, name in cols.items():
       if name not in header:
-        raise ValueError(f"column {name!r} ({role}) not found in {where}; available columns: "
-                         f"{header}.")
+        raise ValueError(
+          f"column {name!r} ({role}) not found in {where}; available columns: {header}."
+        )
     raw = {role: column(name) for role, name in cols.items()}
     return pair_on_tasks(raw, lines, columns=cols, pre=pre, schema="tasks", **common)
   raise ValueError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")

@@ -27,32 +27,32 @@ from ._report import LoadReport
 from ._schemas import SCHEMAS, detect_schema, load_table
 
 _FORMATS = {
-    ".csv": "csv",
-    ".tsv": "tsv",
-    ".jsonl": "jsonl",
-    ".ndjson": "jsonl",
-    ".json": "json",
-    ".parquet": "parquet",
-    ".pq": "parquet",
-    ".pgn": "pgn",
+  ".csv": "csv",
+  ".tsv": "tsv",
+  ".jsonl": "jsonl",
+  ".ndjson": "jsonl",
+  ".json": "json",
+  ".parquet": "parquet",
+  ".pq": "parquet",
+  ".pgn": "pgn",
 }
 _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def from_dataframe(
-    df,
-    a: str | None = None,
-    b: str | None = None,
-    winner: str = "winner",
-    context: str | bool | None = None,
-    *,
-    weight: str | None = None,
-    agents=None,
-    contexts=None,
-    strict: bool = False,
-    schema: str = "auto",
-    policy=None,
-    **options,
+  df,
+  a: str | None = None,
+  b: str | None = None,
+  winner: str = "winner",
+  context: str | bool | None = None,
+  *,
+  weight: str | None = None,
+  agents=None,
+  contexts=None,
+  strict: bool = False,
+  schema: str = "auto",
+  policy=None,
+  **options,
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons from a pandas DataFrame of battles (or of any schema of ``load_comparisons``).
 
@@ -106,10 +106,25 @@ def from_dataframe(
   def column(name):
     return df[columns[name]].to_numpy(dtype=object)
 
-  return _dispatch(header, column, np.arange(1, len(df) + 1), None, source=None,
-                   where="the data frame", schema=schema, a=a, b=b, winner=winner,
-                   context=context, weight=weight, agents=agents, contexts=contexts,
-                   strict=strict, policy=policy, **options)
+  return _dispatch(
+    header,
+    column,
+    np.arange(1, len(df) + 1),
+    None,
+    source=None,
+    where="the data frame",
+    schema=schema,
+    a=a,
+    b=b,
+    winner=winner,
+    context=context,
+    weight=weight,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    policy=policy,
+    **options,
+  )
 
 
 def _dispatch(header, column, lines, pre, *, source, where, schema, **kw):
@@ -125,24 +140,24 @@ def _dispatch(header, column, lines, pre, *, source, where, schema, **kw):
 
 
 def load_comparisons(
-    path,
-    *,
-    format: str = "auto",  # pylint: disable=redefined-builtin
-    strict: bool = False,
-    a: str | None = None,
-    b: str | None = None,
-    winner: str = "winner",
-    context: str | bool | None = None,
-    weight: str | None = None,
-    agents=None,
-    contexts=None,
-    schema: str = "auto",
-    policy=None,
-    baseline: str | None = None,
-    metric: str | None = None,
-    agent: str = "agent",
-    task: str = "task",
-    score: str = "score",
+  path,
+  *,
+  format: str = "auto",  # pylint: disable=redefined-builtin
+  strict: bool = False,
+  a: str | None = None,
+  b: str | None = None,
+  winner: str = "winner",
+  context: str | bool | None = None,
+  weight: str | None = None,
+  agents=None,
+  contexts=None,
+  schema: str = "auto",
+  policy=None,
+  baseline: str | None = None,
+  metric: str | None = None,
+  agent: str = "agent",
+  task: str = "task",
+  score: str = "score",
 ) -> tuple[Comparisons, LoadReport]:
   """Loads comparisons from a CSV, TSV, JSONL, JSON or Parquet file, or an lm-eval folder.
 
@@ -226,26 +241,56 @@ def load_comparisons(
   if len(set(available)) != len(available):
     dup = sorted({c for c in available if available.count(c) > 1})
     raise ValueError(f"{path}: duplicated column names {dup} in the header.")
-  return _dispatch(available, column, lines, pre, source=path, where=path, schema=schema,
-                   sources=sources, files=files, a=a, b=b, winner=winner, context=context,
-                   weight=weight, agents=agents, contexts=contexts, strict=strict, policy=policy,
-                   baseline=baseline, metric=metric, agent=agent, task=task, score=score)
+  return _dispatch(
+    available,
+    column,
+    lines,
+    pre,
+    source=path,
+    where=path,
+    schema=schema,
+    sources=sources,
+    files=files,
+    a=a,
+    b=b,
+    winner=winner,
+    context=context,
+    weight=weight,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    policy=policy,
+    baseline=baseline,
+    metric=metric,
+    agent=agent,
+    task=task,
+    score=score,
+  )
 
 
 def _read_samples_folder(path: str):
   """Every ``samples_*.jsonl`` under ``path`` (lm-eval's output folder), concatenated."""
   found = []
   for root, _, names in os.walk(path):
-    found += [os.path.join(root, n) for n in names if n.startswith("samples_") and
-              n.endswith(".jsonl")]
+    found += [
+      os.path.join(root, n) for n in names if n.startswith("samples_") and n.endswith(".jsonl")
+    ]
   if not found:
     raise ValueError(f"{path} is a folder without lm-eval samples_*.jsonl files; pass a file.")
   parts = [(f, *_read_jsonl(f, None)) for f in sorted(found)]
   header = list(dict.fromkeys(k for _, h, *_ in parts for k in h))
 
   def column(name):
-    return np.concatenate([col(name) if name in h else np.full(len(ln), None, dtype=object)
-                           for _, h, col, ln, _ in parts]) if parts else object_column([])
+    return (
+      np.concatenate(
+        [
+          col(name) if name in h else np.full(len(ln), None, dtype=object)
+          for _, h, col, ln, _ in parts
+        ]
+      )
+      if parts
+      else object_column([])
+    )
 
   lines = np.concatenate([ln for *_, ln, _ in parts])
   pre = np.concatenate([p for *_, p in parts])
@@ -263,13 +308,13 @@ def _detect_format(path: str, format: str):  # pylint: disable=redefined-builtin
   if format == "auto":
     if ext not in _FORMATS:
       raise ValueError(
-          f"cannot infer the format of {path!r} from its suffix; pass format= one of "
-          f"{sorted(set(_FORMATS.values()))}."
+        f"cannot infer the format of {path!r} from its suffix; pass format= one of "
+        f"{sorted(set(_FORMATS.values()))}."
       )
     format = _FORMATS[ext]
   if format not in set(_FORMATS.values()):
     raise ValueError(
-        f"unknown format {format!r}; expected one of {sorted(set(_FORMATS.values()))}."
+      f"unknown format {format!r}; expected one of {sorted(set(_FORMATS.values()))}."
     )
   return format, opener
 
@@ -318,10 +363,12 @@ def _read_csv_records(path: str, opener, delimiter: str):
       lines.append(start)
   width = len(header)
   pre = object_column(
-      (R.MALFORMED, f"expected {width} fields, got {len(r)}") if len(r) != width
-      else (R.MALFORMED, "a repeated header line") if [c.strip() for c in r] == header
-      else None
-      for r in rows
+    (R.MALFORMED, f"expected {width} fields, got {len(r)}")
+    if len(r) != width
+    else (R.MALFORMED, "a repeated header line")
+    if [c.strip() for c in r] == header
+    else None
+    for r in rows
   )
 
   def column(name):
@@ -351,7 +398,7 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
 
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  with (open(path, "rb") if opener is None else opener(path, "rb")) as f:
+  with open(path, "rb") if opener is None else opener(path, "rb") as f:
     data = f.read()
   if data.startswith(b"\xef\xbb\xbf"):  # the UTF-8 BOM that utf-8-sig drops
     data = data[3:]
@@ -371,7 +418,7 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   if blank[0]:
     return None
   try:
-    header_text = data[starts[0]:content_end[0]].decode("utf-8")
+    header_text = data[starts[0] : content_end[0]].decode("utf-8")
   except UnicodeDecodeError:
     return None
   header = [h.strip() for h in header_text.split(delimiter)]
@@ -389,8 +436,10 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   if good_rec.all() and not blank.any():
     table, skip = data, 1  # the file as it is, past its header line (BytesIO shares the bytes)
   else:  # drop blank and malformed lines (rare): a buffer of the well-formed lines only
-    table, skip = b"".join(data[s:e + 1] for s, e in zip(starts[good_idx].tolist(),
-                                                         ends[good_idx].tolist())), 0
+    table, skip = (
+      b"".join(data[s : e + 1] for s, e in zip(starts[good_idx].tolist(), ends[good_idx].tolist())),
+      0,
+    )
   num_good = len(good_idx)
   cache = {}
 
@@ -402,9 +451,19 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
       with warnings.catch_warnings():
         warnings.simplefilter("error")  # a parser warning: the csv reader takes over
         frame = pd.read_csv(
-            io.BytesIO(table), sep=delimiter, header=None, names=list(range(width)),
-            skiprows=skip, usecols=todo, dtype=object, na_filter=False, quoting=csv.QUOTE_NONE,
-            index_col=False, skip_blank_lines=False, engine="c", encoding="utf-8",
+          io.BytesIO(table),
+          sep=delimiter,
+          header=None,
+          names=list(range(width)),
+          skiprows=skip,
+          usecols=todo,
+          dtype=object,
+          na_filter=False,
+          quoting=csv.QUOTE_NONE,
+          index_col=False,
+          skip_blank_lines=False,
+          engine="c",
+          encoding="utf-8",
         )
       cache.update((j, frame[j].to_numpy(dtype=object)) for j in todo)
       if any(len(cache[j]) != num_good for j in todo):
@@ -419,22 +478,29 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   for k in np.flatnonzero(bad_rec):
     pre[k] = (R.MALFORMED, f"expected {width} fields, got {fields[rec_idx[k]]}")
   needle = header[j0].encode("utf-8")
-  hits = [m.start() for m in itertools.islice(re.finditer(re.escape(needle), data),
-                                               _REPEATED_HEADER_SCAN + 1)] if needle else None
+  hits = (
+    [
+      m.start()
+      for m in itertools.islice(re.finditer(re.escape(needle), data), _REPEATED_HEADER_SCAN + 1)
+    ]
+    if needle
+    else None
+  )
   if hits is None or len(hits) > _REPEATED_HEADER_SCAN:
     try:
       (first,) = parse([j0])
     except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
       return None
-    candidates = np.flatnonzero(np.array([str(v).strip() == header[j0] for v in first],
-                                         dtype=bool))
+    candidates = np.flatnonzero(np.array([str(v).strip() == header[j0] for v in first], dtype=bool))
   else:
-    hit_lines = np.unique(np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1)
+    hit_lines = np.unique(
+      np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1
+    )
     candidates = np.flatnonzero(np.isin(good_idx, hit_lines))
   good_pos = np.flatnonzero(good_rec)
   for g in candidates:
     i = good_idx[g]
-    cells = data[starts[i]:content_end[i]].decode("utf-8").split(delimiter)
+    cells = data[starts[i] : content_end[i]].decode("utf-8").split(delimiter)
     if [c.strip() for c in cells] == header:
       pre[good_pos[g]] = (R.MALFORMED, "a repeated header line")
 
@@ -474,8 +540,10 @@ def _exact_getter(path, opener, delimiter, lines, pre):
   _, column, exact_lines, exact_pre = _read_csv_records(path, opener, delimiter)
   same = np.array_equal(exact_lines, lines) and [p for p in exact_pre] == [p for p in pre]
   if not same:
-    raise RuntimeError(f"{path}: the fast and the exact CSV readers disagree on the records; "
-                       f"please report this file.")
+    raise RuntimeError(
+      f"{path}: the fast and the exact CSV readers disagree on the records; "
+      f"please report this file."
+    )
   return column
 
 
@@ -530,7 +598,7 @@ def _read_json(path: str, opener):
     lengths = {len(v) for v in data.values()}
     if len(lengths) > 1:
       raise ValueError(
-          f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}."
+        f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}."
       )
     num = lengths.pop() if lengths else 0
     data = [{k: v[i] for k, v in data.items()} for i in range(num)]
@@ -576,7 +644,9 @@ def _read_pgn(path: str, opener):
   """
   with _open_text(path, opener) as f:
     text = f.read()
-  with _gc_paused():  # millions of small strings and tuples: no cyclic collections while they are made
+  with (
+    _gc_paused()
+  ):  # millions of small strings and tuples: no cyclic collections while they are made
     return _pgn_table(path, text)
 
 
@@ -596,12 +666,15 @@ def _pgn_table(path: str, text: str):
   """:func:`_read_pgn` on the file's ``text``."""
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  parts = re.split("(" + _PGN_TAG_RUN + ")", text, flags=re.MULTILINE)  # gap, run, gap, run, ..., tail
+  parts = re.split(
+    "(" + _PGN_TAG_RUN + ")", text, flags=re.MULTILINE
+  )  # gap, run, gap, run, ..., tail
   gaps, runs = parts[0:-1:2], parts[1::2]
   if not runs:
     if text.strip():
-      raise ValueError(f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in '
-                       f'the file.')
+      raise ValueError(
+        f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in the file.'
+      )
     return [], None, np.zeros(0, dtype=np.int64), None
   num_runs = len(runs)
   after_text = np.fromiter((not g.isspace() and g != "" for g in gaps), bool, num_runs)
@@ -616,12 +689,16 @@ def _pgn_table(path: str, text: str):
   code_of: dict[str, int] = {}
   code_parts, value_parts = [], []
   for start in range(0, num_runs, _PGN_RUNS_PER_CHUNK):
-    chunk = re.findall(_PGN_TAG, "".join(runs[start:start + _PGN_RUNS_PER_CHUNK]), flags=re.MULTILINE)
+    chunk = re.findall(
+      _PGN_TAG, "".join(runs[start : start + _PGN_RUNS_PER_CHUNK]), flags=re.MULTILINE
+    )
     pairs = np.empty((len(chunk), 2), dtype=object)
     pairs[:] = chunk  # (name, value) rows, without a per-tag Python loop
     del chunk
     local, uniques = pd.factorize(pairs[:, 0])
-    to_global = np.array([code_of.setdefault(str(u), len(code_of)) for u in uniques], dtype=np.int64)
+    to_global = np.array(
+      [code_of.setdefault(str(u), len(code_of)) for u in uniques], dtype=np.int64
+    )
     code_parts.append(to_global[local])
     value_parts.append(pairs[:, 1].copy())
   del parts, gaps, runs
@@ -656,7 +733,7 @@ def _pgn_table(path: str, text: str):
   pre = [None] * len(lines)
   offset = 0
   if after_text[0]:  # text before the first tag pair
-    lead = first_gap[:len(first_gap) - len(first_gap.lstrip())]
+    lead = first_gap[: len(first_gap) - len(first_gap.lstrip())]
     lines = np.concatenate([[1 + lead.count("\n")], lines])
     pre = [(R.MALFORMED, "text before the first PGN tag pair")] + pre
     offset = 1
@@ -677,8 +754,8 @@ def _read_parquet(path: str):
 
   df = pd.read_parquet(path)
   return (
-      [str(c) for c in df.columns],
-      lambda name: df[name].to_numpy(dtype=object),
-      np.arange(1, len(df) + 1),
-      None,
+    [str(c) for c in df.columns],
+    lambda name: df[name].to_numpy(dtype=object),
+    np.arange(1, len(df) + 1),
+    None,
   )

@@ -17,15 +17,15 @@ from ._rows import Rejections, classify, encode, sorted_names
 
 
 def from_task_results(
-    df,
-    *,
-    agent: str = "agent",
-    task: str = "task",
-    score: str = "score",
-    context: str | None = None,
-    agents=None,
-    strict: bool = False,
-    policy=None,
+  df,
+  *,
+  agent: str = "agent",
+  task: str = "task",
+  score: str = "score",
+  context: str | None = None,
+  agents=None,
+  strict: bool = False,
+  policy=None,
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons between agents that attempted the same tasks.
 
@@ -64,27 +64,34 @@ def from_task_results(
   for role, name in cols.items():
     if name not in df.columns:
       raise ValueError(
-          f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
+        f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
       )
   raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
-  return pair_on_tasks(raw, np.arange(1, len(df) + 1), columns=cols, agents=agents, strict=strict,
-                       policy=policy, schema="tasks")
+  return pair_on_tasks(
+    raw,
+    np.arange(1, len(df) + 1),
+    columns=cols,
+    agents=agents,
+    strict=strict,
+    policy=policy,
+    schema="tasks",
+  )
 
 
 def pair_on_tasks(
-    raw: dict,
-    lines: np.ndarray,
-    *,
-    columns: dict,
-    agents=None,
-    strict: bool = False,
-    policy=None,
-    source: str | None = None,
-    sources=None,
-    pre=None,
-    score_labels: dict | None = None,
-    schema: str | None = None,
-    mappings=(),
+  raw: dict,
+  lines: np.ndarray,
+  *,
+  columns: dict,
+  agents=None,
+  strict: bool = False,
+  policy=None,
+  source: str | None = None,
+  sources=None,
+  pre=None,
+  score_labels: dict | None = None,
+  schema: str | None = None,
+  mappings=(),
 ) -> tuple[Comparisons, LoadReport]:
   """Per-(agent, task) score rows -> pairwise comparisons on shared tasks.
 
@@ -134,24 +141,29 @@ def pair_on_tasks(
     text = text.str.upper().map(score_labels).where(lambda x: x.notna(), text)
   num = np.array(pd.to_numeric(text, errors="coerce"), dtype=np.float64)
   num[np.isin(lowered.to_numpy(dtype=object), ("true",))] = 1.0
-  num[np.isin(lowered.to_numpy(dtype=object), ("false",))] = 0.0  # success flags print as True/False
+  num[np.isin(lowered.to_numpy(dtype=object), ("false",))] = (
+    0.0  # success flags print as True/False
+  )
   rej.flag(
-      ~np.isfinite(num),
-      R.INVALID_SCORE,
-      lambda i: f"column {score!r} = {values[i]!r} is not a finite number"
-      + (f" or one of {', '.join(score_labels)}" if score_labels else ""),
+    ~np.isfinite(num),
+    R.INVALID_SCORE,
+    lambda i: (
+      f"column {score!r} = {values[i]!r} is not a finite number"
+      + (f" or one of {', '.join(score_labels)}" if score_labels else "")
+    ),
   )
   if agents is not None:
     agents = _as_names(agents, "agents")
     rej.flag(
-        encode(strings["agent"], agents) < 0,
-        R.UNKNOWN_AGENT,
-        lambda i: f"{strings['agent'][i]!r} is not in `agents`",
+      encode(strings["agent"], agents) < 0,
+      R.UNKNOWN_AGENT,
+      lambda i: f"{strings['agent'][i]!r} is not in `agents`",
     )
 
   # Duplicates and inconsistent contexts, judged among rows still valid (first occurrence wins).
-  frame = pd.DataFrame({"agent": strings["agent"], "task": strings["task"],
-                        "row": np.arange(num_rows)})
+  frame = pd.DataFrame(
+    {"agent": strings["agent"], "task": strings["task"], "row": np.arange(num_rows)}
+  )
   valid = frame[rej.ok]
   dup = valid.duplicated(["agent", "task"], keep="first")
   first_row = valid.groupby(["agent", "task"])["row"].transform("min")
@@ -160,10 +172,12 @@ def pair_on_tasks(
   first_of = np.zeros(num_rows, dtype=np.int64)
   first_of[valid["row"].to_numpy()] = first_row.to_numpy()
   rej.flag(
-      dup_mask,
-      R.DUPLICATE,
-      lambda i: f"{strings['agent'][i]!r} on task {strings['task'][i]!r} already at "
-      f"{'row' if source is None else 'line'} {lines[first_of[i]]}",
+    dup_mask,
+    R.DUPLICATE,
+    lambda i: (
+      f"{strings['agent'][i]!r} on task {strings['task'][i]!r} already at "
+      f"{'row' if source is None else 'line'} {lines[first_of[i]]}"
+    ),
   )
   if "context" in columns:
     valid = frame.assign(context=strings["context"])[rej.ok]
@@ -174,10 +188,11 @@ def pair_on_tasks(
     expected = np.empty(num_rows, dtype=object)
     expected[valid["row"].to_numpy()] = task_ctx
     rej.flag(
-        bad,
-        R.INCONSISTENT,
-        lambda i: f"context {strings['context'][i]!r} differs from the task's first row "
-        f"({expected[i]!r})",
+      bad,
+      R.INCONSISTENT,
+      lambda i: (
+        f"context {strings['context'][i]!r} differs from the task's first row ({expected[i]!r})"
+      ),
     )
   # Tasks with a single usable result cannot form a pair.
   valid = frame[rej.ok]
@@ -185,7 +200,7 @@ def pair_on_tasks(
   lonely = np.zeros(num_rows, dtype=bool)
   lonely[valid["row"].to_numpy()[sizes < 2]] = True
   rej.flag(
-      lonely, R.NO_OPPONENT, lambda i: f"no other agent has a result on task {strings['task'][i]!r}"
+    lonely, R.NO_OPPONENT, lambda i: f"no other agent has a result on task {strings['task'][i]!r}"
   )
 
   ok = rej.ok
@@ -197,30 +212,34 @@ def pair_on_tasks(
   else:
     contexts = (DEFAULT_CONTEXT,)
     ctx_idx = np.zeros(num_rows, dtype=np.int64)
-  used = pd.DataFrame({
+  used = pd.DataFrame(
+    {
       "task": strings["task"][ok],
       "agent": encode(strings["agent"][ok], agents),
       "score": num[ok],
       "context": ctx_idx[ok],
       "row": np.flatnonzero(ok),
-  })
+    }
+  )
   pairs = used.merge(used, on="task", suffixes=("_a", "_b"))
   pairs = pairs[pairs["agent_a"] < pairs["agent_b"]].sort_values(
-      ["task", "agent_a", "agent_b"], kind="stable"
+    ["task", "agent_a", "agent_b"], kind="stable"
   )
   sa = pairs["score_a"].to_numpy()
   sb = pairs["score_b"].to_numpy()
   outcome = np.where(sa > sb, 1.0, np.where(sa < sb, 0.0, 0.5))
-  mappings.append("pairs: every two agents with a score on the same task; higher score wins, "
-                  "equal scores tie")
+  mappings.append(
+    "pairs: every two agents with a score on the same task; higher score wins, equal scores tie"
+  )
   if policy.tie == "drop":
     keep = outcome != 0.5
     pairs, outcome = pairs[keep], outcome[keep]
     in_pair = np.zeros(num_rows, dtype=bool)
     in_pair[pairs["row_a"].to_numpy()] = True
     in_pair[pairs["row_b"].to_numpy()] = True
-    rej.flag(ok & ~in_pair, R.POLICY_DROP,
-             lambda i: "every pair on this task tied (policy tie=drop)")
+    rej.flag(
+      ok & ~in_pair, R.POLICY_DROP, lambda i: "every pair on this task tied (policy tie=drop)"
+    )
     mappings.append("equal scores -> pair dropped (tie=drop)")
   else:
     mappings.append("equal scores -> outcome 1/2 (tie=half)")
@@ -233,16 +252,16 @@ def pair_on_tasks(
   if not ok.any():
     report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
     raise ValueError(
-        f"no comparisons{where}: no two agents share a task ({report.reason_summary()})."
-        f"\n{report.summary()}"
+      f"no comparisons{where}: no two agents share a task ({report.reason_summary()})."
+      f"\n{report.summary()}"
     )
   comps = Comparisons.from_arrays(
-      pairs["agent_a"].to_numpy(),
-      pairs["agent_b"].to_numpy(),
-      outcome,
-      agents=agents,
-      context=pairs["context_a"].to_numpy(),
-      contexts=contexts,
+    pairs["agent_a"].to_numpy(),
+    pairs["agent_b"].to_numpy(),
+    outcome,
+    agents=agents,
+    context=pairs["context_a"].to_numpy(),
+    contexts=contexts,
   )
   renamed, merged, case_note = name_normalization(raw["agent"][ok], strings["agent"][ok])
   if renamed:
@@ -251,15 +270,15 @@ def pair_on_tasks(
   if case_note:
     mappings.append(case_note)
   report = LoadReport(
-      rows_read=num_rows,
-      rows_used=int(ok.sum()),
-      ties=int(np.sum(outcome == 0.5)),
-      rejected=rejected,
-      num_comparisons=len(outcome),
-      source=source,
-      schema=schema,
-      mappings=tuple(mappings),
-      renamed=renamed,
-      merged=merged,
+    rows_read=num_rows,
+    rows_used=int(ok.sum()),
+    ties=int(np.sum(outcome == 0.5)),
+    rejected=rejected,
+    num_comparisons=len(outcome),
+    source=source,
+    schema=schema,
+    mappings=tuple(mappings),
+    renamed=renamed,
+    merged=merged,
   )
   return comps, report

@@ -37,12 +37,12 @@ class WeightedTournament(NamedTuple):
 
 
 def weighted_tournament(
-    data,
-    *,
-    confidence: str = "count",
-    missing: float = 0.5,
-    tie_policy: str | None = None,
-    by_context: bool = False,
+  data,
+  *,
+  confidence: str = "count",
+  missing: float = 0.5,
+  tie_policy: str | None = None,
+  by_context: bool = False,
 ) -> WeightedTournament:
   """A weighted probabilistic tournament ``(P, W)`` from comparisons (paper Appendix).
 
@@ -75,7 +75,7 @@ def weighted_tournament(
     counts = data
   else:
     counts = pair_counts(
-        data, tie_policy="half" if tie_policy is None else tie_policy, by_context=by_context
+      data, tie_policy="half" if tie_policy is None else tie_policy, by_context=by_context
     )
   p = win_rate_tournament(counts, missing=missing)
   totals = counts.totals
@@ -112,7 +112,7 @@ def weighted_soft_majority_edges(P, W, *, tau) -> jax.Array:
   check_square(p, "P")
   if w.shape != p.shape or w.dtype != p.dtype:
     raise ValueError(
-        f"W must have P's shape {p.shape} and dtype {p.dtype}; got {w.shape} and {w.dtype}."
+      f"W must have P's shape {p.shape} and dtype {p.dtype}; got {w.shape} and {w.dtype}."
     )
   t = as_temperature(tau, p, "tau")
   d = jax.nn.sigmoid(w * (p - 0.5) / t)

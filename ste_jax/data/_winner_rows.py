@@ -26,19 +26,19 @@ BOTH_BAD = ("tie (bothbad)", "both_bad")
 
 
 def parse_comparison_rows(
-    raw: dict,
-    lines: np.ndarray,
-    *,
-    columns: dict,
-    agents=None,
-    contexts=None,
-    strict: bool = False,
-    source: str | None = None,
-    sources=None,
-    pre=None,
-    policy=None,
-    schema: str | None = None,
-    a_first: bool = False,
+  raw: dict,
+  lines: np.ndarray,
+  *,
+  columns: dict,
+  agents=None,
+  contexts=None,
+  strict: bool = False,
+  source: str | None = None,
+  sources=None,
+  pre=None,
+  policy=None,
+  schema: str | None = None,
+  a_first: bool = False,
 ):
   """Checks rows with a winner label and builds ``(Comparisons, LoadReport)``.
 
@@ -98,17 +98,26 @@ def parse_comparison_rows(
   outcome[by_name_b] = 0.0
   wcol = columns["winner"]
   rej.flag(
-      np.isnan(outcome),
-      R.UNKNOWN_WINNER,
-      lambda i: f"column {wcol!r} = {winner[i]!r}; expected a/b/tie, model_a/model_b/tie/"
-      f"'tie (bothbad)'/both_bad or one of the two agent names",
+    np.isnan(outcome),
+    R.UNKNOWN_WINNER,
+    lambda i: (
+      f"column {wcol!r} = {winner[i]!r}; expected a/b/tie, model_a/model_b/tie/"
+      f"'tie (bothbad)'/both_bad or one of the two agent names"
+    ),
   )
   seen = pd.Series(lower[rej.ok], dtype=object).value_counts()
   labels = []
   for label, count in seen.items():
     if label in A_WINS or label in B_WINS or label in TIES or label in BOTH_BAD:
-      kind = ("first agent won" if label in A_WINS else "second agent won" if label in B_WINS
-              else "tie" if label in TIES else "both bad")
+      kind = (
+        "first agent won"
+        if label in A_WINS
+        else "second agent won"
+        if label in B_WINS
+        else "tie"
+        if label in TIES
+        else "both bad"
+      )
       labels.append(f"{label!r} -> {kind} ({count})")
   named = int((by_name_a | by_name_b)[rej.ok].sum())
   if named:
@@ -119,13 +128,13 @@ def parse_comparison_rows(
   weight = None
   if "weight" in raw:
     weight = pd.to_numeric(pd.Series(s["weight"], dtype=object), errors="coerce").to_numpy(
-        dtype=np.float64
+      dtype=np.float64
     )
     bad_w = ~np.isfinite(weight) | (weight < 0)
     rej.flag(
-        bad_w,
-        R.INVALID_WEIGHT,
-        lambda i: f"column {columns['weight']!r} = {s['weight'][i]!r}; expected a number >= 0",
+      bad_w,
+      R.INVALID_WEIGHT,
+      lambda i: f"column {columns['weight']!r} = {s['weight'][i]!r}; expected a number >= 0",
     )
     weight = np.where(bad_w, 0.0, weight)
     mappings.append(f"column {columns['weight']!r} -> comparison weight")
@@ -135,10 +144,23 @@ def parse_comparison_rows(
     context = context_strings(raw["context"], columns["context"], mappings)
   outcome = np.where(np.isnan(outcome), 0.5, outcome)  # rejected rows only; never used
   return assemble(
-      a=s["a"], b=s["b"], raw_a=raw["a"], raw_b=raw["b"], rej=rej, lines=lines,
-      row=np.arange(num_rows), outcome=outcome, weight=weight,
-      drop=tie_drops(outcome, both_bad, policy),
-      position=(np.arange(num_rows), outcome) if a_first else None,
-      context=context, agents=agents, contexts=contexts, strict=strict, source=source,
-      sources=sources, schema=schema, mappings=mappings,
+    a=s["a"],
+    b=s["b"],
+    raw_a=raw["a"],
+    raw_b=raw["b"],
+    rej=rej,
+    lines=lines,
+    row=np.arange(num_rows),
+    outcome=outcome,
+    weight=weight,
+    drop=tie_drops(outcome, both_bad, policy),
+    position=(np.arange(num_rows), outcome) if a_first else None,
+    context=context,
+    agents=agents,
+    contexts=contexts,
+    strict=strict,
+    source=source,
+    sources=sources,
+    schema=schema,
+    mappings=mappings,
   )

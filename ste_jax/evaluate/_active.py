@@ -60,14 +60,14 @@ Everything is pure and static-shaped: :func:`suggest_pairs` works under ``jax.ji
 (:func:`simulate_certification`) is one compiled computation.
 """
 
-import functools
 from collections.abc import Sequence
+import functools
 from typing import NamedTuple
 
 import jax
+from jax import lax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 TARGETS = ("top_cycle", "uncovered")
 CORRECTIONS = ("bonferroni", "none")
@@ -266,7 +266,9 @@ def _uncovered_lookahead(sure, possible, und) -> _Lookahead:
   pf = possible.astype(_COUNT)
   two = jnp.matmul(pf, pf)
   only_via = und[:, None] & ~possible & (jnp.abs(two - 1) < 0.5) & ~eye  # [x, i]
-  gain_lost_other = jnp.matmul(only_via.astype(_COUNT).T, pf)  # [i, j] = sum_x only_via[x, i] Q[x, j]
+  gain_lost_other = jnp.matmul(
+    only_via.astype(_COUNT).T, pf
+  )  # [i, j] = sum_x only_via[x, i] Q[x, j]
   single = ~possible & (jnp.abs(two - 1) < 0.5) & ~eye  # [j, y]
   through_i = jnp.matmul(single.astype(_COUNT), pf.T)  # [j, i] = sum_y single[j, y] Q[i, y]
   self_out = und[:, None] & ((two < 0.5) | (through_i > 0.5))  # [j, i]
@@ -277,12 +279,18 @@ def _uncovered_lookahead(sure, possible, und) -> _Lookahead:
 def _uncovered_decided(parts, i, j):
   sure, only_j, self_in, only_via, possible, self_out = parts
   agents = jnp.arange(sure.shape[-1])
-  return ((sure[:, i] & only_j[:, j]) | ((agents == i) & self_in[i, j])
-          | (only_via[:, i] & possible[:, j]) | ((agents == j) & self_out[j, i]))
+  return (
+    (sure[:, i] & only_j[:, j])
+    | ((agents == i) & self_in[i, j])
+    | (only_via[:, i] & possible[:, j])
+    | ((agents == j) & self_out[j, i])
+  )
 
 
-_LOOKAHEAD = {"top_cycle": (_top_cycle_lookahead, _top_cycle_decided),
-              "uncovered": (_uncovered_lookahead, _uncovered_decided)}
+_LOOKAHEAD = {
+  "top_cycle": (_top_cycle_lookahead, _top_cycle_decided),
+  "uncovered": (_uncovered_lookahead, _uncovered_decided),
+}
 
 
 def _posterior_cores(beats, sure, target, num_draws):
@@ -319,7 +327,9 @@ def _inclusion(weight, free, required, k):
   slots = (k - jnp.sum(required, dtype=jnp.int32)).astype(weight.dtype)
   ws = -jnp.sort(-wf)
   m = jnp.arange(k + 1)
-  tail = jnp.concatenate([jnp.cumsum(ws[::-1])[::-1], jnp.zeros((1,), ws.dtype)])[m]  # small terms first
+  tail = jnp.concatenate([jnp.cumsum(ws[::-1])[::-1], jnp.zeros((1,), ws.dtype)])[
+    m
+  ]  # small terms first
   lam = (slots - m.astype(ws.dtype)) / jnp.maximum(tail, jnp.finfo(ws.dtype).tiny)
   below = lam * ws[jnp.minimum(m, ws.shape[0] - 1)] <= 1 + 1e-6
   above = (m == 0) | (lam * ws[jnp.maximum(m - 1, 0)] >= 1 - 1e-6)
@@ -328,7 +338,9 @@ def _inclusion(weight, free, required, k):
   pi = jnp.minimum(lam[best] * wf, jnp.ones_like(wf))
   capped = pi >= 1
   rest = jnp.sum(jnp.where(capped, jnp.zeros_like(pi), pi))
-  scale = (slots - jnp.sum(capped, dtype=jnp.int32).astype(pi.dtype)) / jnp.maximum(rest, jnp.finfo(pi.dtype).tiny)
+  scale = (slots - jnp.sum(capped, dtype=jnp.int32).astype(pi.dtype)) / jnp.maximum(
+    rest, jnp.finfo(pi.dtype).tiny
+  )
   pi = jnp.where(capped, pi, pi * scale)  # exact sum despite rounding in lambda
   num_free = jnp.sum(free, dtype=jnp.int32).astype(weight.dtype)
   pi = jnp.where(num_free <= slots, free.astype(weight.dtype), pi)  # every free pair is needed
@@ -387,7 +399,9 @@ def _suggest(key, wins, exclude, require, level, cores=None, *, k, target, num_d
   excluded = exclude | exclude.T
   required = (require | require.T) & ~excluded
   free = ~excluded[rows, cols] & ~required[rows, cols]
-  pi, chosen = _draw_pairs(key, scores[rows, cols], free, required[rows, cols], is_open[rows, cols], k)
+  pi, chosen = _draw_pairs(
+    key, scores[rows, cols], free, required[rows, cols], is_open[rows, cols], k
+  )
   a, b = jnp.asarray(rows)[chosen], jnp.asarray(cols)[chosen]
   score = scores[a, b]
   first = jnp.argsort(-score, stable=True)
@@ -396,9 +410,18 @@ def _suggest(key, wins, exclude, require, level, cores=None, *, k, target, num_d
   decides = decides & is_open[a, b][:, None]
   inclusion = jnp.zeros((n, n), pi.dtype).at[rows, cols].set(pi)
   return SuggestedPairs(
-      pairs=jnp.stack([a, b], axis=1).astype(jnp.int32), probability=pi[chosen][first], score=score,
-      decides=decides, inclusion=inclusion + inclusion.T, scores=scores, is_in=is_in, is_out=is_out,
-      certified=certified, edge_level=level, beats=beats)
+    pairs=jnp.stack([a, b], axis=1).astype(jnp.int32),
+    probability=pi[chosen][first],
+    score=score,
+    decides=decides,
+    inclusion=inclusion + inclusion.T,
+    scores=scores,
+    is_in=is_in,
+    is_out=is_out,
+    certified=certified,
+    edge_level=level,
+    beats=beats,
+  )
 
 
 def _pair_mask(spec, n: int, names, what: str):
@@ -408,11 +431,15 @@ def _pair_mask(spec, n: int, names, what: str):
   if isinstance(spec, jax.Array) or (isinstance(spec, np.ndarray) and spec.ndim == 2):
     mask = jnp.asarray(spec)
     if mask.shape != (n, n) or mask.dtype != jnp.bool_:
-      raise ValueError(f"{what} must be a ({n}, {n}) boolean mask or a sequence of pairs; got "
-                       f"{mask.dtype} {tuple(mask.shape)}.")
+      raise ValueError(
+        f"{what} must be a ({n}, {n}) boolean mask or a sequence of pairs; got "
+        f"{mask.dtype} {tuple(mask.shape)}."
+      )
     return mask
   if not isinstance(spec, Sequence) and not isinstance(spec, np.ndarray):
-    raise ValueError(f"{what} must be a ({n}, {n}) boolean mask or a sequence of (a, b) pairs; got {spec!r}.")
+    raise ValueError(
+      f"{what} must be a ({n}, {n}) boolean mask or a sequence of (a, b) pairs; got {spec!r}."
+    )
   index = {name: i for i, name in enumerate(names or ())}
   mask = np.zeros((n, n), bool)
   for pair in spec:
@@ -453,15 +480,28 @@ def _as_wins(data):
     data = data.wins
   wins = as_float_array(data, "counts_or_comparisons")
   if wins.ndim != 2:
-    raise ValueError(f"counts_or_comparisons must be Comparisons, PairCounts or an (n, n) wins matrix; got "
-                     f"shape {tuple(wins.shape)} (use jax.vmap for a batch).")
+    raise ValueError(
+      f"counts_or_comparisons must be Comparisons, PairCounts or an (n, n) wins matrix; got "
+      f"shape {tuple(wins.shape)} (use jax.vmap for a batch)."
+    )
   check_square(wins, "counts_or_comparisons")
   return wins, names
 
 
-def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycle", confidence=0.95,
-                  correction: str = "bonferroni", exclude=None, require=None, prior: float = 0.5,
-                  num_draws: int = 32, plausible_cores=None) -> SuggestedPairs:
+def suggest_pairs(
+  key,
+  counts_or_comparisons,
+  *,
+  k: int,
+  target: str = "top_cycle",
+  confidence=0.95,
+  correction: str = "bonferroni",
+  exclude=None,
+  require=None,
+  prior: float = 0.5,
+  num_draws: int = 32,
+  plausible_cores=None,
+) -> SuggestedPairs:
   """The ``k`` pairs to compare next so that the core's membership verdicts certify soonest.
 
   The verdicts are those of :func:`~ste_jax.evaluate.certified_memberships` on the per-pair Beta
@@ -539,8 +579,14 @@ def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycl
   n = wins.shape[-1]
   num_pairs = n * (n - 1) // 2
   if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= num_pairs:
-    raise ValueError(f"k must be an integer in [1, {num_pairs}] (the number of pairs of {n} agents), got {k!r}.")
-  if isinstance(num_draws, bool) or not isinstance(num_draws, (int, np.integer)) or int(num_draws) < 1:
+    raise ValueError(
+      f"k must be an integer in [1, {num_pairs}] (the number of pairs of {n} agents), got {k!r}."
+    )
+  if (
+    isinstance(num_draws, bool)
+    or not isinstance(num_draws, (int, np.integer))
+    or int(num_draws) < 1
+  ):
     raise ValueError(f"num_draws must be a positive integer, got {num_draws!r}.")
   if _is_concrete(confidence):
     from ._verdicts import _check_confidence
@@ -558,16 +604,34 @@ def suggest_pairs(key, counts_or_comparisons, *, k: int, target: str = "top_cycl
     if num_required > k:
       raise ValueError(f"{num_required} required pairs do not fit in k={k}.")
     if num_allowed < k:
-      raise ValueError(f"only {num_allowed} pairs are not excluded; k={k} distinct pairs cannot be drawn.")
+      raise ValueError(
+        f"only {num_allowed} pairs are not excluded; k={k} distinct pairs cannot be drawn."
+      )
   if plausible_cores is not None:
     plausible_cores = jnp.asarray(plausible_cores)
-    if plausible_cores.ndim != 2 or plausible_cores.shape[1] != n or plausible_cores.shape[0] < 1 \
-        or plausible_cores.dtype != jnp.bool_:
-      raise ValueError(f"plausible_cores must be a boolean array of shape (R >= 1, {n}); got "
-                       f"{plausible_cores.dtype} {plausible_cores.shape}.")
+    if (
+      plausible_cores.ndim != 2
+      or plausible_cores.shape[1] != n
+      or plausible_cores.shape[0] < 1
+      or plausible_cores.dtype != jnp.bool_
+    ):
+      raise ValueError(
+        f"plausible_cores must be a boolean array of shape (R >= 1, {n}); got "
+        f"{plausible_cores.dtype} {plausible_cores.shape}."
+      )
   level = edge_level(jnp.asarray(confidence, wins.dtype), n, correction)
-  return _suggest(key, wins, exclude, require, level, plausible_cores, k=int(k), target=target,
-                  num_draws=int(num_draws), prior=float(prior))
+  return _suggest(
+    key,
+    wins,
+    exclude,
+    require,
+    level,
+    plausible_cores,
+    k=int(k),
+    target=target,
+    num_draws=int(num_draws),
+    prior=float(prior),
+  )
 
 
 # --------------------------------------------------------------------------------------------
@@ -633,10 +697,22 @@ def true_core(P, target: str = "top_cycle") -> jax.Array:
   return exact.reach_all(strict) if target == "top_cycle" else exact.kings_in_relation(strict)
 
 
-@functools.partial(jax.jit, static_argnames=("policy", "k", "warmup", "target", "num_draws", "correction"))
-def simulate_certification(key, P, *, policy: str, k: int, max_rounds: int, warmup: int = 1,
-                           target: str = "top_cycle", confidence=0.95, correction: str = "bonferroni",
-                           num_draws: int = 32) -> SimulationResult:
+@functools.partial(
+  jax.jit, static_argnames=("policy", "k", "warmup", "target", "num_draws", "correction")
+)
+def simulate_certification(
+  key,
+  P,
+  *,
+  policy: str,
+  k: int,
+  max_rounds: int,
+  warmup: int = 1,
+  target: str = "top_cycle",
+  confidence=0.95,
+  correction: str = "bonferroni",
+  num_draws: int = 32,
+) -> SimulationResult:
   """One run of an active-comparison policy against a ground-truth tournament, until certified.
 
   ``warmup`` games per pair are drawn from ``P`` (``wins[a, b] ~ Binomial(warmup, P[a, b])``, the
@@ -673,7 +749,7 @@ def simulate_certification(key, P, *, policy: str, k: int, max_rounds: int, warm
   truth = true_core(P, target)
   k_warm, k_loop = jax.random.split(key)
   w_up = jax.random.binomial(k_warm, jnp.asarray(warmup, P.dtype), P[rows, cols], dtype=P.dtype)
-  wins0 = (jnp.zeros((n, n), P.dtype).at[rows, cols].set(w_up).at[cols, rows].set(warmup - w_up))
+  wins0 = jnp.zeros((n, n), P.dtype).at[rows, cols].set(w_up).at[cols, rows].set(warmup - w_up)
   no_pairs = jnp.zeros((n, n), bool)
   none = jnp.zeros((num_pairs,), bool)
   c = jnp.asarray(confidence, P.dtype)
@@ -685,7 +761,9 @@ def simulate_certification(key, P, *, policy: str, k: int, max_rounds: int, warm
 
   def pick(key_r, wins):
     if policy == "active":
-      s = _suggest(key_r, wins, no_pairs, no_pairs, level, k=k, target=target, num_draws=num_draws, prior=0.5)
+      s = _suggest(
+        key_r, wins, no_pairs, no_pairs, level, k=k, target=target, num_draws=num_draws, prior=0.5
+      )
       return s.pairs[:, 0], s.pairs[:, 1]
     if policy == "uniform":
       weight = jnp.ones((num_pairs,), P.dtype)
@@ -708,6 +786,8 @@ def simulate_certification(key, P, *, policy: str, k: int, max_rounds: int, warm
     return r + 1, key_r, wins, core, done
 
   core0, done0 = verdicts(wins0)
-  r, _, _, core, done = lax.while_loop(cond, body, (jnp.zeros((), jnp.int32), k_loop, wins0, core0, done0))
+  r, _, _, core, done = lax.while_loop(
+    cond, body, (jnp.zeros((), jnp.int32), k_loop, wins0, core0, done0)
+  )
   comparisons = (warmup * num_pairs + k * r).astype(jnp.int32)
   return SimulationResult(comparisons, done, done & jnp.all(core == truth), core)

@@ -88,7 +88,9 @@ class TopAnswer(NamedTuple):
   def lines(self) -> list[str]:
     """The answer as one or two lines of text (the first starts with ``answer:``; the second, the
     direct records, unless certified or with a single agent)."""
-    return [_statement(self)] + ([] if self.status == "certified" or not self.pairs else [_evidence(self)])
+    return [_statement(self)] + (
+      [] if self.status == "certified" or not self.pairs else [_evidence(self)]
+    )
 
   def to_dict(self) -> dict:
     """JSON-ready: every field (NaN shares as ``None``) and the ``lines``."""
@@ -111,18 +113,26 @@ def _listed(names, shares) -> str:
 def _statement(a: TopAnswer) -> str:
   c, r = f"{a.confidence:g}", a.num_replicas
   if a.status == "certified":
-    return (f"answer: the Top Cycle is {_set(a.members)}, certified at {c} (every other agent is certified out, "
-            f"{r} bootstrap replicas)")
+    return (
+      f"answer: the Top Cycle is {_set(a.members)}, certified at {c} (every other agent is certified out, "
+      f"{r} bootstrap replicas)"
+    )
   if a.status == "partly certified":
-    return (f"answer: the Top Cycle holds {_set(a.members)}, certified at {c}; {a.undetermined} agent"
-            f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles, by P(TC): "
-            f"{_listed(a.others, a.other_shares)}), {a.out} certified out")
+    return (
+      f"answer: the Top Cycle holds {_set(a.members)}, certified at {c}; {a.undetermined} agent"
+      f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles, by P(TC): "
+      f"{_listed(a.others, a.other_shares)}), {a.out} certified out"
+    )
   if a.status == "not settled":
-    return (f"answer: not settled at {c}: no agent is certified in the Top Cycle; most often in the hard Top "
-            f"Cycles of the {r} bootstrap replicas, by P(TC): {_listed(a.members, a.shares)} (shares of replicas, not "
-            "probabilities of membership)")
-  return (f"answer (point estimate, no bootstrap: how sure is not measured): the hard Top Cycle is "
-          f"{_set(a.members)}")
+    return (
+      f"answer: not settled at {c}: no agent is certified in the Top Cycle; most often in the hard Top "
+      f"Cycles of the {r} bootstrap replicas, by P(TC): {_listed(a.members, a.shares)} (shares of replicas, not "
+      "probabilities of membership)"
+    )
+  return (
+    f"answer (point estimate, no bootstrap: how sure is not measured): the hard Top Cycle is "
+    f"{_set(a.members)}"
+  )
 
 
 def _evidence(a: TopAnswer) -> str:
@@ -130,7 +140,9 @@ def _evidence(a: TopAnswer) -> str:
   parts = []
   if first is not None and a.opponents:
     record = f", {a.wins:g}-{a.games - a.wins:g} in all (ties 1/2)" if a.met else ""
-    parts.append(f"{first} met {a.met} of the {a.opponents} other agents of the first {a.rows} rows{record}")
+    parts.append(
+      f"{first} met {a.met} of the {a.opponents} other agents of the first {a.rows} rows{record}"
+    )
   parts.append(f"{a.pairs_compared} of {a.pairs} pairs among the first {a.rows} rows compared")
   if a.member_pairs:
     parts.append(f"{a.member_pairs_compared} of {a.member_pairs} among the named agents")
@@ -140,8 +152,9 @@ def _evidence(a: TopAnswer) -> str:
   return line
 
 
-def top_answer(columns, agents, order, wins, *, confidence: float, num_replicas: int,
-               rows: int = DEFAULT_ROWS) -> TopAnswer:
+def top_answer(
+  columns, agents, order, wins, *, confidence: float, num_replicas: int, rows: int = DEFAULT_ROWS
+) -> TopAnswer:
   """The :class:`TopAnswer` of a core table's columns (see the module docstring).
 
   Args:
@@ -173,7 +186,9 @@ def top_answer(columns, agents, order, wins, *, confidence: float, num_replicas:
   order = np.asarray(order)
   w = np.asarray(wins, np.float64)
   if order.shape != (n,) or w.shape != (n, n):
-    raise ValueError(f"order must have shape ({n},) and wins ({n}, {n}), got {order.shape} and {w.shape}.")
+    raise ValueError(
+      f"order must have shape ({n},) and wins ({n}, {n}), got {order.shape} and {w.shape}."
+    )
   hard = np.asarray(columns["hard_tc"], bool)
   p = np.asarray(columns["p_tc"], np.float64)
   verdict = np.asarray(columns["tc_verdict"], dtype=object)
@@ -212,12 +227,28 @@ def top_answer(columns, agents, order, wins, *, confidence: float, num_replicas:
 
   pairs_compared, pairs = pairs_met(first_rows)
   member_pairs_compared, member_pairs = pairs_met(named)
-  share = (lambda idx: tuple(float(p[i]) for i in idx)) if num_replicas else (lambda idx: (float("nan"),) * len(idx))
+  share = (
+    (lambda idx: tuple(float(p[i]) for i in idx))
+    if num_replicas
+    else (lambda idx: (float("nan"),) * len(idx))
+  )
   return TopAnswer(
-      status=status, members=tuple(str(agents[i]) for i in named), shares=share(named),
-      others=tuple(str(agents[i]) for i in others), other_shares=share(others),
-      undetermined=int(sum(v == "undetermined" for v in verdict)) if num_replicas else 0,
-      out=int(sum(v == "out" for v in verdict)) if num_replicas else 0,
-      confidence=float(confidence), num_replicas=int(num_replicas), rows=min(rows, n), met=met,
-      opponents=opponents, wins=won, games=games, pairs_compared=pairs_compared, pairs=pairs,
-      member_pairs_compared=member_pairs_compared, member_pairs=member_pairs)
+    status=status,
+    members=tuple(str(agents[i]) for i in named),
+    shares=share(named),
+    others=tuple(str(agents[i]) for i in others),
+    other_shares=share(others),
+    undetermined=int(sum(v == "undetermined" for v in verdict)) if num_replicas else 0,
+    out=int(sum(v == "out" for v in verdict)) if num_replicas else 0,
+    confidence=float(confidence),
+    num_replicas=int(num_replicas),
+    rows=min(rows, n),
+    met=met,
+    opponents=opponents,
+    wins=won,
+    games=games,
+    pairs_compared=pairs_compared,
+    pairs=pairs,
+    member_pairs_compared=member_pairs_compared,
+    member_pairs=member_pairs,
+  )

@@ -61,8 +61,9 @@ class Contradiction(NamedTuple):
   p_value: float
 
 
-def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0.05,
-                                among=None) -> tuple[Contradiction, ...]:
+def head_to_head_contradictions(
+  wins, tournament, *, agents=None, fdr: float = 0.05, among=None
+) -> tuple[Contradiction, ...]:
   """Observed pairs whose direct record significantly contradicts the tournament's orientation.
 
   Args:
@@ -106,7 +107,9 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
   else:
     member = np.asarray(among)
     if member.shape != (n,) or member.dtype != bool:
-      raise ValueError(f"among must be a boolean mask of shape ({n},), got {member.dtype} {member.shape}.")
+      raise ValueError(
+        f"among must be a boolean mask of shape ({n},), got {member.dtype} {member.shape}."
+      )
   i, j = np.triu_indices(n, k=1)
   games = w[i, j] + w[j, i]
   decided = (games > 0) & (P[i, j] != 0.5) & member[i] & member[j]
@@ -124,21 +127,37 @@ def head_to_head_contradictions(wins, tournament, *, agents=None, fdr: float = 0
   passed = p[order] <= fdr * np.arange(1, m + 1) / m
   k = int(np.flatnonzero(passed)[-1]) + 1 if passed.any() else 0
   return tuple(
-      Contradiction(winner=names[y[t]], loser=names[x[t]], record_wins=float(w_y[t]), games=float(games[t]),
-                    table_probability=float(P[x[t], y[t]]), p_value=float(p[t]))
-      for t in order[:k] if 2 * w_y[t] > games[t])
+    Contradiction(
+      winner=names[y[t]],
+      loser=names[x[t]],
+      record_wins=float(w_y[t]),
+      games=float(games[t]),
+      table_probability=float(P[x[t], y[t]]),
+      p_value=float(p[t]),
+    )
+    for t in order[:k]
+    if 2 * w_y[t] > games[t]
+  )
 
 
-def contradiction_warning(contradictions, *, fdr: float, remedy: str, family: str = "") -> str | None:
+def contradiction_warning(
+  contradictions, *, fdr: float, remedy: str, family: str = ""
+) -> str | None:
   """One warning line listing the first contradictions, or ``None`` when there are none."""
   if not contradictions:
     return None
   shown = "; ".join(
-      f"{c.winner} beat {c.loser} {c.record_wins:g} of {c.games:g} but the table has P({c.loser} beats "
-      f"{c.winner}) = {c.table_probability:.2f}" for c in contradictions[:_MAX_LISTED])
-  more = f" (and {len(contradictions) - _MAX_LISTED} more)" if len(contradictions) > _MAX_LISTED else ""
+    f"{c.winner} beat {c.loser} {c.record_wins:g} of {c.games:g} but the table has P({c.loser} beats "
+    f"{c.winner}) = {c.table_probability:.2f}"
+    for c in contradictions[:_MAX_LISTED]
+  )
+  more = (
+    f" (and {len(contradictions) - _MAX_LISTED} more)" if len(contradictions) > _MAX_LISTED else ""
+  )
   k = len(contradictions)
   where = f" {family}" if family else ""
-  return (f"{k} observed pair{'s' if k > 1 else ''}{where} contradict{'' if k > 1 else 's'} the table's tournament "
-          f"(one-sided binomial test at the table's probability, Benjamini-Hochberg FDR {fdr:g}): {shown}{more}; the fitted model smooths "
-          f"over these head-to-head records; {remedy}")
+  return (
+    f"{k} observed pair{'s' if k > 1 else ''}{where} contradict{'' if k > 1 else 's'} the table's tournament "
+    f"(one-sided binomial test at the table's probability, Benjamini-Hochberg FDR {fdr:g}): {shown}{more}; the fitted model smooths "
+    f"over these head-to-head records; {remedy}"
+  )

@@ -29,7 +29,7 @@ import numpy as np
 from scipy.sparse import csgraph
 
 _MODEL_REMEDY = (
-    "use --estimator model (a pairwise model pools evidence across pairs) or compare more pairs"
+  "use --estimator model (a pairwise model pools evidence across pairs) or compare more pairs"
 )
 _MIN_CORE_AGENTS = 4  # warnings (1) and (2) need at least this many agents
 _PLATEAU_TOL = 1e-3  # scores within this distance count as one plateau
@@ -90,23 +90,23 @@ class EvidenceDiagnostics:
     pair_min, pair_median, pair_max = self.comparisons_per_observed_pair
     games_min, games_median = self.games_per_agent
     return {
-        "num_agents": self.num_agents,
-        "num_pairs": self.num_pairs,
-        "pairs_observed": self.pairs_observed,
-        "share_pairs_observed": _json_float(self.share_pairs_observed),
-        "comparisons_per_observed_pair": {
-            "min": _json_float(pair_min),
-            "median": _json_float(pair_median),
-            "max": _json_float(pair_max),
-        },
-        "games_per_agent": {"min": _json_float(games_min), "median": _json_float(games_median)},
-        "agents_below_min_games": list(self.agents_below_min_games),
-        "min_games": self.min_games,
-        "num_components": self.num_components,
-        "component_sizes": list(self.component_sizes),
-        "connected": self.connected,
-        "warnings": list(self.warnings),
-        "contradictions": [c._asdict() for c in self.contradictions],
+      "num_agents": self.num_agents,
+      "num_pairs": self.num_pairs,
+      "pairs_observed": self.pairs_observed,
+      "share_pairs_observed": _json_float(self.share_pairs_observed),
+      "comparisons_per_observed_pair": {
+        "min": _json_float(pair_min),
+        "median": _json_float(pair_median),
+        "max": _json_float(pair_max),
+      },
+      "games_per_agent": {"min": _json_float(games_min), "median": _json_float(games_median)},
+      "agents_below_min_games": list(self.agents_below_min_games),
+      "min_games": self.min_games,
+      "num_components": self.num_components,
+      "component_sizes": list(self.component_sizes),
+      "connected": self.connected,
+      "warnings": list(self.warnings),
+      "contradictions": [c._asdict() for c in self.contradictions],
     }
 
 
@@ -137,8 +137,8 @@ def _check_totals(totals) -> np.ndarray:
   if np.any(gap > 1e-6 * max(1.0, float(np.max(t)))):
     i, j = np.unravel_index(int(np.argmax(gap)), gap.shape)
     raise ValueError(
-        f"totals must be symmetric (comparisons per unordered pair); totals[{i}, {j}] = "
-        f"{t[i, j]} but totals[{j}, {i}] = {t[j, i]}."
+      f"totals must be symmetric (comparisons per unordered pair); totals[{i}, {j}] = "
+      f"{t[i, j]} but totals[{j}, {i}] = {t[j, i]}."
     )
   t = (t + t.T) / 2
   np.fill_diagonal(t, 0.0)
@@ -222,12 +222,12 @@ def _list_sizes(sizes: tuple[int, ...]) -> str:
 
 
 def evidence_diagnostics(
-    totals,
-    *,
-    agents=None,
-    top_cycle=None,
-    tc_scores=None,
-    min_games: int | float = 10,
+  totals,
+  *,
+  agents=None,
+  top_cycle=None,
+  tc_scores=None,
+  min_games: int | float = 10,
 ) -> EvidenceDiagnostics:
   """Describes how much evidence a comparison table holds, and warns when it is too little.
 
@@ -296,44 +296,44 @@ def evidence_diagnostics(
   warnings = []
   if core is not None and n >= _MIN_CORE_AGENTS and 2 * int(core.sum()) > n and share < 1:
     warnings.append(
-        f"hard Top Cycle holds {int(core.sum())} of {n} agents with {_percent(1 - share)} of pairs "
-        f"unobserved: missing pairs make everyone reach everyone; {_MODEL_REMEDY}"
+      f"hard Top Cycle holds {int(core.sum())} of {n} agents with {_percent(1 - share)} of pairs "
+      f"unobserved: missing pairs make everyone reach everyone; {_MODEL_REMEDY}"
     )
   if core is not None and n >= 2 and not core.any():
     warnings.append(
-        "the hard Top Cycle is empty: no agent reaches every other agent through evidence-backed wins "
-        f"(several groups were never beaten from outside); {_MODEL_REMEDY}"
+      "the hard Top Cycle is empty: no agent reaches every other agent through evidence-backed wins "
+      f"(several groups were never beaten from outside); {_MODEL_REMEDY}"
     )
   if scores is not None and n >= _MIN_CORE_AGENTS:
     size, value = _top_plateau(scores)
     if 2 * size > n:
       warnings.append(
-          f"{size} of {n} agents share the Top-Cycle score {value:.3f}: the scores do not separate "
-          f"them; {_MODEL_REMEDY}"
+        f"{size} of {n} agents share the Top-Cycle score {value:.3f}: the scores do not separate "
+        f"them; {_MODEL_REMEDY}"
       )
   if num_components > 1:
     warnings.append(
-        f"the comparison graph has {num_components} components (sizes {_list_sizes(sizes)}): "
-        "agents in different components were never linked by any chain of comparisons, so their "
-        "order is not identified by the data; compare agents across components to link them"
+      f"the comparison graph has {num_components} components (sizes {_list_sizes(sizes)}): "
+      "agents in different components were never linked by any chain of comparisons, so their "
+      "order is not identified by the data; compare agents across components to link them"
     )
   if thin.size > _THIN_SHARE * n:
     warnings.append(
-        f"{thin.size} of {n} agents have fewer than {min_games:g} comparisons; their scores rest "
-        "on few games; collect more comparisons for them"
+      f"{thin.size} of {n} agents have fewer than {min_games:g} comparisons; their scores rest "
+      "on few games; collect more comparisons for them"
     )
 
   return EvidenceDiagnostics(
-      num_agents=n,
-      num_pairs=num_pairs,
-      pairs_observed=pairs_observed,
-      share_pairs_observed=float(share),
-      comparisons_per_observed_pair=pair_stats,
-      games_per_agent=(float(games.min()), float(np.median(games))),
-      agents_below_min_games=tuple(names[i] for i in thin),
-      min_games=min_games,
-      num_components=int(num_components),
-      component_sizes=sizes,
-      connected=bool(num_components == 1),
-      warnings=tuple(warnings),
+    num_agents=n,
+    num_pairs=num_pairs,
+    pairs_observed=pairs_observed,
+    share_pairs_observed=float(share),
+    comparisons_per_observed_pair=pair_stats,
+    games_per_agent=(float(games.min()), float(np.median(games))),
+    agents_below_min_games=tuple(names[i] for i in thin),
+    min_games=min_games,
+    num_components=int(num_components),
+    component_sizes=sizes,
+    connected=bool(num_components == 1),
+    warnings=tuple(warnings),
   )

@@ -36,12 +36,12 @@ from ste_jax.ops import ste_scores, ste_scores_from_edges
 ESTIMATORS = ("auto", "posterior", "winrate", "model")
 
 CONVENTIONS = {
-    "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "
-    "an unobserved or evenly split pair has D = 0 both ways (no edge); hard relation a -> b iff D_ab > 0",
-    "winrate": "win-rate tournament P (ties count 1/2 to each side); an unobserved pair is P = 1/2, a tie "
-    "counted both ways; hard relation P > 1/2 (ties both ways: Smith set)",
-    "model": "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
-    "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard relation P > 1/2",
+  "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "
+  "an unobserved or evenly split pair has D = 0 both ways (no edge); hard relation a -> b iff D_ab > 0",
+  "winrate": "win-rate tournament P (ties count 1/2 to each side); an unobserved pair is P = 1/2, a tie "
+  "counted both ways; hard relation P > 1/2 (ties both ways: Smith set)",
+  "model": "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
+  "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard relation P > 1/2",
 }
 
 
@@ -152,7 +152,9 @@ def replica_edges(name: str, state, comparisons: Comparisons, *, refit_steps: in
   return win_rate_tournament(counts)
 
 
-def build_estimator(name: str, comparisons: Comparisons, *, key=None, model_options=None) -> EdgeEstimator:
+def build_estimator(
+  name: str, comparisons: Comparisons, *, key=None, model_options=None
+) -> EdgeEstimator:
   """The :class:`EdgeEstimator` of a resolved estimator name on ``comparisons``."""
   if name == "model":
     fit = fit_model_tournament(comparisons, key=key, **(model_options or {}))

@@ -63,7 +63,12 @@ class HeadToHead(NamedTuple):
 
   def to_dict(self) -> dict:
     """JSON-ready: the names and the three matrices as nested lists of floats."""
-    return {"agents": list(self.agents), "wins": self.wins.tolist(), "games": self.games.tolist(), "probability": self.probability.tolist()}
+    return {
+      "agents": list(self.agents),
+      "wins": self.wins.tolist(),
+      "games": self.games.tolist(),
+      "probability": self.probability.tolist(),
+    }
 
 
 def records_and_tournament(wins, tournament) -> tuple[np.ndarray, np.ndarray]:
@@ -123,4 +128,6 @@ def head_to_head(wins, tournament, order, agents, k: int) -> HeadToHead:
   idx = order[:k]
   sub = np.ix_(idx, idx)
   w = w[sub] * ~np.eye(idx.size, dtype=bool)
-  return HeadToHead(agents=tuple(str(agents[i]) for i in idx), wins=w, games=w + w.T, probability=P[sub])
+  return HeadToHead(
+    agents=tuple(str(agents[i]) for i in idx), wins=w, games=w + w.T, probability=P[sub]
+  )

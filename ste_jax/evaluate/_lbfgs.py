@@ -11,15 +11,16 @@ skipped, and curvature pairs with ``s . y <= 0`` are not stored, so the iteratio
 from typing import Callable
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 STEP_GRID = (2.0, 1.0, 0.5, 0.25, 0.1, 0.03, 0.01, 1e-3)
 ARMIJO = 1e-4
 
 
-def minimize_lbfgs(fun: Callable[[jax.Array], jax.Array], x0: jax.Array, *, num_steps: int,
-                   memory: int = 8) -> jax.Array:
+def minimize_lbfgs(
+  fun: Callable[[jax.Array], jax.Array], x0: jax.Array, *, num_steps: int, memory: int = 8
+) -> jax.Array:
   """Minimizes ``fun`` from ``x0`` by ``num_steps`` L-BFGS iterations.
 
   Args:
@@ -47,7 +48,11 @@ def minimize_lbfgs(fun: Callable[[jax.Array], jax.Array], x0: jax.Array, *, num_
     q, alphas = lax.scan(back, g, (S, Y, rho), reverse=True)
     sy = jnp.sum(S[-1] * Y[-1])
     yy = jnp.sum(Y[-1] * Y[-1])
-    scale = jnp.where((rho[-1] > 0) & (yy > 0), sy / jnp.maximum(yy, tiny), 1.0 / jnp.maximum(jnp.linalg.norm(g), tiny))
+    scale = jnp.where(
+      (rho[-1] > 0) & (yy > 0),
+      sy / jnp.maximum(yy, tiny),
+      1.0 / jnp.maximum(jnp.linalg.norm(g), tiny),
+    )
 
     def forward(r_vec, syra):
       s, y, r, alpha = syra
@@ -79,6 +84,13 @@ def minimize_lbfgs(fun: Callable[[jax.Array], jax.Array], x0: jax.Array, *, num_
     return (x_new, f_new, g_new, S, Y, rho), None
 
   f0, g0 = value_and_grad(x0)
-  init = (x0, f0, g0, jnp.zeros((memory, d), dtype), jnp.zeros((memory, d), dtype), jnp.zeros((memory,), dtype))
+  init = (
+    x0,
+    f0,
+    g0,
+    jnp.zeros((memory, d), dtype),
+    jnp.zeros((memory, d), dtype),
+    jnp.zeros((memory,), dtype),
+  )
   (x, *_), _ = lax.scan(step, init, None, length=num_steps)
   return x

@@ -42,14 +42,30 @@ from ste_jax.evaluate._verdicts import CoreCandidates, verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
 CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
-_CONTRADICTION_REMEDY = ("read these records before trusting the order of these agents; --estimator posterior "
-                         "uses each pair's own record")
+_CONTRADICTION_REMEDY = (
+  "read these records before trusting the order of these agents; --estimator posterior "
+  "uses each pair's own record"
+)
 
 COLUMNS = (
-    "agent", "tier",
-    "tc_score", "tc_lo", "tc_hi", "p_tc", "tc_verdict",
-    "uc_score", "uc_lo", "uc_hi", "p_uc", "uc_verdict",
-    "hard_tc", "hard_uc", "win_rate", "bradley_terry", "elo", "games",
+  "agent",
+  "tier",
+  "tc_score",
+  "tc_lo",
+  "tc_hi",
+  "p_tc",
+  "tc_verdict",
+  "uc_score",
+  "uc_lo",
+  "uc_hi",
+  "p_uc",
+  "uc_verdict",
+  "hard_tc",
+  "hard_uc",
+  "win_rate",
+  "bradley_terry",
+  "elo",
+  "games",
 )
 
 
@@ -73,14 +89,18 @@ class LeaderboardSettings:
 
   def __post_init__(self):
     if self.estimator not in _estimators.ESTIMATORS:
-      raise ValueError(f"estimator must be one of {_estimators.ESTIMATORS}, got {self.estimator!r}.")
+      raise ValueError(
+        f"estimator must be one of {_estimators.ESTIMATORS}, got {self.estimator!r}."
+      )
     # The same check the bootstrap makes once "auto" has resolved to an estimator.
     resolve_resampling(self.resampling, "model" if self.estimator == "auto" else self.estimator)
     for name in ("tau",) + (() if self.gamma is None else ("gamma",)):
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
         raise ValueError(f"{name} must be a finite number > 0, got {v!r}.")
-    integers = [("num_replicas", 0), ("min_games", 0)] + ([("batch_size", 1)] if self.batch_size != "auto" else [])
+    integers = [("num_replicas", 0), ("min_games", 0)] + (
+      [("batch_size", 1)] if self.batch_size != "auto" else []
+    )
     for name, lo in integers:
       v = getattr(self, name)
       if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
@@ -106,7 +126,9 @@ class LeaderboardSettings:
   def soft_intervals_for(self, n: int) -> bool:
     if not self.num_replicas:
       return False
-    return n <= SOFT_INTERVALS_MAX_AGENTS if self.soft_intervals is None else bool(self.soft_intervals)
+    return (
+      n <= SOFT_INTERVALS_MAX_AGENTS if self.soft_intervals is None else bool(self.soft_intervals)
+    )
 
 
 @dataclasses.dataclass(frozen=True)
@@ -174,8 +196,15 @@ class CoreTable:
 
   def answer(self, rows: int = DEFAULT_ROWS) -> TopAnswer:
     """What the table says about its top set, with the direct records among its first ``rows`` rows (:class:`~ste_jax.evaluate.TopAnswer`)."""
-    return top_answer(self.columns, self.agents, self.order, self.wins_matrix, confidence=self.settings.confidence,
-                      num_replicas=self.settings.num_replicas, rows=rows)
+    return top_answer(
+      self.columns,
+      self.agents,
+      self.order,
+      self.wins_matrix,
+      confidence=self.settings.confidence,
+      num_replicas=self.settings.num_replicas,
+      rows=rows,
+    )
 
   @property
   def column_names(self) -> tuple[str, ...]:
@@ -194,30 +223,48 @@ class CoreTable:
   def conventions(self) -> str:
     """The estimator, missing-data convention, temperatures, bootstrap and verdict rule, as one paragraph."""
     s = self.settings
-    parts = [f"estimator: {self.estimator} ({self.estimator_reason}): {_estimators.CONVENTIONS[self.estimator]}"]
+    parts = [
+      f"estimator: {self.estimator} ({self.estimator_reason}): {_estimators.CONVENTIONS[self.estimator]}"
+    ]
     if self.model is not None:
       parts.append(f"model: {self.model.describe()}")
-    temps = (f"gamma = gamma_c = {s.gamma_value:g}" if self.estimator == "posterior"
-             else f"tau = {s.tau:g}, gamma = gamma_c = {s.gamma_value:g}")
-    parts.append(f"soft TC/UC: STE scores of the same edges, {temps}, exact max-min reachability; hard TC = agents "
-                 "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in its "
-                 "condensation (tier 1 = hard TC when every pair is related)")
+    temps = (
+      f"gamma = gamma_c = {s.gamma_value:g}"
+      if self.estimator == "posterior"
+      else f"tau = {s.tau:g}, gamma = gamma_c = {s.gamma_value:g}"
+    )
+    parts.append(
+      f"soft TC/UC: STE scores of the same edges, {temps}, exact max-min reachability; hard TC = agents "
+      "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in its "
+      "condensation (tier 1 = hard TC when every pair is related)"
+    )
     if s.num_replicas:
       if resolve_resampling(s.resampling, self.estimator) == "parametric":
-        boot = (f"{s.num_replicas} parametric bootstrap replicas (seed {s.seed}): every comparison's outcome redrawn "
-                "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the model refitted")
+        boot = (
+          f"{s.num_replicas} parametric bootstrap replicas (seed {s.seed}): every comparison's outcome redrawn "
+          "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the model refitted"
+        )
       else:
-        boot = (f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
-                + (" with refits of the model" if self.estimator == "model" else ""))
-      boot = (boot
-              + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified at "
-              f"{s.confidence:g} from the replicas' edge orientations (sure edge: a beats b in >= "
-              f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within two), "
-              "out = does not even through every edge not surely reversed, else undetermined; "
-              + ("pairs never compared count with the model's imputed orientation" if s.certify_imputed
-                 else "a pair never compared is sure neither way"))
-      boot += ("; rows by tier, then soft TC score, except that agents with a higher P(TC) than every member of "
-               "the hard TC are listed above it, by P(TC)")
+        boot = (
+          f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
+          + (" with refits of the model" if self.estimator == "model" else "")
+        )
+      boot = (
+        boot
+        + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified at "
+        f"{s.confidence:g} from the replicas' edge orientations (sure edge: a beats b in >= "
+        f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within two), "
+        "out = does not even through every edge not surely reversed, else undetermined; "
+        + (
+          "pairs never compared count with the model's imputed orientation"
+          if s.certify_imputed
+          else "a pair never compared is sure neither way"
+        )
+      )
+      boot += (
+        "; rows by tier, then soft TC score, except that agents with a higher P(TC) than every member of "
+        "the hard TC are listed above it, by P(TC)"
+      )
       if self.soft_intervals:
         boot += f"; {s.confidence:.0%} percentile CIs of the soft scores"
       else:
@@ -226,10 +273,14 @@ class CoreTable:
     else:
       parts.append("no bootstrap (no verdicts); rows by tier, then soft TC score")
     if s.solutions:
-      parts.append(f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
-                   "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships "
-                   "in float64)")
-    parts.append("baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in file order")
+      parts.append(
+        f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
+        "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships "
+        "in float64)"
+      )
+    parts.append(
+      "baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in file order"
+    )
     return "; ".join(parts) + "."
 
   def records(self) -> list[dict]:
@@ -249,11 +300,17 @@ class CoreTable:
     data = {name: self.columns[name][self.order] for name in self.column_names if name != "agent"}
     frame = pd.DataFrame(data, index=pd.Index([self.agents[i] for i in self.order], name="agent"))
     frame.attrs.update(
-        context=self.context, estimator=self.estimator, conventions=self.conventions(),
-        diagnostics=self.diagnostics.to_dict(), top_cycle=self.top_cycle, uncovered_set=self.uncovered_set,
-        top_cycle_candidates=self.candidate_names("top_cycle"), uncovered_candidates=self.candidate_names("uncovered"),
-        num_comparisons=self.num_comparisons, head_to_head=self.head_to_head().to_dict(),
-        answer=self.answer().to_dict(),
+      context=self.context,
+      estimator=self.estimator,
+      conventions=self.conventions(),
+      diagnostics=self.diagnostics.to_dict(),
+      top_cycle=self.top_cycle,
+      uncovered_set=self.uncovered_set,
+      top_cycle_candidates=self.candidate_names("top_cycle"),
+      uncovered_candidates=self.candidate_names("uncovered"),
+      num_comparisons=self.num_comparisons,
+      head_to_head=self.head_to_head().to_dict(),
+      answer=self.answer().to_dict(),
     )
     if self.model is not None:
       frame.attrs["model"] = self.model.describe()
@@ -279,8 +336,11 @@ def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
   new_index = np.full(comparisons.num_agents, -1, dtype=np.int64)
   new_index[present] = np.arange(len(present))
   return Comparisons.from_arrays(
-      new_index[a], new_index[b], np.asarray(comparisons.outcome)[keep],
-      agents=[comparisons.agents[i] for i in present], weight=np.asarray(comparisons.weight)[keep],
+    new_index[a],
+    new_index[b],
+    np.asarray(comparisons.outcome)[keep],
+    agents=[comparisons.agents[i] for i in present],
+    weight=np.asarray(comparisons.weight)[keep],
   )
 
 
@@ -308,8 +368,12 @@ def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
   Returns:
     ``(n,)`` int array, a permutation of ``range(n)``; ties keep agent index order.
   """
-  keys = [-np.asarray(columns["win_rate"], np.float64), -np.asarray(columns["uc_score"], np.float64),
-          -np.asarray(columns["tc_score"], np.float64), np.asarray(columns["tier"])]
+  keys = [
+    -np.asarray(columns["win_rate"], np.float64),
+    -np.asarray(columns["uc_score"], np.float64),
+    -np.asarray(columns["tc_score"], np.float64),
+    np.asarray(columns["tier"]),
+  ]
   if bootstrapped:
     p, hard = np.asarray(columns["p_tc"], np.float64), np.asarray(columns["hard_tc"], bool)
     bar = p[hard].max() if hard.any() else 0.0  # the point estimate's Top Cycle's best share
@@ -317,10 +381,14 @@ def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
   return np.lexsort(keys)
 
 
-UNSETTLED_SHARE = 0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
+UNSETTLED_SHARE = (
+  0.5  # the point estimate's Top Cycle is "unsettled" when each member is in fewer replicas' TCs
+)
 
 
-def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5) -> str | None:
+def unsettled_top_warning(
+  hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5
+) -> str | None:
   """A warning when the point estimate's hard Top Cycle is rarely the replicas' Top Cycle, else ``None``.
 
   Fires when every member of the point estimate's hard Top Cycle is in the hard Top Cycle of fewer
@@ -344,20 +412,26 @@ def unsettled_top_warning(hard_tc, p_tc, agents, *, num_replicas: int, shown: in
   members = ", ".join(agents[i] for i in np.flatnonzero(hard_tc)[:shown])
   frequent = np.argsort(-p_tc, kind="stable")[:shown]
   listed = ", ".join(f"{agents[i]} ({p_tc[i]:.0%})" for i in frequent)
-  return (f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
-          f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the replicas' Top "
-          f"Cycles: {listed}; the agents in more replicas' Top Cycles than these members are listed above them; "
-          "compare these agents more (ste-jax suggest)")
+  return (
+    f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
+    f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the replicas' Top "
+    f"Cycles: {listed}; the agents in more replicas' Top Cycles than these members are listed above them; "
+    "compare these agents more (ste-jax suggest)"
+  )
 
 
 def _baselines(comparisons, counts, n):
   from ste_jax.stats import bradley_terry, elo, win_rate
 
   cols = {
-      "win_rate": np.asarray(win_rate(counts.wins).rates, dtype=np.float64),
-      "elo": np.asarray(elo(comparisons.a, comparisons.b, comparisons.outcome, num_agents=n,
-                            weight=comparisons.weight), dtype=np.float64),
-      "games": np.asarray(jnp.sum(counts.totals, axis=-1), dtype=np.float64),
+    "win_rate": np.asarray(win_rate(counts.wins).rates, dtype=np.float64),
+    "elo": np.asarray(
+      elo(
+        comparisons.a, comparisons.b, comparisons.outcome, num_agents=n, weight=comparisons.weight
+      ),
+      dtype=np.float64,
+    ),
+    "games": np.asarray(jnp.sum(counts.totals, axis=-1), dtype=np.float64),
   }
   bt = bradley_terry(counts.wins)  # the existence condition and the fit in one compiled call
   connected, separable = bool(bt.connected), bool(bt.separable)
@@ -370,8 +444,11 @@ def _baselines(comparisons, counts, n):
     why.append("the comparison graph is disconnected")
   if separable:
     why.append("the data are separable (a group of agents never lost to the others)")
-  note = ("Bradley-Terry: not identifiable: " + " and ".join(why)
-          + "; the maximum-likelihood strengths do not exist, so no BT scores are shown.")
+  note = (
+    "Bradley-Terry: not identifiable: "
+    + " and ".join(why)
+    + "; the maximum-likelihood strengths do not exist, so no BT scores are shown."
+  )
   return cols, False, note
 
 
@@ -379,13 +456,20 @@ def _fitted_estimator(comparisons: Comparisons, settings: LeaderboardSettings, k
   """``(name, reason, estimator, bootstrap key)``: the table's estimator fitted with the first half of ``key``."""
   k_fit, k_boot = jax.random.split(key)
   name, reason = _estimators.resolve_estimator(settings.estimator, comparisons)
-  est = _estimators.build_estimator(name, comparisons, key=k_fit,
-                                    model_options={"record_tolerance": settings.record_tolerance})
+  est = _estimators.build_estimator(
+    name, comparisons, key=k_fit, model_options={"record_tolerance": settings.record_tolerance}
+  )
   return name, reason, est, k_boot
 
 
-def core_table(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *, context=None,
-               key=None, progress=None) -> CoreTable:
+def core_table(
+  comparisons: Comparisons,
+  settings: LeaderboardSettings = LeaderboardSettings(),
+  *,
+  context=None,
+  key=None,
+  progress=None,
+) -> CoreTable:
   """The :class:`CoreTable` of one (single-context or pooled) set of comparisons.
 
   Args:
@@ -406,25 +490,37 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
   weak, strict = _estimators.hard_relations(edges, name)
   counts = pair_counts(comparisons)
   cols = {
-      "agent": np.array(comparisons.agents, dtype=object),
-      "tier": np.asarray(exact.condensation_tiers(weak), dtype=np.int64),
-      "tc_score": np.asarray(soft.top_cycle, dtype=np.float64),
-      "uc_score": np.asarray(soft.uncovered, dtype=np.float64),
-      "hard_tc": np.asarray(exact.reach_all(weak)),
-      "hard_uc": np.asarray(exact.uncovered_in_relation(strict)),
+    "agent": np.array(comparisons.agents, dtype=object),
+    "tier": np.asarray(exact.condensation_tiers(weak), dtype=np.int64),
+    "tc_score": np.asarray(soft.top_cycle, dtype=np.float64),
+    "uc_score": np.asarray(soft.uncovered, dtype=np.float64),
+    "hard_tc": np.asarray(exact.reach_all(weak)),
+    "hard_uc": np.asarray(exact.uncovered_in_relation(strict)),
   }
   with_soft = settings.soft_intervals_for(n)
   nan = np.full(n, np.nan)
   candidates = (None, None)
   if settings.num_replicas:
-    boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
-                                      batch_size=settings.batch_size, soft=(tau, gamma) if with_soft else None,
-                                      progress=progress, resampling=settings.resampling)
+    boot = bootstrap_hard_memberships(
+      k_boot,
+      comparisons,
+      est,
+      num_replicas=settings.num_replicas,
+      batch_size=settings.batch_size,
+      soft=(tau, gamma) if with_soft else None,
+      progress=progress,
+      resampling=settings.resampling,
+    )
     observed = None if settings.certify_imputed else np.asarray(counts.totals) > 0
-    v = verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=settings.confidence,
-                               observed=observed)
-    cols.update(p_tc=v.top_cycle.probability, p_uc=v.uncovered.probability, tc_verdict=v.top_cycle.verdict,
-                uc_verdict=v.uncovered.verdict)
+    v = verdicts_from_replicas(
+      boot.top_cycle, boot.uncovered, boot.beats, confidence=settings.confidence, observed=observed
+    )
+    cols.update(
+      p_tc=v.top_cycle.probability,
+      p_uc=v.uncovered.probability,
+      tc_verdict=v.top_cycle.verdict,
+      uc_verdict=v.uncovered.verdict,
+    )
     candidates = (v.top_cycle.candidates, v.uncovered.candidates)
     if with_soft:
       alpha = (1 - settings.confidence) / 2
@@ -432,7 +528,12 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
         lo, hi = np.quantile(np.asarray(x, dtype=np.float64), [alpha, 1 - alpha], axis=0)
         cols[f"{name_}_lo"], cols[f"{name_}_hi"] = lo, hi
   else:
-    cols.update(p_tc=nan, p_uc=nan, tc_verdict=np.full(n, "", dtype=object), uc_verdict=np.full(n, "", dtype=object))
+    cols.update(
+      p_tc=nan,
+      p_uc=nan,
+      tc_verdict=np.full(n, "", dtype=object),
+      uc_verdict=np.full(n, "", dtype=object),
+    )
   for c in ("tc_lo", "tc_hi", "uc_lo", "uc_hi"):
     cols.setdefault(c, nan)
   base, identifiable, note = _baselines(comparisons, counts, n)
@@ -450,39 +551,74 @@ def core_table(comparisons: Comparisons, settings: LeaderboardSettings = Leaderb
       sol = solution_memberships(jnp.asarray(np.asarray(display, np.float64)), settings.solutions)
       sol = {k: np.asarray(v) for k, v in sol.items()}
     # Lottery probabilities are >= 0 up to solver rounding; keep -1e-9 from printing as -0.000.
-    cols.update({k: np.clip(np.asarray(v, np.float64), 0.0, 1.0) + 0.0 if is_lottery(k) else np.asarray(v)
-                 for k, v in sol.items()})
+    cols.update(
+      {
+        k: np.clip(np.asarray(v, np.float64), 0.0, 1.0) + 0.0 if is_lottery(k) else np.asarray(v)
+        for k, v in sol.items()
+      }
+    )
   order = display_order(cols, bootstrapped=bool(settings.num_replicas))
-  diagnostics = evidence_diagnostics(np.asarray(counts.totals), agents=comparisons.agents,
-                                     top_cycle=cols["hard_tc"], tc_scores=cols["tc_score"],
-                                     min_games=settings.min_games)
+  diagnostics = evidence_diagnostics(
+    np.asarray(counts.totals),
+    agents=comparisons.agents,
+    top_cycle=cols["hard_tc"],
+    tc_scores=cols["tc_score"],
+    min_games=settings.min_games,
+  )
   top = np.zeros(n, dtype=bool)
   top[order[:CONTRADICTION_FAMILY]] = True
-  contradictions = head_to_head_contradictions(np.asarray(counts.wins), np.asarray(display), agents=comparisons.agents,
-                                              fdr=1 - settings.confidence, among=top)
-  line = contradiction_warning(contradictions, fdr=1 - settings.confidence, remedy=_CONTRADICTION_REMEDY,
-                               family=f"among the table's top {min(n, CONTRADICTION_FAMILY)} agents")
+  contradictions = head_to_head_contradictions(
+    np.asarray(counts.wins),
+    np.asarray(display),
+    agents=comparisons.agents,
+    fdr=1 - settings.confidence,
+    among=top,
+  )
+  line = contradiction_warning(
+    contradictions,
+    fdr=1 - settings.confidence,
+    remedy=_CONTRADICTION_REMEDY,
+    family=f"among the table's top {min(n, CONTRADICTION_FAMILY)} agents",
+  )
   if line:
-    diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (line,),
-                                      contradictions=contradictions)
+    diagnostics = dataclasses.replace(
+      diagnostics, warnings=diagnostics.warnings + (line,), contradictions=contradictions
+    )
   if settings.num_replicas:
-    unsettled = unsettled_top_warning(cols["hard_tc"], cols["p_tc"], comparisons.agents,
-                                      num_replicas=settings.num_replicas)
+    unsettled = unsettled_top_warning(
+      cols["hard_tc"], cols["p_tc"], comparisons.agents, num_replicas=settings.num_replicas
+    )
     if unsettled:
       diagnostics = dataclasses.replace(diagnostics, warnings=diagnostics.warnings + (unsettled,))
   return CoreTable(
-      context=context, agents=tuple(comparisons.agents), columns=cols, order=order,
-      P=np.asarray(display, dtype=np.float64),
-      games_matrix=np.asarray(counts.totals, dtype=np.float64), wins_matrix=np.asarray(counts.wins, dtype=np.float64),
-      estimator=name, estimator_reason=reason,
-      model=est.model, diagnostics=diagnostics, bt_identifiable=identifiable, bt_note=note,
-      num_comparisons=comparisons.num_comparisons, settings=settings, soft_intervals=with_soft,
-      top_cycle_candidates=candidates[0], uncovered_candidates=candidates[1],
+    context=context,
+    agents=tuple(comparisons.agents),
+    columns=cols,
+    order=order,
+    P=np.asarray(display, dtype=np.float64),
+    games_matrix=np.asarray(counts.totals, dtype=np.float64),
+    wins_matrix=np.asarray(counts.wins, dtype=np.float64),
+    estimator=name,
+    estimator_reason=reason,
+    model=est.model,
+    diagnostics=diagnostics,
+    bt_identifiable=identifiable,
+    bt_note=note,
+    num_comparisons=comparisons.num_comparisons,
+    settings=settings,
+    soft_intervals=with_soft,
+    top_cycle_candidates=candidates[0],
+    uncovered_candidates=candidates[1],
   )
 
 
-def replica_cores(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *,
-                  target: str = "top_cycle", progress=None) -> np.ndarray:
+def replica_cores(
+  comparisons: Comparisons,
+  settings: LeaderboardSettings = LeaderboardSettings(),
+  *,
+  target: str = "top_cycle",
+  progress=None,
+) -> np.ndarray:
   """``(R, n)`` hard cores (``target``: ``"top_cycle"`` or ``"uncovered"``) of the bootstrap replicas of :func:`core_table`.
 
   The same estimator, replicas and key as the table of ``comparisons`` with ``settings``, so the
@@ -494,14 +630,25 @@ def replica_cores(comparisons: Comparisons, settings: LeaderboardSettings = Lead
   if not settings.num_replicas:
     raise ValueError("replica_cores needs num_replicas >= 1.")
   _, _, est, k_boot = _fitted_estimator(comparisons, settings, jax.random.key(settings.seed))
-  boot = bootstrap_hard_memberships(k_boot, comparisons, est, num_replicas=settings.num_replicas,
-                                    batch_size=settings.batch_size, progress=progress,
-                                    resampling=settings.resampling)
+  boot = bootstrap_hard_memberships(
+    k_boot,
+    comparisons,
+    est,
+    num_replicas=settings.num_replicas,
+    batch_size=settings.batch_size,
+    progress=progress,
+    resampling=settings.resampling,
+  )
   return np.asarray(boot.top_cycle if target == "top_cycle" else boot.uncovered, dtype=bool)
 
 
-def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = LeaderboardSettings(), *,
-                by_context: bool = False, progress=None) -> list[CoreTable]:
+def core_tables(
+  comparisons: Comparisons,
+  settings: LeaderboardSettings = LeaderboardSettings(),
+  *,
+  by_context: bool = False,
+  progress=None,
+) -> list[CoreTable]:
   """One :class:`CoreTable` for all data, or one per context (agents that play in it only)."""
   key = jax.random.key(settings.seed)
   if not by_context:
@@ -515,10 +662,24 @@ def core_tables(comparisons: Comparisons, settings: LeaderboardSettings = Leader
   return tables
 
 
-def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confidence: float = 0.95, tau: float = 0.01,
-                gamma: float | None = None, seed: int = 0, soft_intervals: bool | None = None, min_games: int = 10,
-                by_context: bool = False, certify_imputed: bool = False, solutions=(), resampling: str = "auto",
-                record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE, progress=None):
+def leaderboard(
+  data,
+  *,
+  estimator: str = "auto",
+  bootstrap: int = 200,
+  confidence: float = 0.95,
+  tau: float = 0.01,
+  gamma: float | None = None,
+  seed: int = 0,
+  soft_intervals: bool | None = None,
+  min_games: int = 10,
+  by_context: bool = False,
+  certify_imputed: bool = False,
+  solutions=(),
+  resampling: str = "auto",
+  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
+  progress=None,
+):
   """The STE leaderboard as a pandas DataFrame indexed by agent (what ``ste-jax score`` prints).
 
   Columns: ``tier`` (condensation order of the hard relation: 1 = Top Cycle), ``tc_score`` /
@@ -577,10 +738,20 @@ def leaderboard(data, *, estimator: str = "auto", bootstrap: int = 200, confiden
     from ste_jax.data import from_dataframe
 
     data, _ = from_dataframe(data)
-  settings = LeaderboardSettings(estimator=estimator, tau=tau, gamma=gamma, num_replicas=bootstrap, seed=seed,
-                                 confidence=confidence, soft_intervals=soft_intervals, min_games=min_games,
-                                 certify_imputed=certify_imputed, solutions=tuple(solutions), resampling=resampling,
-                                 record_tolerance=record_tolerance)
+  settings = LeaderboardSettings(
+    estimator=estimator,
+    tau=tau,
+    gamma=gamma,
+    num_replicas=bootstrap,
+    seed=seed,
+    confidence=confidence,
+    soft_intervals=soft_intervals,
+    min_games=min_games,
+    certify_imputed=certify_imputed,
+    solutions=tuple(solutions),
+    resampling=resampling,
+    record_tolerance=record_tolerance,
+  )
   tables = core_tables(data, settings, by_context=by_context, progress=progress)
   if by_context:
     return {t.context: t.to_frame() for t in tables}

@@ -68,10 +68,10 @@ from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.models._intransitive import (
-    IntransitiveParams,
-    init_intransitive_params,
-    intransitive_logits,
-    intransitive_tournament,
+  IntransitiveParams,
+  init_intransitive_params,
+  intransitive_logits,
+  intransitive_tournament,
 )
 
 # The record bands' half-width ``c``, in standard deviations of a pair's win count at ``P = 1/2``.
@@ -105,10 +105,10 @@ def observed_pairs(comparisons: Comparisons) -> PairIndex:
   lo, hi = np.minimum(a, b), np.maximum(a, b)
   keys, row_pair = np.unique(lo * n + hi, return_inverse=True)
   return PairIndex(
-      i=jnp.asarray(keys // n, dtype=jnp.int32),
-      j=jnp.asarray(keys % n, dtype=jnp.int32),
-      row_pair=jnp.asarray(row_pair.reshape(-1), dtype=jnp.int32),
-      row_forward=jnp.asarray(a == lo),
+    i=jnp.asarray(keys // n, dtype=jnp.int32),
+    j=jnp.asarray(keys % n, dtype=jnp.int32),
+    row_pair=jnp.asarray(row_pair.reshape(-1), dtype=jnp.int32),
+    row_forward=jnp.asarray(a == lo),
   )
 
 
@@ -179,7 +179,9 @@ def banded_pair_nll(h, w_ij, w_ji, band: RecordBand) -> jax.Array:
   return w_ij * jax.nn.softplus(-hc) + w_ji * jax.nn.softplus(hc) + band.slack * jnp.abs(h - hc)
 
 
-def _penalized_nll(theta, mask, pairs: PairIndex, w_ij, w_ji, band: RecordBand, l2_strength, l2_skew):
+def _penalized_nll(
+  theta, mask, pairs: PairIndex, w_ij, w_ji, band: RecordBand, l2_strength, l2_skew
+):
   """Profiled negative log-likelihood plus ridges, divided by the total weight (for conditioning)."""
   s, u, v = theta
   h = intransitive_logits(IntransitiveParams(s, u, v, mask), pairs.i, pairs.j)
@@ -197,8 +199,17 @@ def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, w_ij, w_ji) -> ja
   return jnp.sum(w_ij * jax.nn.softplus(-h) + w_ji * jax.nn.softplus(h))
 
 
-def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, l2_strength, l2_skew,
-                     record_tolerance=jnp.inf, *, num_steps: int) -> IntransitiveParams:
+def fit_intransitive(
+  params0: IntransitiveParams,
+  pairs: PairIndex,
+  w_ij,
+  w_ji,
+  l2_strength,
+  l2_skew,
+  record_tolerance=jnp.inf,
+  *,
+  num_steps: int,
+) -> IntransitiveParams:
   """Penalized (profiled) maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
 
   The curvature of the objective in an agent's parameters grows with its number of games (from a
@@ -225,8 +236,9 @@ def fit_intransitive(params0: IntransitiveParams, pairs: PairIndex, w_ij, w_ji, 
   def unflatten(x):
     return x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K :].reshape(n, K)
 
-  games = (jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n)
-           + jax.ops.segment_sum(w_ij + w_ji, pairs.j, num_segments=n))
+  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
+    w_ij + w_ji, pairs.j, num_segments=n
+  )
   scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games)
   scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games)[:, None], (n, K)).reshape(-1)
   scale = jnp.concatenate([scale_s, scale_f, scale_f])
@@ -282,16 +294,27 @@ class ModelTournament:
   def describe(self) -> str:
     """One line: the chosen model and its held-out log-loss next to Bradley-Terry's."""
     c = self.chosen
-    model = ("Bradley-Terry" if c.rank == 0 else
-             f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})")
-    settings = f"{model} (strength ridge {c.l2_strength:g}" + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "") + ")"
+    model = (
+      "Bradley-Terry"
+      if c.rank == 0
+      else f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})"
+    )
+    settings = (
+      f"{model} (strength ridge {c.l2_strength:g}"
+      + (f", intransitive ridge {c.l2_skew:g}" if c.rank else "")
+      + ")"
+    )
     if math.isfinite(self.record_tolerance):
-      settings += (f"; each observed pair's P kept within its record band ({self.record_tolerance:g} sd of its "
-                   "win count at P = 1/2)")
+      settings += (
+        f"; each observed pair's P kept within its record band ({self.record_tolerance:g} sd of its "
+        "win count at P = 1/2)"
+      )
     if not self.num_folds:
       return settings + ", first candidate (too few comparisons for cross-validation)"
-    return (settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
-            f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry")
+    return (
+      settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
+      f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry"
+    )
 
   def refit_state(self) -> tuple:
     """``(params, pairs, settings)``: the arrays :func:`refit_tournament` needs (a pytree of arrays)."""
@@ -328,7 +351,9 @@ def refit_tournament(state, outcome, weight, *, num_steps: int) -> jax.Array:
   """
   params, pairs, settings = state
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
-  params = fit_intransitive(params, pairs, w_ij, w_ji, settings[0], settings[1], settings[2], num_steps=num_steps)
+  params = fit_intransitive(
+    params, pairs, w_ij, w_ji, settings[0], settings[1], settings[2], num_steps=num_steps
+  )
   return banded_tournament(params, pairs, record_band(w_ij, w_ji, settings[2]))
 
 
@@ -356,9 +381,13 @@ def _check_grid(values, name: str, *, integer: bool = False) -> tuple:
     raise ValueError(f"{name} must hold at least one value.")
   for v in values:
     bad = isinstance(v, bool) or (integer and (not isinstance(v, (int, np.integer)) or v < 0))
-    bad = bad or (not integer and not (isinstance(v, (int, float, np.number)) and math.isfinite(v) and v > 0))
+    bad = bad or (
+      not integer and not (isinstance(v, (int, float, np.number)) and math.isfinite(v) and v > 0)
+    )
     if bad:
-      raise ValueError(f"{name} must hold {'integers >= 0' if integer else 'finite numbers > 0'}, got {v!r}.")
+      raise ValueError(
+        f"{name} must hold {'integers >= 0' if integer else 'finite numbers > 0'}, got {v!r}."
+      )
   return tuple(int(v) for v in values) if integer else tuple(float(v) for v in values)
 
 
@@ -385,14 +414,18 @@ def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
   rounded = np.rint(w)
   integer = np.isclose(w, rounded) & (rounded >= 0)
   held = np.zeros((num_folds, w.size))
-  counts = rng.multinomial(np.where(integer, rounded, 0).astype(np.int64), [1.0 / num_folds] * num_folds)
+  counts = rng.multinomial(
+    np.where(integer, rounded, 0).astype(np.int64), [1.0 / num_folds] * num_folds
+  )
   held[:, integer] = counts[integer].T
   whole = np.flatnonzero(~integer)
   held[rng.integers(0, num_folds, whole.size), whole] = w[whole]
   return held
 
 
-def _cv_stage(params0, pairs, train, test, grid: list[Candidate], tolerance, num_steps: int, size: int):
+def _cv_stage(
+  params0, pairs, train, test, grid: list[Candidate], tolerance, num_steps: int, size: int
+):
   """Held-out log-loss per candidate: one fit per (fold, candidate), in one compiled call.
 
   The grid is padded to ``size`` candidates (repeating the last) so that both selection stages
@@ -404,10 +437,14 @@ def _cv_stage(params0, pairs, train, test, grid: list[Candidate], tolerance, num
   masks = jnp.asarray([[1.0 if r < c.rank else 0.0 for r in range(K)] for c in padded], dtype)
   l2s = jnp.asarray([c.l2_strength for c in padded], dtype)
   l2k = jnp.asarray([c.l2_skew for c in padded], dtype)
-  nll = _cv_fits(params0, pairs, train, test, masks, l2s, l2k, jnp.asarray(tolerance, dtype),
-                 num_steps=num_steps)  # (F, C)
+  nll = _cv_fits(
+    params0, pairs, train, test, masks, l2s, l2k, jnp.asarray(tolerance, dtype), num_steps=num_steps
+  )  # (F, C)
   heldout = jnp.sum(test[0] + test[1], axis=-1)  # (F,)
-  per_fold = np.asarray(nll, dtype=np.float64)[:, : len(grid)] / np.asarray(heldout, dtype=np.float64)[:, None]
+  per_fold = (
+    np.asarray(nll, dtype=np.float64)[:, : len(grid)]
+    / np.asarray(heldout, dtype=np.float64)[:, None]
+  )
   return per_fold
 
 
@@ -423,8 +460,16 @@ def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, nu
   def one(k):  # fit k: fold k // C, candidate k % C (indexed, so no data is copied per fit)
     f, c = k // C, k % C
     w_train, w_test = jax.tree.map(lambda x: x[f], (train, test))
-    p = fit_intransitive(params0._replace(mask=masks[c]), pairs, w_train[0], w_train[1], l2s[c], l2k[c], tolerance,
-                         num_steps=num_steps)
+    p = fit_intransitive(
+      params0._replace(mask=masks[c]),
+      pairs,
+      w_train[0],
+      w_train[1],
+      l2s[c],
+      l2k[c],
+      tolerance,
+      num_steps=num_steps,
+    )
     return _heldout_nll(p, pairs, w_test[0], w_test[1])
 
   return jax.lax.map(one, jnp.arange(F * C)).reshape(F, C)
@@ -435,16 +480,16 @@ _fit_jit = gather_friendly_jit(fit_intransitive, static_argnames=("num_steps",))
 
 
 def fit_model_tournament(
-    comparisons: Comparisons,
-    *,
-    key=None,
-    ranks=DEFAULT_RANKS,
-    strength_l2=DEFAULT_STRENGTH_L2,
-    skew_l2=DEFAULT_SKEW_L2,
-    num_folds: int = 5,
-    num_steps: int = 50,
-    refit_steps: int = 12,
-    record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
+  comparisons: Comparisons,
+  *,
+  key=None,
+  ranks=DEFAULT_RANKS,
+  strength_l2=DEFAULT_STRENGTH_L2,
+  skew_l2=DEFAULT_SKEW_L2,
+  num_folds: int = 5,
+  num_steps: int = 50,
+  refit_steps: int = 12,
+  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
 ) -> ModelTournament:
   """Fits the model-based tournament, choosing its settings by cross-validation.
 
@@ -483,7 +528,11 @@ def fit_model_tournament(
   ranks = _check_grid(ranks, "ranks", integer=True)
   strength_l2 = _check_grid(strength_l2, "strength_l2")
   skew_l2 = _check_grid(skew_l2, "skew_l2")
-  for value, name, lo in ((num_folds, "num_folds", 2), (num_steps, "num_steps", 1), (refit_steps, "refit_steps", 1)):
+  for value, name, lo in (
+    (num_folds, "num_folds", 2),
+    (num_steps, "num_steps", 1),
+    (refit_steps, "refit_steps", 1),
+  ):
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < lo:
       raise ValueError(f"{name} must be an integer >= {lo}, got {value!r}.")
   if record_tolerance is None:
@@ -509,8 +558,11 @@ def fit_model_tournament(
     bt_index = int(np.argmin(fold1.mean(axis=0)))
     bt = stage1[bt_index]
     stage2 = [Candidate(r, bt.l2_strength, l2k) for r in positive for l2k in skew_l2]
-    fold2 = (_cv_stage(params0, pairs, train, test, stage2, tolerance, num_steps, size) if stage2
-             else np.zeros((num_folds, 0)))
+    fold2 = (
+      _cv_stage(params0, pairs, train, test, stage2, tolerance, num_steps, size)
+      if stage2
+      else np.zeros((num_folds, 0))
+    )
     candidates = tuple(stage1 + stage2)
     table = tuple(float(x) for x in np.concatenate([fold1.mean(axis=0), fold2.mean(axis=0)]))
     chosen, cv_loss = bt, table[bt_index]
@@ -529,10 +581,27 @@ def fit_model_tournament(
     num_folds = 0
   mask = (jnp.arange(K) < chosen.rank).astype(dtype)
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
-  params = _fit_jit(params0._replace(mask=mask), pairs, w_ij, w_ji, jnp.asarray(chosen.l2_strength, dtype),
-                    jnp.asarray(chosen.l2_skew, dtype), jnp.asarray(tolerance, dtype), num_steps=num_steps)
+  params = _fit_jit(
+    params0._replace(mask=mask),
+    pairs,
+    w_ij,
+    w_ji,
+    jnp.asarray(chosen.l2_strength, dtype),
+    jnp.asarray(chosen.l2_skew, dtype),
+    jnp.asarray(tolerance, dtype),
+    num_steps=num_steps,
+  )
   return ModelTournament(
-      P=banded_tournament(params, pairs, record_band(w_ij, w_ji, tolerance)), params=params, chosen=chosen, cv_log_loss=cv_loss, bt_cv_log_loss=bt_loss,
-      candidates=candidates, cv_table=table, num_folds=num_folds, pairs=pairs, num_steps=num_steps,
-      refit_steps=refit_steps, record_tolerance=tolerance,
+    P=banded_tournament(params, pairs, record_band(w_ij, w_ji, tolerance)),
+    params=params,
+    chosen=chosen,
+    cv_log_loss=cv_loss,
+    bt_cv_log_loss=bt_loss,
+    candidates=candidates,
+    cv_table=table,
+    num_folds=num_folds,
+    pairs=pairs,
+    num_steps=num_steps,
+    refit_steps=refit_steps,
+    record_tolerance=tolerance,
   )

@@ -42,8 +42,10 @@ def resolve_resampling(resampling: str, estimator: str) -> str:
   if resampling == "auto":
     return "parametric" if estimator == "model" else "poisson"
   if resampling == "parametric" and estimator != "model":
-    raise ValueError(f"resampling='parametric' redraws outcomes from a fitted model; the {estimator} estimator has "
-                     "none (use estimator='model' or resampling='poisson').")
+    raise ValueError(
+      f"resampling='parametric' redraws outcomes from a fitted model; the {estimator} estimator has "
+      "none (use estimator='model' or resampling='poisson')."
+    )
   return resampling
 
 
@@ -57,7 +59,9 @@ def resample_model_outcomes(key, probability, weight, num_replicas: int) -> jax.
   """
   shape = (num_replicas,) + weight.shape
   games = jnp.broadcast_to(jnp.maximum(jnp.round(weight), jnp.ones_like(weight)), shape)
-  wins = jax.random.binomial(key, games, jnp.broadcast_to(probability, shape), shape, dtype=weight.dtype)
+  wins = jax.random.binomial(
+    key, games, jnp.broadcast_to(probability, shape), shape, dtype=weight.dtype
+  )
   return wins / games
 
 
@@ -91,10 +95,26 @@ class BootstrapMemberships(NamedTuple):
   soft_uncovered: np.ndarray | None = None
 
 
-@functools.partial(gather_friendly_jit,
-                   static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"))
-def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma, *, name, refit_steps, chunk, batch,
-                     with_soft, parametric):
+@functools.partial(
+  gather_friendly_jit,
+  static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"),
+)
+def _bootstrap_chunk(
+  key,
+  comparisons,
+  state,
+  point_edges,
+  num_valid,
+  tau,
+  gamma,
+  *,
+  name,
+  refit_steps,
+  chunk,
+  batch,
+  with_soft,
+  parametric,
+):
   """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
 
   Module level with the estimator's arrays as arguments, so it compiles once per shape and
@@ -104,8 +124,9 @@ def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma
 
   def replica(draw):
     field = "outcome" if parametric else "weight"
-    edges = _estimators.replica_edges(name, state, dataclasses.replace(comparisons, **{field: draw}),
-                                      refit_steps=refit_steps)
+    edges = _estimators.replica_edges(
+      name, state, dataclasses.replace(comparisons, **{field: draw}), refit_steps=refit_steps
+    )
     weak, strict = _estimators.hard_relations(edges, name)
     out = (exact.reach_all(weak), exact.uncovered_in_relation(strict), strict)
     if with_soft:
@@ -114,7 +135,9 @@ def _bootstrap_chunk(key, comparisons, state, point_edges, num_valid, tau, gamma
     return out
 
   if parametric:
-    draws = resample_model_outcomes(key, point_edges[comparisons.a, comparisons.b], comparisons.weight, chunk)
+    draws = resample_model_outcomes(
+      key, point_edges[comparisons.a, comparisons.b], comparisons.weight, chunk
+    )
   else:
     draws = resample_unit_weights(key, comparisons.weight, chunk)
   outs = jax.lax.map(replica, draws, batch_size=batch)
@@ -134,9 +157,17 @@ def default_batch_size() -> int:
   return 1 if jax.default_backend() == "cpu" else 8
 
 
-def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_replicas: int,
-                               batch_size: int | str | None = "auto", soft=None, progress=None,
-                               resampling: str = "auto") -> BootstrapMemberships:
+def bootstrap_hard_memberships(
+  key,
+  comparisons: Comparisons,
+  estimator,
+  *,
+  num_replicas: int,
+  batch_size: int | str | None = "auto",
+  soft=None,
+  progress=None,
+  resampling: str = "auto",
+) -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
   Replicas either reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
@@ -171,13 +202,27 @@ def bootstrap_hard_memberships(key, comparisons: Comparisons, estimator, *, num_
   batch = min(batch_size or chunk, chunk)
   dtype = estimator.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
-  static = dict(name=estimator.name, refit_steps=estimator.refit_steps, chunk=chunk, batch=batch,
-                with_soft=soft is not None, parametric=parametric)
+  static = dict(
+    name=estimator.name,
+    refit_steps=estimator.refit_steps,
+    chunk=chunk,
+    batch=batch,
+    with_soft=soft is not None,
+    parametric=parametric,
+  )
   parts, beats = [], np.zeros(estimator.edges.shape, dtype=np.int64)
   for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
     valid = min(chunk, num_replicas - c * chunk)
-    out = _bootstrap_chunk(k, comparisons, estimator.replica_state(), estimator.edges, jnp.asarray(valid, jnp.int32),
-                           jnp.asarray(tau, dtype), jnp.asarray(gamma, dtype), **static)
+    out = _bootstrap_chunk(
+      k,
+      comparisons,
+      estimator.replica_state(),
+      estimator.edges,
+      jnp.asarray(valid, jnp.int32),
+      jnp.asarray(tau, dtype),
+      jnp.asarray(gamma, dtype),
+      **static,
+    )
     beats += np.asarray(out[2])
     parts.append([np.asarray(x)[:valid] for i, x in enumerate(out) if i != 2])
     if progress is not None:

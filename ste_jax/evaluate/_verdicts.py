@@ -113,12 +113,18 @@ def certified_memberships(beats, confidence) -> CertifiedMemberships:
   """
   beats = jnp.asarray(beats)
   if not jnp.issubdtype(beats.dtype, jnp.floating):
-    raise TypeError(f"beats must be a floating array of orientation probabilities, got dtype {beats.dtype}.")
+    raise TypeError(
+      f"beats must be a floating array of orientation probabilities, got dtype {beats.dtype}."
+    )
   check_square(beats, "beats")
   sure = beats >= jnp.asarray(confidence, beats.dtype)
   possible = ~jnp.swapaxes(sure, -1, -2)
-  return CertifiedMemberships(exact.reach_all(sure), exact.reach_all(possible),
-                              exact.kings_in_relation(sure), exact.kings_in_relation(possible))
+  return CertifiedMemberships(
+    exact.reach_all(sure),
+    exact.reach_all(possible),
+    exact.kings_in_relation(sure),
+    exact.kings_in_relation(possible),
+  )
 
 
 def certificate_labels(is_in, possible) -> np.ndarray:
@@ -168,7 +174,9 @@ def core_candidates(memberships, level: float) -> CoreCandidates:
   """
   m = np.asarray(memberships)
   if m.ndim != 2 or m.dtype != bool or m.shape[0] < 1:
-    raise ValueError(f"memberships must be a boolean array of shape (num_replicas >= 1, n); got {m.dtype} {m.shape}.")
+    raise ValueError(
+      f"memberships must be a boolean array of shape (num_replicas >= 1, n); got {m.dtype} {m.shape}."
+    )
   level = float(level)
   if not 0.0 < level <= 1.0:
     raise ValueError(f"level must be in (0, 1], got {level}.")
@@ -178,7 +186,9 @@ def core_candidates(memberships, level: float) -> CoreCandidates:
   position[order] = np.arange(m.shape[1])
   # A replica's core is inside the first k agents iff its last member (in that order) is before k.
   last = np.where(m, position[None, :], -1).max(axis=1)
-  covered = np.cumsum(np.bincount(last + 1, minlength=m.shape[1] + 1)) / m.shape[0]  # [k]: share with last < k
+  covered = (
+    np.cumsum(np.bincount(last + 1, minlength=m.shape[1] + 1)) / m.shape[0]
+  )  # [k]: share with last < k
   k = int(np.argmax(covered >= level - 1e-12))
   if k > 0:
     k = int(np.searchsorted(-p[order], -p[order[k - 1]], side="right"))
@@ -219,8 +229,9 @@ class MembershipVerdicts:
   beats: np.ndarray
 
 
-def verdicts_from_replicas(top_cycle, uncovered, beats, *, confidence: float = 0.95,
-                           observed=None) -> MembershipVerdicts:
+def verdicts_from_replicas(
+  top_cycle, uncovered, beats, *, confidence: float = 0.95, observed=None
+) -> MembershipVerdicts:
   """Verdicts from replicas' hard memberships and their edge orientations.
 
   Args:
@@ -240,22 +251,32 @@ def verdicts_from_replicas(top_cycle, uncovered, beats, *, confidence: float = 0
   for name, m in (("top_cycle", top_cycle), ("uncovered", uncovered)):
     m = np.asarray(m)
     if m.ndim != 2 or m.dtype != bool:
-      raise ValueError(f"{name} must be a boolean array of shape (num_replicas, n); got {m.dtype} {m.shape}.")
+      raise ValueError(
+        f"{name} must be a boolean array of shape (num_replicas, n); got {m.dtype} {m.shape}."
+      )
     ms.append(m)
   beats = np.asarray(beats, dtype=np.float64)
   n = ms[0].shape[1]
   if beats.shape != (n, n) or ms[1].shape != ms[0].shape:
-    raise ValueError(f"beats must be ({n}, {n}) and the memberships of equal shapes; got {beats.shape}, "
-                     f"{ms[0].shape}, {ms[1].shape}.")
+    raise ValueError(
+      f"beats must be ({n}, {n}) and the memberships of equal shapes; got {beats.shape}, "
+      f"{ms[0].shape}, {ms[1].shape}."
+    )
   if observed is not None:
     observed = np.asarray(observed, dtype=bool)
     if observed.shape != (n, n):
       raise ValueError(f"observed must be a ({n}, {n}) boolean mask, got shape {observed.shape}.")
     beats = np.where(observed, beats, 0.0)
   cert = certified_memberships(jnp.asarray(beats), c)
-  out = [Verdicts(m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]), core_candidates(m, c))
-         for m, is_in, possible in ((ms[0], cert.top_cycle_in, cert.top_cycle_possible),
-                                    (ms[1], cert.uncovered_in, cert.uncovered_possible))]
+  out = [
+    Verdicts(
+      m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]), core_candidates(m, c)
+    )
+    for m, is_in, possible in (
+      (ms[0], cert.top_cycle_in, cert.top_cycle_possible),
+      (ms[1], cert.uncovered_in, cert.uncovered_possible),
+    )
+  ]
   return MembershipVerdicts(*out, beats)
 
 
@@ -267,10 +288,18 @@ def _stack_memberships(P):
   return tc, uc, jnp.mean(strict, axis=0, dtype=P.dtype)
 
 
-def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "auto", num_replicas: int = 200,
-                        key=None, batch_size: int | str | None = "auto", certify_imputed: bool = False,
-                        resampling: str = "auto",
-                        record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE) -> MembershipVerdicts:
+def membership_verdicts(
+  data,
+  *,
+  confidence: float = 0.95,
+  estimator: str = "auto",
+  num_replicas: int = 200,
+  key=None,
+  batch_size: int | str | None = "auto",
+  certify_imputed: bool = False,
+  resampling: str = "auto",
+  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
+) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
 
   Args:
@@ -309,16 +338,24 @@ def membership_verdicts(data, *, confidence: float = 0.95, estimator: str = "aut
     name, _ = _estimators.resolve_estimator(estimator, data)
     key = jax.random.key(0) if key is None else key
     k_fit, k_boot = jax.random.split(key)
-    est = _estimators.build_estimator(name, data, key=k_fit, model_options={"record_tolerance": record_tolerance})
-    boot = bootstrap_hard_memberships(k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size,
-                                      resampling=resampling)
+    est = _estimators.build_estimator(
+      name, data, key=k_fit, model_options={"record_tolerance": record_tolerance}
+    )
+    boot = bootstrap_hard_memberships(
+      k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size, resampling=resampling
+    )
     observed = None if certify_imputed else np.asarray(pair_counts(data).totals) > 0
-    return verdicts_from_replicas(boot.top_cycle, boot.uncovered, boot.beats, confidence=confidence,
-                                  observed=observed)
+    return verdicts_from_replicas(
+      boot.top_cycle, boot.uncovered, boot.beats, confidence=confidence, observed=observed
+    )
   P = jnp.asarray(data)
   if P.ndim != 3 or P.shape[-1] != P.shape[-2]:
-    raise ValueError(f"data must be Comparisons or a (R, n, n) stack of tournaments; got shape {tuple(P.shape)}.")
+    raise ValueError(
+      f"data must be Comparisons or a (R, n, n) stack of tournaments; got shape {tuple(P.shape)}."
+    )
   if not jnp.issubdtype(P.dtype, jnp.floating):
     raise TypeError(f"data must be a floating (R, n, n) stack of tournaments, got dtype {P.dtype}.")
   tc, uc, beats = _stack_memberships(P)
-  return verdicts_from_replicas(np.asarray(tc), np.asarray(uc), np.asarray(beats), confidence=confidence)
+  return verdicts_from_replicas(
+    np.asarray(tc), np.asarray(uc), np.asarray(beats), confidence=confidence
+  )

@@ -9,7 +9,9 @@ import numpy as np
 
 from ste_jax import exact
 
-LOTTERY_WITNESS_MAX_AGENTS = 1000  # the interior-point solve costs O(n^3) per step: seconds at n = 1000
+LOTTERY_WITNESS_MAX_AGENTS = (
+  1000  # the interior-point solve costs O(n^3) per step: seconds at n = 1000
+)
 _LOTTERY_SHOWN = 6  # support entries spelled out
 
 
@@ -51,10 +53,17 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
   leaves = [v for v in range(n) if reached[v] and not is_parent[v] and v != index]
 
   def step(u, v):
-    return {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": bool(via_tie[v])}
+    return {
+      "agent": agents[v],
+      "p": float(P[u, v]),
+      "games": float(games[u, v]),
+      "tie": bool(via_tie[v]),
+    }
 
   chains = []
-  for leaf in sorted(leaves, key=lambda v: [agents[u] for u in exact.witness_path(parent, index, v)]):
+  for leaf in sorted(
+    leaves, key=lambda v: [agents[u] for u in exact.witness_path(parent, index, v)]
+  ):
     path = exact.witness_path(parent, index, leaf)
     chains.append([{"agent": agents[index]}] + [step(u, v) for u, v in zip(path, path[1:])])
   unreached = sorted(np.flatnonzero(~reached), key=lambda v: (not hard_tc[v], agents[v]))
@@ -63,27 +72,37 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
   cov = exact.coverers(P, index)
   refute = exact.cover_refutations(P, index)
   return {
-      "agent": agents[index],
-      "in_top_cycle": bool(hard_tc[index]),
-      "in_uncovered_set": bool(hard_uc[index]),
-      "top_cycle": [agents[i] for i in np.flatnonzero(hard_tc)],
-      "uncovered_set": [agents[i] for i in np.flatnonzero(hard_uc)],
-      "chains": chains,
-      "unreached": [agents[v] for v in unreached],
-      "beats": [agents[b] for b in beaten],
-      "coverers": [
-          {"agent": agents[c], "p": float(P[c, index]),
-           "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in beaten]}
-          for c in np.flatnonzero(cov)
-      ],
-      "refutations": [
-          {"agent": agents[c], "p": float(P[c, index]), "misses": agents[refute[c]],
-           "p_agent": float(P[index, refute[c]]), "p_other": float(P[c, refute[c]])}
-          for c in np.flatnonzero(refute >= 0)
-      ],
-      "lotteries": lottery_witnesses(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else [],
-      "minimal_covering": covering_set_witness(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else None,
-      "schwartz": schwartz_set_witness(P, games, agents, index),
+    "agent": agents[index],
+    "in_top_cycle": bool(hard_tc[index]),
+    "in_uncovered_set": bool(hard_uc[index]),
+    "top_cycle": [agents[i] for i in np.flatnonzero(hard_tc)],
+    "uncovered_set": [agents[i] for i in np.flatnonzero(hard_uc)],
+    "chains": chains,
+    "unreached": [agents[v] for v in unreached],
+    "beats": [agents[b] for b in beaten],
+    "coverers": [
+      {
+        "agent": agents[c],
+        "p": float(P[c, index]),
+        "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in beaten],
+      }
+      for c in np.flatnonzero(cov)
+    ],
+    "refutations": [
+      {
+        "agent": agents[c],
+        "p": float(P[c, index]),
+        "misses": agents[refute[c]],
+        "p_agent": float(P[index, refute[c]]),
+        "p_other": float(P[c, refute[c]]),
+      }
+      for c in np.flatnonzero(refute >= 0)
+    ],
+    "lotteries": lottery_witnesses(P, agents, index) if n <= LOTTERY_WITNESS_MAX_AGENTS else [],
+    "minimal_covering": covering_set_witness(P, agents, index)
+    if n <= LOTTERY_WITNESS_MAX_AGENTS
+    else None,
+    "schwartz": schwartz_set_witness(P, games, agents, index),
   }
 
 
@@ -117,7 +136,11 @@ def schwartz_set_witness(P, games, agents, index: int) -> dict:
   strict = (P > 0.5) & ~np.eye(n, dtype=bool)
   # A 0/1 copy of the strict relation: the same set in float32, with no rounding of P near 1/2.
   members = np.asarray(exact.schwartz_set(strict.astype(np.float32)))
-  out = {"set": [agents[i] for i in np.flatnonzero(members)], "in": bool(members[index]), "chain": None}
+  out = {
+    "set": [agents[i] for i in np.flatnonzero(members)],
+    "in": bool(members[index]),
+    "chain": None,
+  }
   if members[index]:
     return out
   # Chains of strict wins *into* the agent: the breadth-first tree of the reversed strict relation
@@ -129,10 +152,13 @@ def schwartz_set_witness(P, games, agents, index: int) -> dict:
   paths = [q for q in paths if q]
   if not paths:  # unreachable for a consistent set; no witness claimed
     return out
-  path = min(paths, key=lambda q: (len(q), q[-1]))[::-1]  # nearest member (lowest index on ties) -> agent
+  path = min(paths, key=lambda q: (len(q), q[-1]))[
+    ::-1
+  ]  # nearest member (lowest index on ties) -> agent
   out["chain"] = [{"agent": agents[path[0]]}] + [
-      {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": False}
-      for u, v in zip(path, path[1:])]
+    {"agent": agents[v], "p": float(P[u, v]), "games": float(games[u, v]), "tie": False}
+    for u, v in zip(path, path[1:])
+  ]
   return out
 
 
@@ -159,15 +185,22 @@ def covering_set_witness(P, agents, index: int) -> dict:
   with jax.enable_x64(True):
     members = np.asarray(exact.minimal_covering_set(jnp.asarray(P, jnp.float64)))
   strict = (P > 0.5) & ~np.eye(n, dtype=bool)
-  out = {"set": [agents[i] for i in np.flatnonzero(members)], "in": bool(members[index]), "coverer": None}
+  out = {
+    "set": [agents[i] for i in np.flatnonzero(members)],
+    "in": bool(members[index]),
+    "coverer": None,
+  }
   if members[index]:
     return out
   beaten = members & strict[index]
   coverers = np.flatnonzero(members & strict[:, index] & np.all(strict[:, beaten], axis=1))
   if coverers.size:
     c = coverers[0]
-    out["coverer"] = {"agent": agents[c], "p": float(P[c, index]),
-                      "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in np.flatnonzero(beaten)]}
+    out["coverer"] = {
+      "agent": agents[c],
+      "p": float(P[c, index]),
+      "also_beats": [{"agent": agents[b], "p": float(P[c, b])} for b in np.flatnonzero(beaten)],
+    }
   return out
 
 
@@ -205,12 +238,14 @@ def lottery_witnesses(P, agents, index: int) -> list[dict]:
     scale = max(float(np.abs(M).max()), 1e-300)
     optimal = bool(margins.min() >= -1e-6 * scale)
     top = np.argsort(-p, kind="stable")[:_LOTTERY_SHOWN]
-    out.append({
+    out.append(
+      {
         "set": name,
         "in": bool(support[index]),
         "margin": float(margins[index]),
         "optimal": optimal,
         "witness": optimal and bool(margins[index] > 1e-6 * scale),
         "lottery": [{"agent": agents[b], "p": float(p[b])} for b in top if p[b] > 0],
-    })
+      }
+    )
   return out

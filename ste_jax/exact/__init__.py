@@ -2,16 +2,12 @@
 solutions of arbitrary (complete or partial) Boolean relations, and their witnesses (majority paths
 and covers)."""
 
-from ste_jax.exact._relations import condensation_tiers as condensation_tiers
 from ste_jax.exact._lotteries import bipartisan_set as bipartisan_set
 from ste_jax.exact._lotteries import essential_set as essential_set
 from ste_jax.exact._lotteries import margin_matrix as margin_matrix
 from ste_jax.exact._lotteries import maximal_lottery as maximal_lottery
 from ste_jax.exact._lotteries import maximal_lottery_with_support as maximal_lottery_with_support
-from ste_jax.exact._tournament_sets import BANKS_MAX_N as BANKS_MAX_N
-from ste_jax.exact._tournament_sets import banks_set as banks_set
-from ste_jax.exact._tournament_sets import minimal_covering_set as minimal_covering_set
-from ste_jax.exact._tournament_sets import schwartz_set as schwartz_set
+from ste_jax.exact._relations import condensation_tiers as condensation_tiers
 from ste_jax.exact._relations import kings_in_relation as kings_in_relation
 from ste_jax.exact._relations import reach_all as reach_all
 from ste_jax.exact._relations import uncovered_in_relation as uncovered_in_relation
@@ -20,6 +16,10 @@ from ste_jax.exact._solutions import copeland_set as copeland_set
 from ste_jax.exact._solutions import majority_tournament as majority_tournament
 from ste_jax.exact._solutions import top_cycle as top_cycle
 from ste_jax.exact._solutions import uncovered_set as uncovered_set
+from ste_jax.exact._tournament_sets import BANKS_MAX_N as BANKS_MAX_N
+from ste_jax.exact._tournament_sets import banks_set as banks_set
+from ste_jax.exact._tournament_sets import minimal_covering_set as minimal_covering_set
+from ste_jax.exact._tournament_sets import schwartz_set as schwartz_set
 from ste_jax.exact._witnesses import cover_refutations as cover_refutations
 from ste_jax.exact._witnesses import coverers as coverers
 from ste_jax.exact._witnesses import majority_reach_tree as majority_reach_tree
@@ -27,27 +27,27 @@ from ste_jax.exact._witnesses import reached_agents as reached_agents
 from ste_jax.exact._witnesses import witness_path as witness_path
 
 __all__ = [
-    "BANKS_MAX_N",
-    "banks_set",
-    "bipartisan_set",
-    "condensation_tiers",
-    "condorcet_winner",
-    "copeland_set",
-    "cover_refutations",
-    "coverers",
-    "essential_set",
-    "kings_in_relation",
-    "majority_reach_tree",
-    "majority_tournament",
-    "margin_matrix",
-    "maximal_lottery",
-    "maximal_lottery_with_support",
-    "minimal_covering_set",
-    "reach_all",
-    "reached_agents",
-    "schwartz_set",
-    "top_cycle",
-    "uncovered_in_relation",
-    "uncovered_set",
-    "witness_path",
+  "BANKS_MAX_N",
+  "banks_set",
+  "bipartisan_set",
+  "condensation_tiers",
+  "condorcet_winner",
+  "copeland_set",
+  "cover_refutations",
+  "coverers",
+  "essential_set",
+  "kings_in_relation",
+  "majority_reach_tree",
+  "majority_tournament",
+  "margin_matrix",
+  "maximal_lottery",
+  "maximal_lottery_with_support",
+  "minimal_covering_set",
+  "reach_all",
+  "reached_agents",
+  "schwartz_set",
+  "top_cycle",
+  "uncovered_in_relation",
+  "uncovered_set",
+  "witness_path",
 ]

@@ -53,8 +53,8 @@ References:
 """
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, check_square
 from ste_jax.exact._relations import _over_leading_axes
@@ -142,7 +142,12 @@ def _interior_point(K: jax.Array):
       step = reduced(rp, rd, rc1, rc2)
       for _ in range(2):
         dx, dy, ds, dr = step
-        err = (rp - (A @ dx - ds), rd - (A.T @ dy + dr), rc1 - (r * dx + x * dr), rc2 - (s * dy + y * ds))
+        err = (
+          rp - (A @ dx - ds),
+          rd - (A.T @ dy + dr),
+          rc1 - (r * dx + x * dr),
+          rc2 - (s * dy + y * ds),
+        )
         step = jax.tree.map(jnp.add, step, reduced(*err))
       return step
 
@@ -168,7 +173,9 @@ def _interior_point(K: jax.Array):
   # gives A^T y <= 3/4 < 1 for y = 1/(2n); Newton steps keep the linear constraints.
   x0, y0 = 3.0 * one / n, 0.5 * one / n
   start = (x0, y0, A @ x0 - one, one - A.T @ y0)
-  (x, _, _, r), _, _ = lax.while_loop(cond, body, (start, jnp.zeros((), jnp.int32), jnp.zeros((), bool)))
+  (x, _, _, r), _, _ = lax.while_loop(
+    cond, body, (start, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
+  )
   return x, r
 
 
@@ -259,7 +266,14 @@ def _maximal_lottery_single(M: jax.Array):
     changed = jnp.any(S_new != S) | jnp.any(T_new != T)
     return S_new, T_new, p, verified, changed, it + 1
 
-  init = (support, support, p_ipm, jnp.zeros((), bool), jnp.ones((), bool), jnp.zeros((), jnp.int32))
+  init = (
+    support,
+    support,
+    p_ipm,
+    jnp.zeros((), bool),
+    jnp.ones((), bool),
+    jnp.zeros((), jnp.int32),
+  )
   support, _, p, verified, _, _ = lax.while_loop(cond, body, init)
   all_ties = scale == 0
   uniform = jnp.full((n,), 1.0 / n, dtype)
@@ -292,9 +306,17 @@ def maximal_lottery_with_support(M) -> tuple[jax.Array, jax.Array, jax.Array]:
   M = as_float_array(M, "M")
   n = check_square(M, "M")
   if n == 0:
-    return jnp.zeros(M.shape[:-1], M.dtype), jnp.zeros(M.shape[:-1], bool), jnp.ones(M.shape[:-2], bool)
+    return (
+      jnp.zeros(M.shape[:-1], M.dtype),
+      jnp.zeros(M.shape[:-1], bool),
+      jnp.ones(M.shape[:-2], bool),
+    )
   if n == 1:
-    return jnp.ones(M.shape[:-1], M.dtype), jnp.ones(M.shape[:-1], bool), jnp.ones(M.shape[:-2], bool)
+    return (
+      jnp.ones(M.shape[:-1], M.dtype),
+      jnp.ones(M.shape[:-1], bool),
+      jnp.ones(M.shape[:-2], bool),
+    )
   return _maximal_lottery(M)
 
 

@@ -31,8 +31,8 @@ all of its BFS levels; no benchmark script in ``benchmarks/`` times these kernel
 from collections.abc import Callable
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import check_square, eye_mask
 from ste_jax.ops._batching import flatten_batch, unflatten_batch, vmap_by_platform

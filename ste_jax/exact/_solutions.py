@@ -109,7 +109,9 @@ def condorcet_winner(P) -> jax.Array:
   n = A.shape[-1]
   wins = jnp.sum(A, axis=-1, dtype=jnp.int32)
   is_winner = wins == n - 1
-  return jnp.where(jnp.any(is_winner, axis=-1), jnp.argmax(is_winner, axis=-1), -1).astype(jnp.int32)
+  return jnp.where(jnp.any(is_winner, axis=-1), jnp.argmax(is_winner, axis=-1), -1).astype(
+    jnp.int32
+  )
 
 
 def copeland_set(P) -> jax.Array:

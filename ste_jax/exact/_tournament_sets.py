@@ -10,8 +10,8 @@ top_cycle``; every solution is the Condorcet winner when there is one.
 import functools
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, check_square
 from ste_jax.exact._lotteries import _maximal_lottery_single, _tolerance, margin_matrix
@@ -174,7 +174,9 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
 
   def bucket(X):
     """Index in ``sizes`` of the smallest bucket that holds the agents of ``X``."""
-    return jnp.sum(jnp.sum(X, dtype=jnp.int32) > jnp.asarray(sizes[:-1], jnp.int32), dtype=jnp.int32)
+    return jnp.sum(
+      jnp.sum(X, dtype=jnp.int32) > jnp.asarray(sizes[:-1], jnp.int32), dtype=jnp.int32
+    )
 
   def by_bucket(branches, X, *args):
     """Calls the branch of the smallest bucket that holds the agents of ``X``."""
@@ -194,7 +196,11 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
   def best(C, X, k):
     """The ``k`` agents of ``X`` (a subset of ``C``) with the highest Copeland scores within ``C``."""
     score = jnp.where(X, K @ C.astype(K.dtype), -jnp.inf)
-    rank = jnp.zeros(n, jnp.int32).at[jnp.argsort(-score, stable=True)].set(jnp.arange(n, dtype=jnp.int32))
+    rank = (
+      jnp.zeros(n, jnp.int32)
+      .at[jnp.argsort(-score, stable=True)]
+      .set(jnp.arange(n, dtype=jnp.int32))
+    )
     return X & (rank < k)
 
   def first_subset(C, bp_size):
@@ -205,7 +211,9 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
     """Adds the agents ``late`` to ``S``; all of ``C`` once ``S`` exceeds ``|C| / 4`` or its bucket."""
     B, W, C, S = state
     S = S | late
-    full = (4 * jnp.sum(S, dtype=jnp.int32) > jnp.sum(C, dtype=jnp.int32)) | (bucket(S) == bucket(C))
+    full = (4 * jnp.sum(S, dtype=jnp.int32) > jnp.sum(C, dtype=jnp.int32)) | (
+      bucket(S) == bucket(C)
+    )
     return B, W, C, jnp.where(full, C, S)
 
   def commit(state, support):
@@ -230,7 +238,12 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
 
   # The first round, from B = {}, solves the LP on all agents that no agent dominates.
   C = _undominated_padded(K, jnp.ones(n, bool), n)
-  init = (jnp.zeros(n, bool), jnp.zeros((n, n), jnp.float32), C, first_subset(C, jnp.zeros((), jnp.int32)))
+  init = (
+    jnp.zeros(n, bool),
+    jnp.zeros((n, n), jnp.float32),
+    C,
+    first_subset(C, jnp.zeros((), jnp.int32)),
+  )
   B, _, _, _ = lax.while_loop(cond, body, init)
   return B
 
@@ -311,7 +324,9 @@ def _banks_single(P: jax.Array) -> jax.Array:
   n = P.shape[-1]
   off = ~jnp.eye(n, dtype=bool)
   bits = jnp.left_shift(jnp.int32(1), jnp.arange(n, dtype=jnp.int32))  # (n,)
-  beats = jnp.sum(jnp.where((P > 0.5) & off, bits[None, :], 0), axis=-1, dtype=jnp.int32)  # whom a beats
+  beats = jnp.sum(
+    jnp.where((P > 0.5) & off, bits[None, :], 0), axis=-1, dtype=jnp.int32
+  )  # whom a beats
   ties = jnp.sum(jnp.where((P == 0.5) & off, bits[None, :], 0), axis=-1, dtype=jnp.int32)
   subsets = jnp.arange(1 << n, dtype=jnp.int32)
   member = (subsets[:, None] & bits[None, :]) != 0  # (2**n, n)
@@ -360,8 +375,8 @@ def banks_set(P) -> jax.Array:
   n = check_square(P, "P")
   if n > BANKS_MAX_N:
     raise ValueError(
-        f"banks_set enumerates all 2**n subsets and accepts n <= {BANKS_MAX_N}; P has n = {n}. "
-        "Use uncovered_set or minimal_covering_set (supersets of the Banks set on tournaments)."
+      f"banks_set enumerates all 2**n subsets and accepts n <= {BANKS_MAX_N}; P has n = {n}. "
+      "Use uncovered_set or minimal_covering_set (supersets of the Banks set on tournaments)."
     )
   if n == 0:
     return jnp.zeros(P.shape[:-1], bool)

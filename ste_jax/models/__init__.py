@@ -16,13 +16,13 @@ from ._tournament import marginal_tournament as marginal_tournament
 from ._tournament import pairwise_logits as pairwise_logits
 
 __all__ = [
-    "BradleyTerryLogit",
-    "IntransitiveLogit",
-    "IntransitiveParams",
-    "PairwiseLogit",
-    "init_intransitive_params",
-    "intransitive_logits",
-    "intransitive_tournament",
-    "marginal_tournament",
-    "pairwise_logits",
+  "BradleyTerryLogit",
+  "IntransitiveLogit",
+  "IntransitiveParams",
+  "PairwiseLogit",
+  "init_intransitive_params",
+  "intransitive_logits",
+  "intransitive_tournament",
+  "marginal_tournament",
+  "pairwise_logits",
 ]

@@ -20,9 +20,9 @@ Flax NNX module with the package's pairwise-model call protocol ``model(a, b, x=
 
 from typing import NamedTuple
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
-from flax import nnx
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._validation import validate_int
@@ -44,8 +44,9 @@ class IntransitiveParams(NamedTuple):
   mask: jax.Array
 
 
-def init_intransitive_params(key, num_agents: int, max_rank: int, *, rank: int | None = None, scale=0.1,
-                             dtype=None) -> IntransitiveParams:
+def init_intransitive_params(
+  key, num_agents: int, max_rank: int, *, rank: int | None = None, scale=0.1, dtype=None
+) -> IntransitiveParams:
   """Zero strengths and small random factors (zero factors are a saddle point of the fit).
 
   Args:
@@ -64,10 +65,10 @@ def init_intransitive_params(key, num_agents: int, max_rank: int, *, rank: int |
   ku, kv = jax.random.split(key)
   shape = (num_agents, max_rank)
   return IntransitiveParams(
-      strength=jnp.zeros((num_agents,), dtype),
-      u=scale * jax.random.normal(ku, shape, dtype),
-      v=scale * jax.random.normal(kv, shape, dtype),
-      mask=(jnp.arange(max_rank) < rank).astype(dtype),
+    strength=jnp.zeros((num_agents,), dtype),
+    u=scale * jax.random.normal(ku, shape, dtype),
+    v=scale * jax.random.normal(kv, shape, dtype),
+    mask=(jnp.arange(max_rank) < rank).astype(dtype),
   )
 
 

@@ -16,10 +16,10 @@ training code, so a user's own module that follows it (for example one that wrap
 
 from collections.abc import Callable, Sequence
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._validation import validate_int
@@ -32,18 +32,26 @@ def _param_dtype(param_dtype) -> np.dtype:
   return dtype
 
 
-def _init_agent_embedding(module, num_agents, num_context_features, embedding_dim, param_dtype, rngs) -> int:
+def _init_agent_embedding(
+  module, num_agents, num_context_features, embedding_dim, param_dtype, rngs
+) -> int:
   """Validates the shared constructor arguments, sets ``num_agents``, ``num_context_features``,
   ``param_dtype`` and the agent ``embedding`` on ``module``; returns the embedding size."""
   module.num_agents = validate_int(num_agents, "num_agents")
-  module.num_context_features = validate_int(num_context_features, "num_context_features", minimum=0)
+  module.num_context_features = validate_int(
+    num_context_features, "num_context_features", minimum=0
+  )
   embedding_dim = validate_int(embedding_dim, "embedding_dim")
   module.param_dtype = _param_dtype(param_dtype)
-  module.embedding = nnx.Embed(module.num_agents, embedding_dim, param_dtype=module.param_dtype, rngs=rngs)
+  module.embedding = nnx.Embed(
+    module.num_agents, embedding_dim, param_dtype=module.param_dtype, rngs=rngs
+  )
   return embedding_dim
 
 
-def _mlp(in_features: int, hidden_features: Sequence[int], activation, dtype, rngs) -> nnx.Sequential:
+def _mlp(
+  in_features: int, hidden_features: Sequence[int], activation, dtype, rngs
+) -> nnx.Sequential:
   """``in_features -> hidden... -> 1`` MLP (Linear layers with ``activation`` in between)."""
   layers = []
   width = in_features
@@ -76,7 +84,9 @@ def _prepare(a, b, x, num_context_features: int, dtype):
   if not jnp.issubdtype(x.dtype, jnp.floating):
     raise ValueError(f"x must be a floating array, got dtype {x.dtype}.")
   if x.ndim < 1 or x.shape[-1] != d:
-    raise ValueError(f"x must have shape (..., {d}) (num_context_features={d}); got {tuple(x.shape)}.")
+    raise ValueError(
+      f"x must have shape (..., {d}) (num_context_features={d}); got {tuple(x.shape)}."
+    )
   try:
     x = jnp.broadcast_to(x, shape + (d,))
   except ValueError as e:
@@ -131,19 +141,26 @@ class PairwiseLogit(nnx.Module):
   """
 
   def __init__(
-      self,
-      num_agents: int,
-      *,
-      num_context_features: int = 0,
-      embedding_dim: int = 16,
-      hidden_features: Sequence[int] = (64, 64),
-      activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
-      param_dtype=None,
-      rngs: nnx.Rngs,
+    self,
+    num_agents: int,
+    *,
+    num_context_features: int = 0,
+    embedding_dim: int = 16,
+    hidden_features: Sequence[int] = (64, 64),
+    activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
+    param_dtype=None,
+    rngs: nnx.Rngs,
   ):
-    embedding_dim = _init_agent_embedding(self, num_agents, num_context_features, embedding_dim, param_dtype, rngs)
-    self.g = _mlp(2 * embedding_dim + self.num_context_features, tuple(hidden_features), activation,
-                  self.param_dtype, rngs)
+    embedding_dim = _init_agent_embedding(
+      self, num_agents, num_context_features, embedding_dim, param_dtype, rngs
+    )
+    self.g = _mlp(
+      2 * embedding_dim + self.num_context_features,
+      tuple(hidden_features),
+      activation,
+      self.param_dtype,
+      rngs,
+    )
 
   def __call__(self, a, b, x=None) -> jax.Array:
     """Logits ``h(a, b, x)``.
@@ -194,19 +211,26 @@ class BradleyTerryLogit(nnx.Module):
   """
 
   def __init__(
-      self,
-      num_agents: int,
-      *,
-      num_context_features: int = 0,
-      embedding_dim: int = 16,
-      hidden_features: Sequence[int] = (64,),
-      activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
-      param_dtype=None,
-      rngs: nnx.Rngs,
+    self,
+    num_agents: int,
+    *,
+    num_context_features: int = 0,
+    embedding_dim: int = 16,
+    hidden_features: Sequence[int] = (64,),
+    activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
+    param_dtype=None,
+    rngs: nnx.Rngs,
   ):
-    embedding_dim = _init_agent_embedding(self, num_agents, num_context_features, embedding_dim, param_dtype, rngs)
-    self.s = _mlp(embedding_dim + self.num_context_features, tuple(hidden_features), activation,
-                  self.param_dtype, rngs)
+    embedding_dim = _init_agent_embedding(
+      self, num_agents, num_context_features, embedding_dim, param_dtype, rngs
+    )
+    self.s = _mlp(
+      embedding_dim + self.num_context_features,
+      tuple(hidden_features),
+      activation,
+      self.param_dtype,
+      rngs,
+    )
 
   def strength(self, a, x=None) -> jax.Array:
     """Contextual strengths ``s(a, x)`` of shape ``a.shape`` (``x``: ``(..., d)`` or ``None``)."""

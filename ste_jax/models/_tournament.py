@@ -11,7 +11,7 @@ def _num_agents(model, num_agents) -> int:
     num_agents = getattr(model, "num_agents", None)
     if num_agents is None:
       raise ValueError(
-          "cannot infer the number of agents: the model has no `num_agents` attribute; pass num_agents=."
+        "cannot infer the number of agents: the model has no `num_agents` attribute; pass num_agents=."
       )
   if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
     raise ValueError(f"num_agents must be an integer >= 1, got {num_agents!r}.")
@@ -35,7 +35,9 @@ def pairwise_logits(model, comparisons, *, context_features=None) -> jax.Array:
   if context_features is not None:
     table = as_float_array(context_features, "context_features")
     if table.ndim != 2:
-      raise ValueError(f"context_features must have shape (num_contexts, d); got {tuple(table.shape)}.")
+      raise ValueError(
+        f"context_features must have shape (num_contexts, d); got {tuple(table.shape)}."
+      )
     x = jnp.take(table, comparisons.context, axis=0)
   return model(comparisons.a, comparisons.b, x)
 

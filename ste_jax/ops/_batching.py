@@ -108,10 +108,12 @@ def vmap_by_platform(fun: Callable) -> Callable:
     leaves, treedef = jax.tree.flatten(list(args))
     batched = jax.tree.leaves(list(in_batched))
     out = run_batch(
-        # Each item calls ``wrapped`` again, so an enclosing vmap meets this rule once more.
-        lambda *leaves: wrapped(*treedef.unflatten(leaves)),
-        lambda *leaves: fun(*treedef.unflatten(leaves)),
-        leaves, batched, axis_size,
+      # Each item calls ``wrapped`` again, so an enclosing vmap meets this rule once more.
+      lambda *leaves: wrapped(*treedef.unflatten(leaves)),
+      lambda *leaves: fun(*treedef.unflatten(leaves)),
+      leaves,
+      batched,
+      axis_size,
     )
     return out, jax.tree.map(lambda _: True, out)
 
@@ -155,7 +157,9 @@ def run_batch(per_item: Callable, vectorizable: Callable, args, batched, axis_si
     return looped(*args)
   if mode == "vectorize":
     return vectorized(*args)
-  return lax.platform_dependent(*args, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS_AUTO})
+  return lax.platform_dependent(
+    *args, default=vectorized, **{platform: looped for platform in _LOOP_PLATFORMS_AUTO}
+  )
 
 
 def flatten_batch(x: jax.Array, core_ndim: int):

@@ -46,8 +46,12 @@ def _is_numeric(value) -> bool:
   return False
 
 
-def compiled_entry(*, temperatures: tuple[str, ...] = (), static: tuple[str, ...] = (),
-                   positive: tuple[str, ...] = ()):
+def compiled_entry(
+  *,
+  temperatures: tuple[str, ...] = (),
+  static: tuple[str, ...] = (),
+  positive: tuple[str, ...] = (),
+):
   """Decorator: calls of the operator run as one ``jax.jit``-compiled computation (module docstring).
 
   Args:

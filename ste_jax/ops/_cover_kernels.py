@@ -41,8 +41,8 @@ import functools
 import math
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import eye_mask, split_temperature
 from ste_jax.ops import _native
@@ -168,13 +168,19 @@ def _map_tiles(D, Y, tile_fn, num_outputs):
 
   def a_block(a0):
     Da = lax.dynamic_slice_in_dim(D_a, a0, a_rows)  # (a, b)
-    return lax.map(lambda c0: tile_fn(Da, lax.dynamic_slice_in_dim(Y_c, c0, c_rows)), _block_starts(n, c_rows))
+    return lax.map(
+      lambda c0: tile_fn(Da, lax.dynamic_slice_in_dim(Y_c, c0, c_rows)), _block_starts(n, c_rows)
+    )
 
   outputs = lax.map(a_block, _block_starts(n, a_rows))  # each (a blocks, c blocks, c_rows * a_rows)
 
   def assemble(x):
     na, nc = x.shape[:2]
-    return x.reshape(na, nc, c_rows, a_rows).transpose(1, 2, 0, 3).reshape(nc * c_rows, na * a_rows)[:n, :n]
+    return (
+      x.reshape(na, nc, c_rows, a_rows)
+      .transpose(1, 2, 0, 3)
+      .reshape(nc * c_rows, na * a_rows)[:n, :n]
+    )
 
   return tuple(assemble(x) for x in outputs[:num_outputs])
 
@@ -213,10 +219,12 @@ def _forward_by_one(D, Y, g):
 def _soft_forward(D, Y, g):
   """``(S, aux)`` of the soft value kernel in JAX: the shift by ``1`` or by each pair's maximum."""
   return lax.cond(
-      g >= _SHIFT_BY_ONE_MIN_GAMMA,
-      lambda D, Y, g: _forward_by_one(D, Y, g),
-      functools.partial(_forward_by_max, hard=False),
-      D, Y, g,
+    g >= _SHIFT_BY_ONE_MIN_GAMMA,
+    lambda D, Y, g: _forward_by_one(D, Y, g),
+    functools.partial(_forward_by_max, hard=False),
+    D,
+    Y,
+    g,
   )
 
 
@@ -288,7 +296,9 @@ def tangent_single(D, g, D_dot, g_dot, *, hard):
     # D_dot their tangents are 0 too, so their weights only enter each pair's sum (subtracted in
     # the tiles).
     D_dot = jnp.where(eye_mask(D), jnp.zeros_like(D_dot), D_dot)
-  eye = eye_mask(D)  # the pairs c = a are not pairs: their tangent is 0, as the reverse pass ignores them
+  eye = eye_mask(
+    D
+  )  # the pairs c = a are not pairs: their tangent is 0, as the reverse pass ignores them
   if hard:
     v_dot = _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
     return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
@@ -297,13 +307,17 @@ def tangent_single(D, g, D_dot, g_dot, *, hard):
   # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
   branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
   v_dot = lax.switch(
-      branch,
-      [
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights),
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_max),
-          lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_one),
-      ],
-      D, Y, g, D_dot, g_dot,
+    branch,
+    [
+      lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights),
+      lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_max),
+      lambda D, Y, g, D_dot, g_dot: _tangent_tiles(D, Y, g, D_dot, g_dot, _soft_weights_by_one),
+    ],
+    D,
+    Y,
+    g,
+    D_dot,
+    g_dot,
   )
   return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
 
@@ -312,7 +326,11 @@ def _hard_weights(term, g):
   """``(e, e0, S)``: ``1`` at each pair's maximizers over axis 0 (``e0``: a zero term's), ``S`` the maximum."""
   del g
   S = jnp.max(term, axis=0)
-  return _weights_by_max(term, S[None, :], None, True), _weights_by_max(jnp.zeros_like(S), S, None, True), S
+  return (
+    _weights_by_max(term, S[None, :], None, True),
+    _weights_by_max(jnp.zeros_like(S), S, None, True),
+    S,
+  )
 
 
 def _soft_weights_by_max(term, g):
@@ -322,7 +340,11 @@ def _soft_weights_by_max(term, g):
   """
   S = lax.stop_gradient(jnp.max(term, axis=0))
   inv_g = 1.0 / g
-  return _weights_by_max(term, S[None, :], inv_g, False), _weights_by_max(jnp.zeros_like(S), S, inv_g, False), S
+  return (
+    _weights_by_max(term, S[None, :], inv_g, False),
+    _weights_by_max(jnp.zeros_like(S), S, inv_g, False),
+    S,
+  )
 
 
 def _soft_weights_by_one(term, g):
@@ -412,10 +434,17 @@ def _soft_backward_sums(D, Y, S, scale, g):
   """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift the forward used (:func:`forward_single`)."""
   inv_g = 1.0 / _divisor(g)
   return lax.cond(
-      g >= _SHIFT_BY_ONE_MIN_GAMMA,
-      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)),
-      lambda D, Y, S, scale: _backward_sums(D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)),
-      D, Y, S, scale,
+    g >= _SHIFT_BY_ONE_MIN_GAMMA,
+    lambda D, Y, S, scale: _backward_sums(
+      D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)
+    ),
+    lambda D, Y, S, scale: _backward_sums(
+      D, Y, S, scale, lambda term, S: _weights_by_max(term, S, inv_g, False)
+    ),
+    D,
+    Y,
+    S,
+    scale,
   )
 
 
@@ -432,7 +461,10 @@ def _backward_sums(D, Y, S, scale, weights):
   n = D.shape[-1]
   a_rows = _backward_block_rows(n)
   DT_a = _pad_rows(D, a_rows).T  # (b, a): a minor
-  S_a, scale_a = _pad_rows(S.T, a_rows).T, _pad_rows(scale.T, a_rows).T  # (c, a); padded pairs: scale 0
+  S_a, scale_a = (
+    _pad_rows(S.T, a_rows).T,
+    _pad_rows(scale.T, a_rows).T,
+  )  # (c, a); padded pairs: scale 0
 
   def a_block(d_c, a0):
     Da = lax.dynamic_slice_in_dim(DT_a, a0, a_rows, axis=1)  # (b, a)

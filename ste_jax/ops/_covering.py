@@ -26,10 +26,10 @@ block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tens
 import functools
 
 import jax
-import jax.extend
-import jax.numpy as jnp
 from jax.custom_derivatives import SymbolicZero
+import jax.extend
 from jax.interpreters import ad, batching, mlir
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, is_static_zero
 from ste_jax.ops._batching import flatten_batch, run_batch, unflatten_batch, vmap_by_platform
@@ -74,7 +74,9 @@ def _cover_parts_jvp(hard, primals, tangents):
   if D_dot is None and g_dot is None:
     return (v, S, aux), (jnp.zeros_like(v),) + zeros
   linear = tuple(t for t in (D_dot, g_dot) if t is not None)
-  v_dot = _cover_tangent_p.bind(D, g, S, aux, *linear, hard=hard, with_D_dot=D_dot is not None, with_g_dot=g_dot is not None)
+  v_dot = _cover_tangent_p.bind(
+    D, g, S, aux, *linear, hard=hard, with_D_dot=D_dot is not None, with_g_dot=g_dot is not None
+  )
   return (v, S, aux), (v_dot,) + zeros
 
 
@@ -110,12 +112,12 @@ def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
   """Second order: the JAX tangent map differentiated by JAX (``S``, ``aux`` only shift the weights)."""
   D, g, _, _, D_dot, g_dot = _split_tangent_operands(primals, with_D_dot, with_g_dot)
   tD, tg, _, _, tD_dot, tg_dot = _split_tangent_operands(
-      [ad.instantiate_zeros(t) for t in tangents], with_D_dot, with_g_dot
+    [ad.instantiate_zeros(t) for t in tangents], with_D_dot, with_g_dot
   )
   return jax.jvp(
-      lambda D, g, D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard),
-      (D, g, D_dot, g_dot),
-      (tD, tg, tD_dot, tg_dot),
+    lambda D, g, D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard),
+    (D, g, D_dot, g_dot),
+    (tD, tg, tD_dot, tg_dot),
   )
 
 
@@ -137,16 +139,20 @@ def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
   size = next(a.shape[d] for a, d, b in zip(args, dims, batched) if b)
   args = [jnp.moveaxis(a, d, 0) if b else a for a, d, b in zip(args, dims, batched)]
   out = run_batch(
-      lambda *a: _cover_tangent_p.bind(*a, **params),
-      functools.partial(_cover_tangent_impl, **params),
-      args, batched, size,
+    lambda *a: _cover_tangent_p.bind(*a, **params),
+    functools.partial(_cover_tangent_impl, **params),
+    args,
+    batched,
+    size,
   )
   return out, 0
 
 
 _cover_tangent_p.def_impl(_cover_tangent_impl)
 _cover_tangent_p.def_abstract_eval(lambda D, *_, **__: D)  # v_dot: D's shape and dtype
-mlir.register_lowering(_cover_tangent_p, mlir.lower_fun(_cover_tangent_impl, multiple_results=False))
+mlir.register_lowering(
+  _cover_tangent_p, mlir.lower_fun(_cover_tangent_impl, multiple_results=False)
+)
 ad.primitive_jvps[_cover_tangent_p] = _cover_tangent_jvp
 ad.primitive_transposes[_cover_tangent_p] = _cover_tangent_transpose
 batching.primitive_batchers[_cover_tangent_p] = _cover_tangent_batch
@@ -169,7 +175,9 @@ def _tangent_transpose_jvp(hard, primals, tangents):
   tD, tg, _, _, tct = tangents
 
   def transposed(D, g, ct):
-    dD, dg = jax.linear_transpose(lambda D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard), D, g)(ct)
+    dD, dg = jax.linear_transpose(
+      lambda D_dot, g_dot: tangent_single(D, g, D_dot, g_dot, hard=hard), D, g
+    )(ct)
     return dD, dg
 
   return jax.jvp(transposed, (D, g, ct), (tD, tg, tct))
@@ -208,7 +216,9 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
     v = _cover_violation(D, g, hard)
   else:
     flat, batch = flatten_batch(D, 2)
-    violation = jax.vmap(_cover_violation, in_axes=(0, None, None))  # a loop over items on CPU (vmap_by_platform)
+    violation = jax.vmap(
+      _cover_violation, in_axes=(0, None, None)
+    )  # a loop over items on CPU (vmap_by_platform)
     v = unflatten_batch(violation(flat, g, hard), batch)
   return jnp.where(eye, jnp.zeros_like(v), v)
 

@@ -3,7 +3,13 @@
 import jax
 import jax.numpy as jnp
 
-from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask, split_temperature
+from ste_jax._checks import (
+  as_float_array,
+  as_temperature,
+  check_square,
+  eye_mask,
+  split_temperature,
+)
 
 
 def tempered_sigmoid(x: jax.Array, t: jax.Array) -> jax.Array:

@@ -1,8 +1,8 @@
 """Normalized log-sum-exp extrema (paper §3.3, Eqs. ``normalized_softmin`` and ``normalized_smax``)."""
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, is_static_zero, split_temperature
 

@@ -13,8 +13,8 @@
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
@@ -224,7 +224,9 @@ def _alpha_rank_single(payoff: jax.Array, alpha: jax.Array, m: int) -> jax.Array
   def term(l):
     l = l.astype(dtype)
     tri = l * (l + 1) / 2
-    total = pi_rr * (l * (l - 1) / 2) + pi_rs * (l * m - tri) - pi_sr * tri - pi_ss * (l * (m - 1) - tri)
+    total = (
+      pi_rr * (l * (l - 1) / 2) + pi_rs * (l * m - tri) - pi_sr * tri - pi_ss * (l * (m - 1) - tri)
+    )
     return -alpha * total / (m - 1)
 
   def step(acc, l):
@@ -296,7 +298,9 @@ def alpha_rank(payoff, *, alpha, population_size: int = 50) -> jax.Array:
   """
   payoff = as_float_array(payoff, "payoff")
   n = check_square(payoff, "payoff")
-  if isinstance(population_size, bool) or not isinstance(population_size, int) or population_size < 2:
+  if (
+    isinstance(population_size, bool) or not isinstance(population_size, int) or population_size < 2
+  ):
     raise ValueError(f"population_size must be an int >= 2, got {population_size!r}.")
   alpha = as_temperature(alpha, payoff, "alpha", allow_zero=True)
   if n <= 1:

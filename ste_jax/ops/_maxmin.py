@@ -27,8 +27,8 @@ import functools
 from typing import Iterator, Literal
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax.ops._batching import vmap_by_platform
 from ste_jax.ops._trace_option import trace_option
@@ -97,11 +97,15 @@ _MAX_EXACT_FLOAT32_RANK = 2**24
 
 
 def _low(dtype):
-  return jnp.asarray(-jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min, dtype)
+  return jnp.asarray(
+    -jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).min, dtype
+  )
 
 
 def _high(dtype):
-  return jnp.asarray(jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).max, dtype)
+  return jnp.asarray(
+    jnp.inf if jnp.issubdtype(dtype, jnp.floating) else jnp.iinfo(dtype).max, dtype
+  )
 
 
 def maxmin_matmul(X: jax.Array, Y: jax.Array) -> jax.Array:
@@ -116,8 +120,11 @@ def _floyd_warshall(W: jax.Array) -> jax.Array:
   """
   n = W.shape[-1]
   (V,) = _floyd_warshall_sweeps(
-      (W,), lambda v1, v2: (jnp.minimum(v1, v2),), lambda v1, v2: (jnp.maximum(v1, v2),), (_low(W.dtype),),
-      _pivots_per_sweep(n),
+    (W,),
+    lambda v1, v2: (jnp.minimum(v1, v2),),
+    lambda v1, v2: (jnp.maximum(v1, v2),),
+    (_low(W.dtype),),
+    _pivots_per_sweep(n),
   )
   return V
 
@@ -181,7 +188,7 @@ def _closure_single(W: jax.Array, *, K: int) -> jax.Array:
   if n > _SQUARING_MAX_N_AUTO:
     return _floyd_warshall(W)
   return lax.platform_dependent(
-      W, default=_squared_closure, **{p: _floyd_warshall for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
+    W, default=_squared_closure, **{p: _floyd_warshall for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
   )
 
 
@@ -323,7 +330,9 @@ def _floyd_warshall_edges(W: jax.Array) -> jax.Array:
   V = jnp.where(eye, _low(W.dtype), W)
   E = jnp.where(eye, jnp.int32(-1), jnp.arange(n * n, dtype=jnp.int32).reshape(n, n))
   none = (_low(W.dtype), jnp.int32(-1))
-  key_min, key_max = (_lex_min_select, _lex_max_select) if n >= _SELECT_KEYS_MIN_N else (_lex_min, _lex_max)
+  key_min, key_max = (
+    (_lex_min_select, _lex_max_select) if n >= _SELECT_KEYS_MIN_N else (_lex_min, _lex_max)
+  )
   _, E = _floyd_warshall_sweeps((V, E), key_min, key_max, none, _pivots_per_sweep(n))
   return E.reshape(n * n)
 
@@ -363,7 +372,7 @@ def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
   if algorithm == "squaring":
     return ranked(W)
   return lax.platform_dependent(
-      W, default=ranked, **{p: _floyd_warshall_edges for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
+    W, default=ranked, **{p: _floyd_warshall_edges for p in _FLOYD_WARSHALL_PLATFORMS_AUTO}
   )
 
 

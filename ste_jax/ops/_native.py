@@ -30,11 +30,11 @@ import hashlib
 import importlib.resources
 import logging
 import os
+from pathlib import Path
 import platform
 import shutil
 import subprocess
 import tempfile
-from pathlib import Path
 from typing import Iterator
 
 from ste_jax.ops._trace_option import trace_option
@@ -44,7 +44,10 @@ _logger = logging.getLogger("ste_jax")
 _SOURCE = "cover_kernels.cc"
 # Flags of every build (OpenMP is added where the compiler has it); part of the cache key.
 _FLAGS = ("-O3", "-march=native", "-std=c++17", "-fPIC", "-shared")
-_TARGETS = {"ste_jax_cover_forward": "SteJaxCoverForward", "ste_jax_cover_backward": "SteJaxCoverBackward"}
+_TARGETS = {
+  "ste_jax_cover_forward": "SteJaxCoverForward",
+  "ste_jax_cover_backward": "SteJaxCoverBackward",
+}
 
 # "on" or "off", read while a computation is traced (part of JAX's cache keys where JAX supports
 # it: :mod:`ste_jax.ops._trace_option`).
@@ -118,7 +121,9 @@ def _cpu_description() -> str:
   """The CPU model and feature flags (Linux), else the platform's processor string."""
   try:
     with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-      lines = [line for line in f if line.startswith(("model name", "flags", "Features", "CPU part"))]
+      lines = [
+        line for line in f if line.startswith(("model name", "flags", "Features", "CPU part"))
+      ]
     return "".join(sorted(set(lines)))
   except OSError:
     return platform.processor() + platform.machine()
@@ -140,7 +145,9 @@ def _build(source: bytes, compiler: str, include_dir: str, target: Path) -> None
     out = Path(tmp) / "lib.so"
     errors = []
     for flags in (["-fopenmp"], []):  # without OpenMP where the compiler lacks it (one thread)
-      run = subprocess.run(base + flags + [str(src), "-o", str(out)], capture_output=True, text=True)
+      run = subprocess.run(
+        base + flags + [str(src), "-o", str(out)], capture_output=True, text=True
+      )
       if run.returncode == 0:
         break
       errors.append(run.stderr.strip()[-2000:])
@@ -166,8 +173,13 @@ def built_library() -> Path:
     raise RuntimeError("no C++ compiler found ($CXX, c++, g++, clang++)")
   source = importlib.resources.files("ste_jax.ops").joinpath("_native", _SOURCE).read_bytes()
   key = hashlib.sha256()
-  for part in (source, compiler.encode(), " ".join(_FLAGS).encode(), jaxlib.__version__.encode(),
-               _cpu_description().encode()):
+  for part in (
+    source,
+    compiler.encode(),
+    " ".join(_FLAGS).encode(),
+    jaxlib.__version__.encode(),
+    _cpu_description().encode(),
+  ):
     key.update(part)
     key.update(b"\0")
   target = _cache_dir() / f"cover_kernels-{key.hexdigest()[:20]}.so"
@@ -193,7 +205,9 @@ def _load() -> tuple[bool, str]:
     return True, str(target)
   except Exception as error:  # any failure leaves the JAX kernels in place
     reason = f"{type(error).__name__}: {error}"
-    _logger.warning("ste_jax: native CPU cover kernels unavailable, using the JAX kernels (%s)", reason)
+    _logger.warning(
+      "ste_jax: native CPU cover kernels unavailable, using the JAX kernels (%s)", reason
+    )
     return False, reason
 
 
@@ -226,4 +240,6 @@ def cover_backward(D, Y, S, scale, g, min_gamma_shift_by_one: float):
   Y[c, b] - S[c, a]) / g) scale[c, a]``; arguments as :func:`cover_forward`, ``S`` and ``scale``
   ``(n, n)`` ``[c, a]``.
   """
-  return _call_pair("ste_jax_cover_backward", D, Y, S, scale, g, min_gamma_shift_by_one=min_gamma_shift_by_one)
+  return _call_pair(
+    "ste_jax_cover_backward", D, Y, S, scale, g, min_gamma_shift_by_one=min_gamma_shift_by_one
+  )

@@ -9,11 +9,17 @@ rematerialized (``jax.checkpoint``) in reverse mode.
 """
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import (
-    as_float_array, as_temperature, check_square, eye_mask, is_static_zero, split_temperature, static_path_length,
+  as_float_array,
+  as_temperature,
+  check_square,
+  eye_mask,
+  is_static_zero,
+  split_temperature,
+  static_path_length,
 )
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 from ste_jax.ops._compiled import compiled_entry
@@ -59,7 +65,7 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
   Y = as_float_array(Y, "Y")
   if X.ndim < 2 or Y.ndim < 2 or X.shape[-1] != Y.shape[-2]:
     raise ValueError(
-        f"X and Y must have shapes (..., n, m) and (..., m, p); got {tuple(X.shape)} and {tuple(Y.shape)}."
+      f"X and Y must have shapes (..., n, m) and (..., m, p); got {tuple(X.shape)} and {tuple(Y.shape)}."
     )
   if X.dtype != Y.dtype:
     raise ValueError(f"X and Y must have the same dtype; got {X.dtype} and {Y.dtype}.")
@@ -75,7 +81,9 @@ def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
   if W.ndim == 2:
     return bottleneck_closure(W, K)
   flat, batch = flatten_batch(W, 2)
-  closure = jax.vmap(bottleneck_closure, in_axes=(0, None))  # a loop over items on CPU (vmap_by_platform)
+  closure = jax.vmap(
+    bottleneck_closure, in_axes=(0, None)
+  )  # a loop over items on CPU (vmap_by_platform)
   return unflatten_batch(closure(flat, K), batch)
 
 

@@ -6,7 +6,13 @@ from typing import NamedTuple
 import jax
 
 from ste_jax._checks import (
-    as_float_array, as_temperature, check_square, check_temperature, eye_mask, is_static_zero, static_path_length,
+  as_float_array,
+  as_temperature,
+  check_square,
+  check_temperature,
+  eye_mask,
+  is_static_zero,
+  static_path_length,
 )
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._covering import soft_cover_scores
@@ -73,7 +79,9 @@ def _check_temperatures(**temperatures) -> None:
 
 
 @compiled_entry(temperatures=("gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
-def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
+def ste_scores_from_edges(
+  D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0
+) -> STEScores:
   """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
 
   Use this when the edges do not come from Eq. ``soft_majority_edge``, e.g. the posterior-edge
@@ -99,13 +107,17 @@ def ste_scores_from_edges(D, *, gamma, gamma_c=None, max_path_length=None, reach
   gamma_c = gamma if gamma_c is None else gamma_c
   R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
   return STEScores(
-      top_cycle=soft_top_cycle_score(R, gamma=gamma),
-      uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
+    top_cycle=soft_top_cycle_score(R, gamma=gamma),
+    uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
   )
 
 
-@compiled_entry(temperatures=("tau", "gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
-def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, reach_gamma=0.0) -> STEScores:
+@compiled_entry(
+  temperatures=("tau", "gamma", "gamma_c", "reach_gamma"), static=("max_path_length",)
+)
+def ste_scores(
+  P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, reach_gamma=0.0
+) -> STEScores:
   r"""Soft Top-Cycle and Uncovered-Set membership scores of a probabilistic tournament.
 
   The full operator pipeline of paper §3.2-3.4: ``D = soft_majority_edges(P, tau)``, reachability
@@ -178,6 +190,6 @@ def ste_scores(P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, r
   else:
     R = soft_reachability(D, max_path_length=max_path_length, gamma=reach_gamma)
   return STEScores(
-      top_cycle=soft_top_cycle_score(R, gamma=gamma),
-      uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
+    top_cycle=soft_top_cycle_score(R, gamma=gamma),
+    uncovered=soft_uncovered_score(D, gamma_c=gamma_c),
   )

@@ -7,12 +7,14 @@ shapes. Used by :func:`~ste_jax.ops.batching_mode`, :func:`~ste_jax.ops.closure_
 :func:`~ste_jax.ops.native_kernels`.
 """
 
+from collections.abc import Callable
 import contextlib
 import contextvars
-from collections.abc import Callable
 
 
-def trace_option(name: str, default: str) -> tuple[Callable[[], str], Callable[[str], contextlib.AbstractContextManager]]:
+def trace_option(
+  name: str, default: str
+) -> tuple[Callable[[], str], Callable[[str], contextlib.AbstractContextManager]]:
   """``(current, scoped)``: ``current()`` reads the option, ``scoped(value)`` sets it for a ``with`` block.
 
   Args:
@@ -25,7 +27,9 @@ def trace_option(name: str, default: str) -> tuple[Callable[[], str], Callable[[
     option = jax.make_user_context(default)
     return (lambda: option.value), option
 
-  var: contextvars.ContextVar[str] = contextvars.ContextVar(name, default=default)  # pragma: no cover
+  var: contextvars.ContextVar[str] = contextvars.ContextVar(
+    name, default=default
+  )  # pragma: no cover
 
   @contextlib.contextmanager
   def scoped(value: str):  # pragma: no cover - a JAX without jax.make_user_context

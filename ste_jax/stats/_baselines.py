@@ -11,8 +11,8 @@ import math
 from typing import NamedTuple
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
 from ste_jax.stats._graph import connected_components, is_strongly_connected
@@ -69,15 +69,15 @@ def win_rate(wins: jax.typing.ArrayLike) -> WinRateResult:
 
 
 def elo(
-    a: jax.typing.ArrayLike,
-    b: jax.typing.ArrayLike,
-    outcome: jax.typing.ArrayLike,
-    *,
-    num_agents: int,
-    k_factor: float = 32.0,
-    scale: float = 400.0,
-    initial: float = 1000.0,
-    weight: jax.typing.ArrayLike | None = None,
+  a: jax.typing.ArrayLike,
+  b: jax.typing.ArrayLike,
+  outcome: jax.typing.ArrayLike,
+  *,
+  num_agents: int,
+  k_factor: float = 32.0,
+  scale: float = 400.0,
+  initial: float = 1000.0,
+  weight: jax.typing.ArrayLike | None = None,
 ) -> jax.Array:
   r"""Online Elo ratings after one pass over the comparisons in their given order.
 
@@ -117,7 +117,7 @@ def elo(
     raise TypeError(f"a and b must be integer arrays; got dtypes {a.dtype} and {b.dtype}.")
   if not (a.ndim == b.ndim == outcome.ndim == 1 and a.shape == b.shape == outcome.shape):
     raise ValueError(
-        f"a, b and outcome must be 1-D of equal length; got {a.shape}, {b.shape}, {outcome.shape}."
+      f"a, b and outcome must be 1-D of equal length; got {a.shape}, {b.shape}, {outcome.shape}."
     )
   if weight is None:
     weight = jnp.ones_like(outcome)
@@ -168,11 +168,11 @@ class HodgeRankResult(NamedTuple):
 
 
 def hodge_rank(
-    wins: jax.typing.ArrayLike,
-    *,
-    flow: str = "log_odds",
-    pseudo_count: float = 0.5,
-    edge_weights: str = "games",
+  wins: jax.typing.ArrayLike,
+  *,
+  flow: str = "log_odds",
+  pseudo_count: float = 0.5,
+  edge_weights: str = "games",
 ) -> HodgeRankResult:
   r"""HodgeRank: least-squares potentials of a pairwise edge flow and its cyclic residual.
 
@@ -261,10 +261,10 @@ class RankCentralityResult(NamedTuple):
 
 
 def rank_centrality(
-    wins: jax.typing.ArrayLike,
-    *,
-    pseudo_count: float = 0.0,
-    num_squarings: int = 40,
+  wins: jax.typing.ArrayLike,
+  *,
+  pseudo_count: float = 0.0,
+  num_squarings: int = 40,
 ) -> RankCentralityResult:
   r"""Rank Centrality: the stationary distribution of a random walk that follows wins.
 
@@ -304,7 +304,9 @@ def rank_centrality(
     raise ValueError(f"pseudo_count must be a finite number >= 0, got {pseudo_count!r}.")
   if int(num_squarings) < 1:
     raise ValueError(f"num_squarings must be >= 1, got {num_squarings!r}.")
-  return _rank_centrality_kernel(_square_wins(wins), pseudo_count=c, num_squarings=int(num_squarings))
+  return _rank_centrality_kernel(
+    _square_wins(wins), pseudo_count=c, num_squarings=int(num_squarings)
+  )
 
 
 def _square_and_normalize(_, m):

@@ -27,13 +27,17 @@ import math
 from typing import Any, Callable
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ste_jax._validation import (validate_int, validate_path_length, validate_symmetric_prior,
-                                 validate_temperature)
+from ste_jax._validation import (
+  validate_int,
+  validate_path_length,
+  validate_symmetric_prior,
+  validate_temperature,
+)
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.ops import STEScores, ste_scores, ste_scores_from_edges
 
@@ -58,12 +62,12 @@ def _as_typed_key(key) -> jax.Array:
       key = jax.random.wrap_key_data(key)
     else:
       raise TypeError(
-          f"key must be a PRNG key from jax.random.key(seed), got dtype {key.dtype} and shape "
-          f"{tuple(key.shape)}."
+        f"key must be a PRNG key from jax.random.key(seed), got dtype {key.dtype} and shape "
+        f"{tuple(key.shape)}."
       )
   if key.ndim != 0:
     raise ValueError(
-        f"key must be a single (scalar) PRNG key, got a key array of shape {tuple(key.shape)}."
+      f"key must be a single (scalar) PRNG key, got a key array of shape {tuple(key.shape)}."
     )
   return key
 
@@ -95,7 +99,9 @@ def _block_multiplicities(keys, m: int, method: str, dtype) -> jax.Array:
   return counts.reshape(num, m).astype(dtype)
 
 
-def resample_comparisons(key, comparisons: Comparisons, *, method: str = "multinomial") -> Comparisons:
+def resample_comparisons(
+  key, comparisons: Comparisons, *, method: str = "multinomial"
+) -> Comparisons:
   """One bootstrap replica of ``comparisons``: same rows, weights times integer multiplicities.
 
   ``method="multinomial"``: the multiplicities are the counts of ``m`` rows drawn uniformly with
@@ -152,15 +158,15 @@ def _mesh_axes(mesh, mesh_axis) -> tuple[tuple[str, ...], int]:
 
 
 def bootstrap_scores(
-    key,
-    comparisons: Comparisons,
-    score_fn: Callable[[Comparisons], Any],
-    *,
-    num_replicas: int,
-    method: str = "multinomial",
-    batch_size: int | None = None,
-    mesh: Mesh | None = None,
-    mesh_axis: str | tuple[str, ...] | None = None,
+  key,
+  comparisons: Comparisons,
+  score_fn: Callable[[Comparisons], Any],
+  *,
+  num_replicas: int,
+  method: str = "multinomial",
+  batch_size: int | None = None,
+  mesh: Mesh | None = None,
+  mesh_axis: str | tuple[str, ...] | None = None,
 ) -> Any:
   """Bootstrap replicas of ``score_fn(comparisons)``, all in one compiled computation.
 
@@ -228,12 +234,20 @@ def bootstrap_scores(
   num_replicas = int(num_replicas)
   # An STEScoreFn's temperatures are traced arguments of the compiled driver, its other settings
   # static; any other score_fn is static as a whole.
-  score_leaves, score_def = jax.tree.flatten(score_fn) if isinstance(score_fn, STEScoreFn) else ([], score_fn)
+  score_leaves, score_def = (
+    jax.tree.flatten(score_fn) if isinstance(score_fn, STEScoreFn) else ([], score_fn)
+  )
   keys = jax.random.split(key, num_replicas)
   if mesh is None:
     return _bootstrap(
-        keys, comparisons, score_leaves, score_fn=score_def, method=method, batch_size=batch_size, mesh=None,
-        axes=(),
+      keys,
+      comparisons,
+      score_leaves,
+      score_fn=score_def,
+      method=method,
+      batch_size=batch_size,
+      mesh=None,
+      axes=(),
     )
   axes, num_devices = _mesh_axes(mesh, mesh_axis)
   # The partitioner places the replicas (Auto axes), so that score_fn needs no sharding
@@ -244,15 +258,21 @@ def bootstrap_scores(
     # Padding keys are fresh key objects (not copies of the replica keys); their replicas are
     # dropped below.
     filler = jax.random.wrap_key_data(
-        jnp.zeros((pad, *jax.random.key_data(key).shape), dtype=jnp.uint32),
-        impl=jax.random.key_impl(key),
+      jnp.zeros((pad, *jax.random.key_data(key).shape), dtype=jnp.uint32),
+      impl=jax.random.key_impl(key),
     )
     keys = jnp.concatenate([keys, filler])
   keys = jax.device_put(keys, NamedSharding(mesh, P(axes)))
   comparisons = jax.device_put(comparisons, NamedSharding(mesh, P()))
   out = _bootstrap(
-      keys, comparisons, score_leaves, score_fn=score_def, method=method, batch_size=batch_size, mesh=mesh,
-      axes=axes,
+    keys,
+    comparisons,
+    score_leaves,
+    score_fn=score_def,
+    method=method,
+    batch_size=batch_size,
+    mesh=mesh,
+    axes=axes,
   )
   return jax.tree.map(lambda x: x[:num_replicas], out) if pad else out
 
@@ -275,7 +295,9 @@ def _bootstrap(keys, comparisons, score_leaves, *, score_fn, method, batch_size,
 
   def chunk(ks):
     """A block of replicas: multiplicities for the whole block, then ``score_fn`` vmapped."""
-    mult = _block_multiplicities(jax.random.wrap_key_data(ks, impl=impl), base.shape[-1], method, base.dtype)
+    mult = _block_multiplicities(
+      jax.random.wrap_key_data(ks, impl=impl), base.shape[-1], method, base.dtype
+    )
     return jax.vmap(lambda w: score_fn(dataclasses.replace(comparisons, weight=base * w)))(mult)
 
   def many(ks):
@@ -285,9 +307,13 @@ def _bootstrap(keys, comparisons, score_leaves, *, score_fn, method, batch_size,
     # lax.map(chunk, ..., batch_size) by hand, so that each chunk draws its multiplicities at once.
     num_chunks, rest = divmod(num, batch_size)
     main = ks[: num_chunks * batch_size].reshape(num_chunks, batch_size, *ks.shape[1:])
-    out = jax.tree.map(lambda x: x.reshape(num_chunks * batch_size, *x.shape[2:]), lax.map(chunk, main))
+    out = jax.tree.map(
+      lambda x: x.reshape(num_chunks * batch_size, *x.shape[2:]), lax.map(chunk, main)
+    )
     if rest:
-      out = jax.tree.map(lambda x, y: jnp.concatenate([x, y]), out, chunk(ks[num_chunks * batch_size :]))
+      out = jax.tree.map(
+        lambda x, y: jnp.concatenate([x, y]), out, chunk(ks[num_chunks * batch_size :])
+      )
     return out
 
   if mesh is None:
@@ -337,42 +363,50 @@ class STEScoreFn:
     if self.estimator == "posterior":
       D = posterior_edges(counts.wins, prior=self.prior)
       return ste_scores_from_edges(
-          D,
-          gamma=gamma,
-          gamma_c=self.gamma_c,
-          max_path_length=self.max_path_length,
-          reach_gamma=self.reach_gamma,
-      )
-    P_hat = win_rate_tournament(counts, missing=self.missing)
-    return ste_scores(
-        P_hat,
-        tau=self.tau,
+        D,
         gamma=gamma,
         gamma_c=self.gamma_c,
         max_path_length=self.max_path_length,
         reach_gamma=self.reach_gamma,
+      )
+    P_hat = win_rate_tournament(counts, missing=self.missing)
+    return ste_scores(
+      P_hat,
+      tau=self.tau,
+      gamma=gamma,
+      gamma_c=self.gamma_c,
+      max_path_length=self.max_path_length,
+      reach_gamma=self.reach_gamma,
     )
 
 
 jax.tree_util.register_dataclass(
-    STEScoreFn,
-    data_fields=["tau", "gamma", "gamma_c"],
-    meta_fields=["estimator", "max_path_length", "reach_gamma", "tie_policy", "prior", "missing", "by_context"],
+  STEScoreFn,
+  data_fields=["tau", "gamma", "gamma_c"],
+  meta_fields=[
+    "estimator",
+    "max_path_length",
+    "reach_gamma",
+    "tie_policy",
+    "prior",
+    "missing",
+    "by_context",
+  ],
 )
 
 
 def ste_score_fn(
-    *,
-    estimator: str = "posterior",
-    tau: float = 0.05,
-    gamma: float | None = None,
-    gamma_c: float | None = None,
-    max_path_length: int | None = None,
-    reach_gamma: float = 0.0,
-    tie_policy: str = "half",
-    prior: tuple[float, float] = (0.5, 0.5),
-    missing: float = 0.5,
-    by_context: bool = False,
+  *,
+  estimator: str = "posterior",
+  tau: float = 0.05,
+  gamma: float | None = None,
+  gamma_c: float | None = None,
+  max_path_length: int | None = None,
+  reach_gamma: float = 0.0,
+  tie_policy: str = "half",
+  prior: tuple[float, float] = (0.5, 0.5),
+  missing: float = 0.5,
+  by_context: bool = False,
 ) -> STEScoreFn:
   """A ``score_fn`` for :func:`bootstrap_scores`: comparisons -> tournament -> STE scores.
 
@@ -432,14 +466,14 @@ def ste_score_fn(
   if not (missing != missing or 0 <= missing <= 1):
     raise ValueError(f"missing must be in [0, 1] or NaN, got {missing}.")
   return STEScoreFn(
-      estimator=estimator,
-      tau=tau,
-      gamma=gamma,
-      gamma_c=gamma_c,
-      max_path_length=max_path_length,
-      reach_gamma=reach_gamma,
-      tie_policy=tie_policy,
-      prior=prior,
-      missing=missing,
-      by_context=bool(by_context),
+    estimator=estimator,
+    tau=tau,
+    gamma=gamma,
+    gamma_c=gamma_c,
+    max_path_length=max_path_length,
+    reach_gamma=reach_gamma,
+    tie_policy=tie_policy,
+    prior=prior,
+    missing=missing,
+    by_context=bool(by_context),
   )

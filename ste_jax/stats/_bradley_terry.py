@@ -13,9 +13,9 @@ import functools
 from typing import NamedTuple
 
 import jax
+from jax import lax
 import jax.numpy as jnp
 import numpy as np
-from jax import lax
 
 from ste_jax._checks import as_float_array
 from ste_jax.stats._graph import component_labels, reached_from
@@ -95,12 +95,12 @@ def _log_likelihood(s, wins, lam):
 
 
 def bradley_terry(
-    wins: jax.typing.ArrayLike,
-    *,
-    prior_strength: float = 0.01,
-    prior: str = "auto",
-    max_iter: int = 100,
-    tol: float | None = None,
+  wins: jax.typing.ArrayLike,
+  *,
+  prior_strength: float = 0.01,
+  prior: str = "auto",
+  max_iter: int = 100,
+  tol: float | None = None,
 ) -> BradleyTerryResult:
   r"""Bradley–Terry log-strengths by damped Newton's method, with a documented fallback prior.
 
@@ -172,11 +172,11 @@ def bradley_terry(
     raise ValueError(f"max_iter must be >= 1, got {max_iter!r}.")
   tol_value = float(np.sqrt(jnp.finfo(wins.dtype).eps)) if tol is None else float(tol)
   return _fit(
-      wins,
-      jnp.asarray(lam_value, dtype=wins.dtype),
-      always=prior == "always",
-      max_iter=int(max_iter),
-      tol=tol_value,
+    wins,
+    jnp.asarray(lam_value, dtype=wins.dtype),
+    always=prior == "always",
+    max_iter=int(max_iter),
+    tol=tol_value,
   )
 
 
@@ -227,16 +227,21 @@ def _fit(wins, lam_value, *, always, max_iter, tol):
     done = converged | ~moved
     return it + 1, s_new, done, converged
 
-  init = (jnp.zeros((), jnp.int32), jnp.zeros((n,), dtype), jnp.zeros((), bool), jnp.zeros((), bool))
+  init = (
+    jnp.zeros((), jnp.int32),
+    jnp.zeros((n,), dtype),
+    jnp.zeros((), bool),
+    jnp.zeros((), bool),
+  )
   num_iterations, scores, _, converged = lax.while_loop(cond, body, init)
   scores = scores - jnp.mean(scores)
   return BradleyTerryResult(
-      scores=scores,
-      converged=converged,
-      num_iterations=num_iterations,
-      identifiable=identifiable,
-      connected=connected,
-      separable=separable,
-      prior_applied=prior_applied,
-      prior_strength=lam,
+    scores=scores,
+    converged=converged,
+    num_iterations=num_iterations,
+    identifiable=identifiable,
+    connected=connected,
+    separable=separable,
+    prior_applied=prior_applied,
+    prior_strength=lam,
   )

@@ -10,8 +10,8 @@ whole ``ste-jax score`` run: ``benchmarks/RESULTS.md``).
 """
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 
 def _as_bool(adjacency) -> jax.Array:
@@ -49,7 +49,9 @@ def reached_from(adjacency: jax.typing.ArrayLike, sources: jax.typing.ArrayLike)
   adjacency = _square_bool(adjacency, "adjacency")
   sources = jnp.asarray(sources, dtype=bool)
   if sources.shape != adjacency.shape[:1]:
-    raise ValueError(f"sources must have shape ({adjacency.shape[0]},); got {tuple(sources.shape)}.")
+    raise ValueError(
+      f"sources must have shape ({adjacency.shape[0]},); got {tuple(sources.shape)}."
+    )
 
   def step(state):
     reached, _ = state
@@ -91,7 +93,9 @@ def component_labels(adjacency: jax.typing.ArrayLike) -> jax.Array:
     new = hooked[hooked]
     return new, jnp.any(new != label)
 
-  label, _ = lax.while_loop(lambda state: state[1], step, (jnp.arange(n, dtype=jnp.int32), jnp.ones((), bool)))
+  label, _ = lax.while_loop(
+    lambda state: state[1], step, (jnp.arange(n, dtype=jnp.int32), jnp.ones((), bool))
+  )
   return label
 
 

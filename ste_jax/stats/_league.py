@@ -72,15 +72,15 @@ class League(NamedTuple):
 
 
 def sparse_league(
-    key: jax.Array,
-    *,
-    num_agents: int = 1200,
-    num_comparisons: int = 30000,
-    activity_shape: float = 1.2,
-    strength_scale: float = 1.0,
-    locality: float = 0.5,
-    cycle_strength: float = 0.0,
-    dtype=None,
+  key: jax.Array,
+  *,
+  num_agents: int = 1200,
+  num_comparisons: int = 30000,
+  activity_shape: float = 1.2,
+  strength_scale: float = 1.0,
+  locality: float = 0.5,
+  cycle_strength: float = 0.0,
+  dtype=None,
 ) -> League:
   """A random tennis-like league: heavy-tailed activity, local pairing, Bradley–Terry outcomes.
 

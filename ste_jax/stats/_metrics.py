@@ -21,8 +21,8 @@ vector; use :func:`jax.vmap` for batches.
 import functools
 
 import jax
-import jax.numpy as jnp
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, default_float_dtype
 from ste_jax._validation import validate_int
@@ -68,7 +68,7 @@ def _safe_div(num, den, empty_value):
 
 
 def top_k_selection_probability(
-    scores: jax.typing.ArrayLike, *, k: jax.typing.ArrayLike, tie_tol: float = 1e-12
+  scores: jax.typing.ArrayLike, *, k: jax.typing.ArrayLike, tie_tol: float = 1e-12
 ) -> jax.Array:
   """Probability that each agent is among the top ``k`` under uniformly random tie-breaking.
 
@@ -102,11 +102,11 @@ def _selection_probability_kernel(scores, k, *, tie_tol):
 
 
 def top_k_f1(
-    scores: jax.typing.ArrayLike,
-    labels: jax.typing.ArrayLike,
-    *,
-    k: jax.typing.ArrayLike | None = None,
-    tie_tol: float = 1e-12,
+  scores: jax.typing.ArrayLike,
+  labels: jax.typing.ArrayLike,
+  *,
+  k: jax.typing.ArrayLike | None = None,
+  tie_tol: float = 1e-12,
 ) -> jax.Array:
   """Expected top-``k`` F1 under uniformly random tie-breaking (exact; the paper's headline metric).
 
@@ -145,13 +145,13 @@ def _top_k_f1_kernel(scores, labels, k, *, tie_tol):
 
 
 def jittered_top_k_f1(
-    key: jax.Array,
-    scores: jax.typing.ArrayLike,
-    labels: jax.typing.ArrayLike,
-    *,
-    k: jax.typing.ArrayLike | None = None,
-    num_repeats: int = 100,
-    jitter: float = 0.0,
+  key: jax.Array,
+  scores: jax.typing.ArrayLike,
+  labels: jax.typing.ArrayLike,
+  *,
+  k: jax.typing.ArrayLike | None = None,
+  num_repeats: int = 100,
+  jitter: float = 0.0,
 ) -> jax.Array:
   """Monte Carlo top-``k`` F1: random tie-breaking by jitter, averaged over repeats.
 
@@ -198,7 +198,9 @@ def _jittered_top_k_f1_kernel(key, scores, labels, k, jitter, *, num_repeats):
   return jnp.mean(jax.vmap(one)(keys))
 
 
-def auroc(scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, tie_tol: float = 1e-12) -> jax.Array:
+def auroc(
+  scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, tie_tol: float = 1e-12
+) -> jax.Array:
   r"""Area under the ROC curve with tied scores counted ``1/2``.
 
   .. math::
@@ -241,7 +243,7 @@ def _auroc_kernel(scores, labels, *, tie_tol):
 
 
 def average_precision(
-    scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, tie_tol: float = 1e-12
+  scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, tie_tol: float = 1e-12
 ) -> jax.Array:
   r"""Average precision (AUPRC) in expectation over uniformly random orders within tie groups.
 
@@ -294,7 +296,7 @@ def _average_precision_kernel(scores, labels, *, tie_tol):
 
 
 def threshold_f1(
-    scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, threshold: float = 0.5
+  scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, threshold: float = 0.5
 ) -> jax.Array:
   """F1 of the set ``{a : scores[a] > threshold}`` (the paper's fixed-threshold calibration check).
 
@@ -321,7 +323,7 @@ def _threshold_f1_kernel(scores, labels, threshold):
 
 
 def expected_calibration_error(
-    probs: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, num_bins: int = 10
+  probs: jax.typing.ArrayLike, labels: jax.typing.ArrayLike, *, num_bins: int = 10
 ) -> jax.Array:
   r"""Binned expected calibration error of predicted membership probabilities.
 
@@ -347,7 +349,9 @@ def expected_calibration_error(
 
 @functools.partial(jax.jit, static_argnames=("num_bins",))
 def _expected_calibration_error_kernel(probs, labels, *, num_bins):
-  return binned_calibration_error(probs, labels.astype(probs.dtype), jnp.ones_like(probs), num_bins=num_bins)
+  return binned_calibration_error(
+    probs, labels.astype(probs.dtype), jnp.ones_like(probs), num_bins=num_bins
+  )
 
 
 def calibration_bins(probs: jax.Array, num_bins: int) -> jax.Array:
@@ -359,7 +363,9 @@ def calibration_bins(probs: jax.Array, num_bins: int) -> jax.Array:
   return jnp.clip(jnp.floor(lax.stop_gradient(probs) * num_bins), 0, num_bins - 1).astype(jnp.int32)
 
 
-def binned_calibration_error(probs: jax.Array, targets: jax.Array, weight: jax.Array, *, num_bins: int) -> jax.Array:
+def binned_calibration_error(
+  probs: jax.Array, targets: jax.Array, weight: jax.Array, *, num_bins: int
+) -> jax.Array:
   r"""The one binned ECE kernel of the package (weighted, differentiable in ``probs``).
 
   .. math::
@@ -379,10 +385,14 @@ def binned_calibration_error(probs: jax.Array, targets: jax.Array, weight: jax.A
   Returns:
     Scalar in ``[0, 1]``.
   """
-  gap = jax.ops.segment_sum(weight * (targets - probs), calibration_bins(probs, num_bins), num_segments=num_bins)
+  gap = jax.ops.segment_sum(
+    weight * (targets - probs), calibration_bins(probs, num_bins), num_segments=num_bins
+  )
   total = jnp.sum(weight)
   positive = total > 0
-  return jnp.where(positive, jnp.sum(jnp.abs(gap)) / jnp.where(positive, total, jnp.ones_like(total)), 0.0)
+  return jnp.where(
+    positive, jnp.sum(jnp.abs(gap)) / jnp.where(positive, total, jnp.ones_like(total)), 0.0
+  )
 
 
 def jaccard(mask_a: jax.typing.ArrayLike, mask_b: jax.typing.ArrayLike) -> jax.Array:

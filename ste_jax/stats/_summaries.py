@@ -11,10 +11,10 @@ over uniformly random tie-breaking.
 from typing import Any, NamedTuple
 
 import jax
-import jax.numpy as jnp
-import numpy as np
 from jax import lax
+import jax.numpy as jnp
 from jax.scipy.special import xlogy
+import numpy as np
 
 from ste_jax._checks import as_float_array, default_float_dtype
 from ste_jax._validation import validate_number
@@ -27,10 +27,12 @@ def _replica_scores(scores, name: str = "scores") -> jax.Array:
   scores = as_float_array(scores, name)
   if scores.ndim < 2:
     raise ValueError(
-        f"{name} must have shape (num_replicas, ..., n) (replicas on axis 0); got {tuple(scores.shape)}."
+      f"{name} must have shape (num_replicas, ..., n) (replicas on axis 0); got {tuple(scores.shape)}."
     )
   if scores.shape[-1] < 1:
-    raise ValueError(f"{name} must have at least one agent (last axis), got shape {tuple(scores.shape)}.")
+    raise ValueError(
+      f"{name} must have at least one agent (last axis), got shape {tuple(scores.shape)}."
+    )
   return scores
 
 
@@ -48,11 +50,13 @@ def _tie_groups(scores, tie_tol: float):
   split = (s[..., :-1] - s[..., 1:]) > tie_tol
   edge = jnp.ones((*s.shape[:-1], 1), dtype=bool)
   pos = jnp.broadcast_to(jnp.arange(n, dtype=jnp.int32), s.shape)
-  start = lax.cummax(jnp.where(jnp.concatenate([edge, split], -1), pos, jnp.zeros_like(pos)), axis=s.ndim - 1)
+  start = lax.cummax(
+    jnp.where(jnp.concatenate([edge, split], -1), pos, jnp.zeros_like(pos)), axis=s.ndim - 1
+  )
   end = lax.cummin(
-      jnp.where(jnp.concatenate([split, edge], -1), pos, jnp.full_like(pos, n - 1)),
-      axis=s.ndim - 1,
-      reverse=True,
+    jnp.where(jnp.concatenate([split, edge], -1), pos, jnp.full_like(pos, n - 1)),
+    axis=s.ndim - 1,
+    reverse=True,
   )
   return order, start, end
 
@@ -82,11 +86,11 @@ def _top_k_probability(scores, k, tie_tol):
 
 
 def inclusion_frequency(
-    scores: jax.typing.ArrayLike,
-    *,
-    core_size: jax.typing.ArrayLike | None = None,
-    threshold: jax.typing.ArrayLike | None = None,
-    tie_tol: float = DEFAULT_TIE_TOL,
+  scores: jax.typing.ArrayLike,
+  *,
+  core_size: jax.typing.ArrayLike | None = None,
+  threshold: jax.typing.ArrayLike | None = None,
+  tie_tol: float = DEFAULT_TIE_TOL,
 ) -> jax.Array:
   """Bootstrap inclusion frequency ``P(a in core)`` per agent.
 
@@ -122,12 +126,12 @@ def inclusion_frequency(
 
 
 def core_masks(
-    scores: jax.typing.ArrayLike,
-    *,
-    core_size: jax.typing.ArrayLike | None = None,
-    threshold: jax.typing.ArrayLike | None = None,
-    key=None,
-    tie_tol: float = DEFAULT_TIE_TOL,
+  scores: jax.typing.ArrayLike,
+  *,
+  core_size: jax.typing.ArrayLike | None = None,
+  threshold: jax.typing.ArrayLike | None = None,
+  key=None,
+  tie_tol: float = DEFAULT_TIE_TOL,
 ) -> jax.Array:
   """Boolean core of each replica: its top-``core_size`` set or the agents above ``threshold``.
 
@@ -183,7 +187,9 @@ def pairwise_jaccard(core_masks: jax.typing.ArrayLike) -> jax.Array:
   """
   masks = jnp.asarray(core_masks)
   if masks.ndim < 2:
-    raise ValueError(f"core_masks must have shape (num_replicas, ..., n); got {tuple(masks.shape)}.")
+    raise ValueError(
+      f"core_masks must have shape (num_replicas, ..., n); got {tuple(masks.shape)}."
+    )
   r = masks.shape[0]
   if r < 2:
     raise ValueError(f"pairwise Jaccard needs at least two replicas, got {r}.")
@@ -194,13 +200,15 @@ def pairwise_jaccard(core_masks: jax.typing.ArrayLike) -> jax.Array:
   size = jnp.sum(m, axis=-1)
   union = size[..., :, None] + size[..., None, :] - inter
   nonempty = union > 0
-  jac = jnp.where(nonempty, inter / jnp.where(nonempty, union, jnp.ones_like(union)), jnp.ones_like(union))
+  jac = jnp.where(
+    nonempty, inter / jnp.where(nonempty, union, jnp.ones_like(union)), jnp.ones_like(union)
+  )
   # The diagonal is exactly 1 (J(A, A) = 1, empty or not); average the off-diagonal pairs.
   return (jnp.sum(jac, axis=(-2, -1)) - r) / (r * (r - 1))
 
 
 def top1_entropy(
-    scores: jax.typing.ArrayLike, *, tie_tol: float = DEFAULT_TIE_TOL, base: float | None = None
+  scores: jax.typing.ArrayLike, *, tie_tol: float = DEFAULT_TIE_TOL, base: float | None = None
 ) -> jax.Array:
   """Entropy of the bootstrap distribution of the top-scoring agent.
 
@@ -228,7 +236,9 @@ def top1_entropy(
   p = jnp.mean(share, axis=0)
   h = -jnp.sum(xlogy(p, p), axis=-1)
   if base is not None:
-    h = h / jnp.log(jnp.asarray(validate_number(base, "base", low=0.0, low_open=True), dtype=h.dtype))
+    h = h / jnp.log(
+      jnp.asarray(validate_number(base, "base", low=0.0, low_open=True), dtype=h.dtype)
+    )
   return h
 
 
@@ -275,5 +285,5 @@ def percentile_intervals(scores, *, level: jax.typing.ArrayLike = 0.95) -> Perce
 
   q = jax.tree.map(quantiles, scores)
   return PercentileInterval(
-      lower=jax.tree.map(lambda t: t[0], q), upper=jax.tree.map(lambda t: t[1], q)
+    lower=jax.tree.map(lambda t: t[0], q), upper=jax.tree.map(lambda t: t[1], q)
   )

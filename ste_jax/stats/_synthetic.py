@@ -79,15 +79,15 @@ def _check_margin(name, margin):
 
 
 def planted_core_tournament(
-    key: jax.Array,
-    *,
-    n: int,
-    core_size: int,
-    core_margin: tuple[float, float] = (0.20, 0.30),
-    cycle_margin: tuple[float, float] = (0.20, 0.30),
-    outsider_margin: tuple[float, float] = (0.12, 0.45),
-    outsiders: str = "random_order",
-    dtype=None,
+  key: jax.Array,
+  *,
+  n: int,
+  core_size: int,
+  core_margin: tuple[float, float] = (0.20, 0.30),
+  cycle_margin: tuple[float, float] = (0.20, 0.30),
+  outsider_margin: tuple[float, float] = (0.12, 0.45),
+  outsiders: str = "random_order",
+  dtype=None,
 ) -> PlantedCore:
   """A random probabilistic tournament whose hard Top Cycle is a planted cyclic core.
 
@@ -130,9 +130,12 @@ def planted_core_tournament(
     raise ValueError(f"outsiders must be one of {_OUTSIDER_MODES}, got {outsiders!r}.")
   dtype = default_float_dtype() if dtype is None else jnp.dtype(dtype)
   ranges = [
-      tuple(jnp.asarray(v).astype(dtype) for v in _check_margin(name, m))
-      for name, m in (("core_margin", core_margin), ("cycle_margin", cycle_margin),
-                      ("outsider_margin", outsider_margin))
+    tuple(jnp.asarray(v).astype(dtype) for v in _check_margin(name, m))
+    for name, m in (
+      ("core_margin", core_margin),
+      ("cycle_margin", cycle_margin),
+      ("outsider_margin", outsider_margin),
+    )
   ]
   core = jnp.asarray(s, dtype=jnp.int32)
   coin_outsiders = jnp.asarray(outsiders == "random_tournament")
@@ -154,9 +157,9 @@ def _planted_kernel(key, ranges, s, coin_outsiders, *, n, dtype):
   both_core = in_core_i & in_core_j
   core_vs_out = in_core_i & ~in_core_j  # with i < j the core agent is always i
   margin = jnp.where(
-      both_core,
-      cyc_lo + (cyc_hi - cyc_lo) * u,
-      jnp.where(core_vs_out, core_lo + (core_hi - core_lo) * u, out_lo + (out_hi - out_lo) * u),
+    both_core,
+    cyc_lo + (cyc_hi - cyc_lo) * u,
+    jnp.where(core_vs_out, core_lo + (core_hi - core_lo) * u, out_lo + (out_hi - out_lo) * u),
   )
   half = (s - 1) // 2
   i_wins_rotation = (j - i) <= half  # for i < j inside the core
@@ -175,12 +178,12 @@ def _planted_kernel(key, ranges, s, coin_outsiders, *, n, dtype):
 
 
 def sample_comparisons(
-    key: jax.Array,
-    P: jax.typing.ArrayLike,
-    *,
-    per_pair: int,
-    missing_rate: float = 0.0,
-    label_noise: float = 0.02,
+  key: jax.Array,
+  P: jax.typing.ArrayLike,
+  *,
+  per_pair: int,
+  missing_rate: float = 0.0,
+  label_noise: float = 0.02,
 ) -> SampledComparisons:
   """Samples ``m`` noisy games on a random subset of pairs of a probabilistic tournament.
 

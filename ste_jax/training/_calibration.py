@@ -8,10 +8,10 @@ majority edge ``P_ab > 1/2`` of a single context; it only makes the probabilitie
 import functools
 from typing import NamedTuple
 
-import jax
-import jax.numpy as jnp
 from flax import nnx
+import jax
 from jax import lax
+import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
 from ste_jax._validation import validate_int
@@ -66,14 +66,18 @@ def reliability_diagram(probs, outcome, weight=None, *, num_bins: int = 10) -> R
   num_bins = validate_int(num_bins, "num_bins")
   p, y, w = _vectors(probs, outcome, weight, "probs")
   bins = calibration_bins(p, num_bins)
-  count, conf_sum, acc_sum = (jax.ops.segment_sum(v, bins, num_segments=num_bins) for v in (w, w * p, w * y))
+  count, conf_sum, acc_sum = (
+    jax.ops.segment_sum(v, bins, num_segments=num_bins) for v in (w, w * p, w * y)
+  )
   nonempty = count > 0
   safe = jnp.where(nonempty, count, 1.0)
   confidence = jnp.where(nonempty, conf_sum / safe, jnp.nan)
   accuracy = jnp.where(nonempty, acc_sum / safe, jnp.nan)
   ece = binned_calibration_error(p, y, w, num_bins=num_bins)
   edges = jnp.linspace(0.0, 1.0, num_bins + 1, dtype=p.dtype)
-  return ReliabilityDiagram(bin_edges=edges, confidence=confidence, accuracy=accuracy, weight=count, ece=ece)
+  return ReliabilityDiagram(
+    bin_edges=edges, confidence=confidence, accuracy=accuracy, weight=count, ece=ece
+  )
 
 
 def fit_temperature(logits, outcome, weight=None, *, num_iters: int = 50) -> jax.Array:
@@ -132,7 +136,9 @@ class TemperatureScaling(NamedTuple):
   after: ReliabilityDiagram
 
 
-def calibrate_temperature(model, heldout, *, context_features=None, num_bins: int = 10) -> TemperatureScaling:
+def calibrate_temperature(
+  model, heldout, *, context_features=None, num_bins: int = 10
+) -> TemperatureScaling:
   """Fits temperature scaling of a pairwise model on held-out comparisons.
 
   Args:
@@ -159,9 +165,9 @@ def _calibrate_kernel(graphdef, state, heldout, table, *, num_bins):
   T = _fit_temperature_kernel(h, y, w, num_iters=50)
   scaled = h / T
   return TemperatureScaling(
-      temperature=T,
-      log_loss_before=pairwise_cross_entropy(h, y, w),
-      log_loss_after=pairwise_cross_entropy(scaled, y, w),
-      before=reliability_diagram(jax.nn.sigmoid(h), y, w, num_bins=num_bins),
-      after=reliability_diagram(jax.nn.sigmoid(scaled), y, w, num_bins=num_bins),
+    temperature=T,
+    log_loss_before=pairwise_cross_entropy(h, y, w),
+    log_loss_after=pairwise_cross_entropy(scaled, y, w),
+    before=reliability_diagram(jax.nn.sigmoid(h), y, w, num_bins=num_bins),
+    after=reliability_diagram(jax.nn.sigmoid(scaled), y, w, num_bins=num_bins),
   )

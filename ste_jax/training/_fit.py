@@ -4,12 +4,12 @@ import functools
 import math
 from typing import Any, NamedTuple
 
+from flax import nnx
 import jax
+from jax import lax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax import nnx
-from jax import lax
 from tqdm import tqdm
 
 from ste_jax._validation import validate_int, validate_number
@@ -73,9 +73,11 @@ def _subset(data: Comparisons, idx: np.ndarray) -> Comparisons:
 
 
 def _check_key(key) -> None:
-  if not (isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.ndim == 0):
+  if not (
+    isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.ndim == 0
+  ):
     raise ValueError(
-        f"key must be a single typed PRNG key from jax.random.key(seed), got {getattr(key, 'dtype', type(key))}."
+      f"key must be a single typed PRNG key from jax.random.key(seed), got {getattr(key, 'dtype', type(key))}."
     )
 
 
@@ -84,8 +86,8 @@ def _check_context_features(model, data: Comparisons, context_features):
   if context_features is None:
     if d_model:
       raise ValueError(
-          f"the model expects {d_model} context features: pass context_features of shape "
-          f"({data.num_contexts}, {d_model}) (one row per context of the comparisons)."
+        f"the model expects {d_model} context features: pass context_features of shape "
+        f"({data.num_contexts}, {d_model}) (one row per context of the comparisons)."
       )
     return None
   table = jnp.asarray(context_features)
@@ -93,11 +95,13 @@ def _check_context_features(model, data: Comparisons, context_features):
     raise ValueError(f"context_features must be a floating array, got dtype {table.dtype}.")
   if table.ndim != 2 or table.shape[0] != data.num_contexts:
     raise ValueError(
-        f"context_features must have shape (num_contexts, d) = ({data.num_contexts}, d) to match the "
-        f"comparisons' contexts {data.contexts}; got {tuple(table.shape)}."
+      f"context_features must have shape (num_contexts, d) = ({data.num_contexts}, d) to match the "
+      f"comparisons' contexts {data.contexts}; got {tuple(table.shape)}."
     )
   if d_model is not None and table.shape[1] != d_model:
-    raise ValueError(f"context_features has d = {table.shape[1]} columns but the model expects {d_model}.")
+    raise ValueError(
+      f"context_features has d = {table.shape[1]} columns but the model expects {d_model}."
+    )
   if not bool(jnp.all(jnp.isfinite(table))):
     raise ValueError("context_features must be finite.")
   return table
@@ -117,37 +121,40 @@ def _check_context_weights(context_weights, num_contexts: int):
 
 def _empirical_context_weights(train: Comparisons, num_contexts: int) -> np.ndarray:
   """``Q`` = the (row-weighted) context frequencies of the training data."""
-  w = np.bincount(np.asarray(train.context), weights=np.asarray(train.weight, dtype=np.float64),
-                  minlength=num_contexts)
+  w = np.bincount(
+    np.asarray(train.context),
+    weights=np.asarray(train.weight, dtype=np.float64),
+    minlength=num_contexts,
+  )
   return np.ones(num_contexts) if w.sum() <= 0 else w / w.sum()
 
 
 def fit(
-    key: jax.Array,
-    model: nnx.Module,
-    comparisons: Comparisons,
-    *,
-    num_steps: int = 500,
-    batch_size: int = 1024,
-    learning_rate: float = 1e-2,
-    optimizer: optax.GradientTransformation | None = None,
-    heldout: Comparisons | None = None,
-    heldout_fraction: float = 0.1,
-    context_features=None,
-    context_weights=None,
-    tau=None,
-    gamma=None,
-    gamma_c=None,
-    sharpness_weight: float = 0.0,
-    sharpness_score: str = "top_cycle",
-    calibration_weight: float = 0.0,
-    membership=None,
-    max_path_length: int | None = None,
-    reach_gamma: float | None = None,
-    loss_fn=None,
-    eval_every: int | None = None,
-    patience: int | None = 10,
-    progress: bool = True,
+  key: jax.Array,
+  model: nnx.Module,
+  comparisons: Comparisons,
+  *,
+  num_steps: int = 500,
+  batch_size: int = 1024,
+  learning_rate: float = 1e-2,
+  optimizer: optax.GradientTransformation | None = None,
+  heldout: Comparisons | None = None,
+  heldout_fraction: float = 0.1,
+  context_features=None,
+  context_weights=None,
+  tau=None,
+  gamma=None,
+  gamma_c=None,
+  sharpness_weight: float = 0.0,
+  sharpness_score: str = "top_cycle",
+  calibration_weight: float = 0.0,
+  membership=None,
+  max_path_length: int | None = None,
+  reach_gamma: float | None = None,
+  loss_fn=None,
+  eval_every: int | None = None,
+  patience: int | None = 10,
+  progress: bool = True,
 ) -> FitResult:
   r"""Trains a pairwise model on comparisons (paper Algorithm ``ste_training``, Eq. ``full_objective``).
 
@@ -202,7 +209,9 @@ def fit(
   if not isinstance(model, nnx.Module):
     raise ValueError(f"model must be a flax.nnx.Module, got {type(model).__name__}.")
   if not isinstance(comparisons, Comparisons):
-    raise ValueError(f"comparisons must be a ste_jax.data.Comparisons, got {type(comparisons).__name__}.")
+    raise ValueError(
+      f"comparisons must be a ste_jax.data.Comparisons, got {type(comparisons).__name__}."
+    )
   n, m = comparisons.num_agents, comparisons.num_comparisons
   if m < 1:
     raise ValueError("comparisons is empty: nothing to train on.")
@@ -213,7 +222,9 @@ def fit(
   batch_size = validate_int(batch_size, "batch_size")
   eval_every = validate_int(eval_every, "eval_every", allow_none=True)
   patience = validate_int(patience, "patience", allow_none=True)
-  heldout_fraction = validate_number(heldout_fraction, "heldout_fraction", low=0.0, high=1.0, high_open=True)
+  heldout_fraction = validate_number(
+    heldout_fraction, "heldout_fraction", low=0.0, high=1.0, high_open=True
+  )
   if optimizer is None:
     optimizer = optax.adam(validate_number(learning_rate, "learning_rate", low=0.0, low_open=True))
   sharpness_weight = validate_number(sharpness_weight, "sharpness_weight", low=0.0)
@@ -226,7 +237,9 @@ def fit(
       raise ValueError(f"membership must have shape ({n},), got {tuple(membership.shape)}.")
 
   if sharpness_score not in ("top_cycle", "uncovered"):
-    raise ValueError(f"sharpness_score must be 'top_cycle' or 'uncovered', got {sharpness_score!r}.")
+    raise ValueError(
+      f"sharpness_score must be 'top_cycle' or 'uncovered', got {sharpness_score!r}."
+    )
   if calibration_weight > 0 and membership is None and loss_fn is None:
     raise ValueError("calibration_weight > 0 needs membership labels (membership=).")
   num_heldout = 0
@@ -241,8 +254,8 @@ def fit(
     num_heldout = int(round(heldout_fraction * m))
     if num_heldout < 1 or num_heldout >= m:
       raise ValueError(
-          f"heldout_fraction={heldout_fraction} of {m} comparisons leaves an empty train or held-out "
-          "set; change it or pass heldout= explicitly."
+        f"heldout_fraction={heldout_fraction} of {m} comparisons leaves an empty train or held-out "
+        "set; change it or pass heldout= explicitly."
       )
 
   tau = exponential_anneal(1.0, 0.01, num_steps) if tau is None else tau
@@ -262,19 +275,30 @@ def fit(
   if loss_fn is None:
     weights = None
     if table is not None:
-      q = _empirical_context_weights(train, comparisons.num_contexts) if q_weights is None else q_weights
+      q = (
+        _empirical_context_weights(train, comparisons.num_contexts)
+        if q_weights is None
+        else q_weights
+      )
       weights = jnp.asarray(q.astype(np.dtype(dtype)))
     loss_fn = make_ste_loss(
-        context_features=None if table is None else table.astype(dtype),
-        context_weights=weights, sharpness_weight=sharpness_weight, sharpness_score=sharpness_score,
-        calibration_weight=calibration_weight, membership=membership, max_path_length=max_path_length,
-        reach_gamma=reach_gamma, num_agents=n,
+      context_features=None if table is None else table.astype(dtype),
+      context_weights=weights,
+      sharpness_weight=sharpness_weight,
+      sharpness_score=sharpness_score,
+      calibration_weight=calibration_weight,
+      membership=membership,
+      max_path_length=max_path_length,
+      reach_gamma=reach_gamma,
+      num_agents=n,
     )
   opt_state = optimizer.init(params)
   step_fn = make_train_step(graphdef, optimizer, loss_fn=loss_fn, schedule=schedule, rest=rest)
   eval_fn = None
   if heldout is not None:
-    eval_fn = make_log_loss_fn(graphdef, context_features=None if table is None else table.astype(dtype), rest=rest)
+    eval_fn = make_log_loss_fn(
+      graphdef, context_features=None if table is None else table.astype(dtype), rest=rest
+    )
 
   m_train = train.num_comparisons
   size = min(batch_size, m_train)
@@ -284,7 +308,9 @@ def fit(
   records, eval_steps, evals = [], [], []
   best_loss, best_params, best_step, bad, stopped_early = math.inf, params, 0, 0, False
   perm = None
-  with tqdm(total=num_steps, disable=not progress, desc="fit", unit="step", dynamic_ncols=True) as bar:
+  with tqdm(
+    total=num_steps, disable=not progress, desc="fit", unit="step", dynamic_ncols=True
+  ) as bar:
     for t in range(num_steps):
       j = t % steps_per_epoch
       if j == 0:
@@ -312,11 +338,18 @@ def fit(
 
   metrics = jax.tree.map(lambda *xs: jnp.stack(xs), *records)
   history = FitHistory(
-      step=jnp.arange(len(records), dtype=jnp.int32),
-      metrics=metrics,
-      eval_step=jnp.asarray(eval_steps, dtype=jnp.int32),
-      heldout_log_loss=jnp.asarray(evals, dtype=dtype),
+    step=jnp.arange(len(records), dtype=jnp.int32),
+    metrics=metrics,
+    eval_step=jnp.asarray(eval_steps, dtype=jnp.int32),
+    heldout_log_loss=jnp.asarray(evals, dtype=dtype),
   )
   nnx.update(model, best_params)
-  return FitResult(model=model, params=best_params, history=history, best_step=best_step,
-                   stopped_early=stopped_early, train=train, heldout=heldout)
+  return FitResult(
+    model=model,
+    params=best_params,
+    history=history,
+    best_step=best_step,
+    stopped_early=stopped_early,
+    train=train,
+    heldout=heldout,
+  )

@@ -25,7 +25,9 @@ def _safe_weighted_mean(values, weight):
 def _like(x, ref: jax.Array, name: str) -> jax.Array:
   x = jnp.asarray(x)
   if x.shape != ref.shape:
-    raise ValueError(f"{name} must have the shape of the logits {tuple(ref.shape)}; got {tuple(x.shape)}.")
+    raise ValueError(
+      f"{name} must have the shape of the logits {tuple(ref.shape)}; got {tuple(x.shape)}."
+    )
   return x.astype(ref.dtype)
 
 
@@ -78,7 +80,9 @@ def sharpness_regularizer(scores, *, eps=None) -> jax.Array:
   eps = jnp.finfo(s.dtype).eps if eps is None else eps
   tiny = jnp.finfo(s.dtype).tiny
   # maximum(., tiny) keeps the log finite if rounding pushes a score a hair above 1.
-  ent = -(s * jnp.log(jnp.maximum(s + eps, tiny)) + (1.0 - s) * jnp.log(jnp.maximum(1.0 - s + eps, tiny)))
+  ent = -(
+    s * jnp.log(jnp.maximum(s + eps, tiny)) + (1.0 - s) * jnp.log(jnp.maximum(1.0 - s + eps, tiny))
+  )
   return jnp.mean(ent, axis=-1)
 
 
@@ -129,16 +133,16 @@ class ObjectiveTerms(NamedTuple):
 
 
 def ste_objective(
-    logits,
-    outcome,
-    weight=None,
-    *,
-    scores=None,
-    membership=None,
-    sharpness_weight=0.0,
-    calibration_weight=0.0,
-    num_bins: int = 10,
-    eps=None,
+  logits,
+  outcome,
+  weight=None,
+  *,
+  scores=None,
+  membership=None,
+  sharpness_weight=0.0,
+  calibration_weight=0.0,
+  num_bins: int = 10,
+  eps=None,
 ) -> ObjectiveTerms:
   r"""The full STE training objective (paper Eq. ``full_objective``).
 
@@ -174,10 +178,15 @@ def ste_objective(
     raise ValueError("sharpness_weight / calibration_weight are non-zero but no scores were given.")
   if membership is None and nonzero(calibration_weight):
     raise ValueError("calibration_weight is non-zero but no membership labels were given.")
-  sharp = zero if scores is None else jnp.mean(sharpness_regularizer(scores, eps=eps)).astype(ce.dtype)
+  sharp = (
+    zero if scores is None else jnp.mean(sharpness_regularizer(scores, eps=eps)).astype(ce.dtype)
+  )
   calib = zero
   if scores is not None and membership is not None:
     calib = calibration_regularizer(scores, membership, num_bins=num_bins).astype(ce.dtype)
-  total = (ce + jnp.asarray(sharpness_weight).astype(ce.dtype) * sharp
-           + jnp.asarray(calibration_weight).astype(ce.dtype) * calib)
+  total = (
+    ce
+    + jnp.asarray(sharpness_weight).astype(ce.dtype) * sharp
+    + jnp.asarray(calibration_weight).astype(ce.dtype) * calib
+  )
   return ObjectiveTerms(total=total, cross_entropy=ce, sharpness=sharp, calibration=calib)

@@ -6,8 +6,8 @@ never recompiles. :func:`temperature_schedule` bundles the schedules of the thre
 ``tau`` (edges), ``gamma`` (Top-Cycle softmin) and ``gamma_c`` (covering).
 """
 
-import math
 from collections.abc import Callable
+import math
 from typing import NamedTuple, Union
 
 import jax
@@ -98,13 +98,15 @@ def _as_schedule(value, name: str) -> Schedule:
   try:
     return constant_temperature(value)
   except ValueError as e:
-    raise ValueError(f"{name} must be a schedule (callable step -> scalar) or a number > 0; {e}") from e
+    raise ValueError(
+      f"{name} must be a schedule (callable step -> scalar) or a number > 0; {e}"
+    ) from e
 
 
 def temperature_schedule(
-    tau: Union[float, Schedule],
-    gamma: Union[float, Schedule, None] = None,
-    gamma_c: Union[float, Schedule, None] = None,
+  tau: Union[float, Schedule],
+  gamma: Union[float, Schedule, None] = None,
+  gamma_c: Union[float, Schedule, None] = None,
 ) -> Callable[[jax.typing.ArrayLike], Temperatures]:
   """Bundles the schedules of ``tau``, ``gamma`` and ``gamma_c`` (Algorithm ``ste_training``, line 2).
 

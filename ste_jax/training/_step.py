@@ -16,10 +16,10 @@ neither a second call nor a new step (hence a new temperature) recompiles.
 from collections.abc import Callable
 from typing import Any
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import optax
-from flax import nnx
 
 from ste_jax.models._tournament import marginal_tournament, pairwise_logits
 from ste_jax.ops import ste_scores
@@ -37,17 +37,17 @@ def _global_norm(tree) -> jax.Array:
 
 
 def make_ste_loss(
-    *,
-    context_features=None,
-    context_weights=None,
-    sharpness_weight=0.0,
-    sharpness_score: str = "top_cycle",
-    calibration_weight=0.0,
-    membership=None,
-    num_bins: int = 10,
-    max_path_length=None,
-    reach_gamma=None,
-    num_agents=None,
+  *,
+  context_features=None,
+  context_weights=None,
+  sharpness_weight=0.0,
+  sharpness_score: str = "top_cycle",
+  calibration_weight=0.0,
+  membership=None,
+  num_bins: int = 10,
+  max_path_length=None,
+  reach_gamma=None,
+  num_agents=None,
 ) -> LossFn:
   """The default loss of the train step: Eq. ``full_objective`` on a minibatch.
 
@@ -82,7 +82,10 @@ def make_ste_loss(
   """
   if sharpness_score not in _SCORES:
     raise ValueError(f"sharpness_score must be one of {_SCORES}, got {sharpness_score!r}.")
-  for name, lam in (("sharpness_weight", sharpness_weight), ("calibration_weight", calibration_weight)):
+  for name, lam in (
+    ("sharpness_weight", sharpness_weight),
+    ("calibration_weight", calibration_weight),
+  ):
     if not float(lam) >= 0:
       raise ValueError(f"{name} must be >= 0, got {lam!r}.")
   if float(calibration_weight) > 0 and membership is None:
@@ -93,30 +96,46 @@ def make_ste_loss(
     logits = pairwise_logits(model, batch, context_features=context_features)
     scores = None
     if use_scores:
-      P = marginal_tournament(model, contexts=context_features, weights=context_weights, num_agents=num_agents)
+      P = marginal_tournament(
+        model, contexts=context_features, weights=context_weights, num_agents=num_agents
+      )
       rg = temperatures.gamma if reach_gamma is None else reach_gamma
-      s = ste_scores(P, tau=temperatures.tau, gamma=temperatures.gamma, gamma_c=temperatures.gamma_c,
-                     max_path_length=max_path_length, reach_gamma=rg)
+      s = ste_scores(
+        P,
+        tau=temperatures.tau,
+        gamma=temperatures.gamma,
+        gamma_c=temperatures.gamma_c,
+        max_path_length=max_path_length,
+        reach_gamma=rg,
+      )
       scores = getattr(s, sharpness_score)
     terms = ste_objective(
-        logits, batch.outcome, batch.weight, scores=scores,
-        membership=membership if use_scores else None,
-        sharpness_weight=sharpness_weight, calibration_weight=calibration_weight, num_bins=num_bins,
+      logits,
+      batch.outcome,
+      batch.weight,
+      scores=scores,
+      membership=membership if use_scores else None,
+      sharpness_weight=sharpness_weight,
+      calibration_weight=calibration_weight,
+      num_bins=num_bins,
     )
-    metrics = {"cross_entropy": terms.cross_entropy, "sharpness": terms.sharpness,
-               "calibration": terms.calibration}
+    metrics = {
+      "cross_entropy": terms.cross_entropy,
+      "sharpness": terms.sharpness,
+      "calibration": terms.calibration,
+    }
     return terms.total, metrics
 
   return loss_fn
 
 
 def make_train_step(
-    graphdef: nnx.GraphDef,
-    tx: optax.GradientTransformation,
-    *,
-    loss_fn: LossFn | None = None,
-    schedule: Callable[[jax.typing.ArrayLike], Temperatures] | None = None,
-    rest=None,
+  graphdef: nnx.GraphDef,
+  tx: optax.GradientTransformation,
+  *,
+  loss_fn: LossFn | None = None,
+  schedule: Callable[[jax.typing.ArrayLike], Temperatures] | None = None,
+  rest=None,
 ):
   """A pure, jit-compiled train step ``(params, opt_state, batch, step) -> (params, opt_state, metrics)``.
 
@@ -160,7 +179,9 @@ def make_train_step(
 
   def train_step(params, opt_state, batch, step):
     temperatures = schedule(step)
-    (loss, metrics), grads = jax.value_and_grad(objective, has_aux=True)(params, batch, temperatures)
+    (loss, metrics), grads = jax.value_and_grad(objective, has_aux=True)(
+      params, batch, temperatures
+    )
     # Optax's internals rely on standard promotion (e.g. Adam's bias correction computes
     # `python_float ** int32_count`), which fails under `jax_numpy_dtype_promotion="strict"`. Our
     # own math above runs under the caller's setting; only the optimizer update is scoped to
@@ -169,8 +190,13 @@ def make_train_step(
       updates, opt_state = tx.update(grads, opt_state, params)
       params = optax.apply_updates(params, updates)
     metrics = dict(metrics)
-    metrics.update(loss=loss, grad_norm=_global_norm(grads), tau=temperatures.tau,
-                   gamma=temperatures.gamma, gamma_c=temperatures.gamma_c)
+    metrics.update(
+      loss=loss,
+      grad_norm=_global_norm(grads),
+      tau=temperatures.tau,
+      gamma=temperatures.gamma,
+      gamma_c=temperatures.gamma_c,
+    )
     return params, opt_state, metrics
 
   return jax.jit(train_step)

@@ -25,8 +25,12 @@ def test_from_arrays_fields_dtypes_and_defaults():
 
 def test_from_arrays_names_contexts_and_weights():
   c = Comparisons.from_arrays(
-      np.array([0, 1]), np.array([1, 3]), np.array([1, 0]),
-      agents=["w", "x", "y", "z"], context=[1, 0], weight=[2.0, 0.0],
+    np.array([0, 1]),
+    np.array([1, 3]),
+    np.array([1, 0]),
+    agents=["w", "x", "y", "z"],
+    context=[1, 0],
+    weight=[2.0, 0.0],
   )
   assert c.agents == ("w", "x", "y", "z") and c.num_agents == 4
   assert c.contexts == ("0", "1")
@@ -46,22 +50,24 @@ def test_from_arrays_float64_under_x64(x64):
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        (dict(a=[0, 3], b=[1, 0], outcome=[1, 0], agents=["p", "q", "r"]), r"a\[1\] = 3"),
-        (dict(a=[0, -1], b=[1, 0], outcome=[1, 0]), r"a\[1\] = -1"),
-        (dict(a=[0, 1], b=[1, 1], outcome=[1, 0]), "self-comparison at row 1"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 1.5]), r"outcome\[1\] = 1.5"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[np.nan, 1]), r"outcome\[0\] = nan"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], weight=[1, -2]), r"weight\[1\] = -2"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], weight=[np.inf, 1]), r"weight\[0\] = inf"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 0, 1]), "same length"),
-        (dict(a=[0.0, 1.0], b=[1, 0], outcome=[1, 0]), "integer"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], agents=["x", "x"]), "more than once"),
-        (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], context=[0, 2], contexts=["c0", "c1"]),
-         r"context\[1\] = 2"),
-        (dict(a=[], b=[], outcome=[]), "no comparisons"),
-    ],
+  "kwargs, match",
+  [
+    (dict(a=[0, 3], b=[1, 0], outcome=[1, 0], agents=["p", "q", "r"]), r"a\[1\] = 3"),
+    (dict(a=[0, -1], b=[1, 0], outcome=[1, 0]), r"a\[1\] = -1"),
+    (dict(a=[0, 1], b=[1, 1], outcome=[1, 0]), "self-comparison at row 1"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[1, 1.5]), r"outcome\[1\] = 1.5"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[np.nan, 1]), r"outcome\[0\] = nan"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], weight=[1, -2]), r"weight\[1\] = -2"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], weight=[np.inf, 1]), r"weight\[0\] = inf"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[1, 0, 1]), "same length"),
+    (dict(a=[0.0, 1.0], b=[1, 0], outcome=[1, 0]), "integer"),
+    (dict(a=[0, 1], b=[1, 0], outcome=[1, 0], agents=["x", "x"]), "more than once"),
+    (
+      dict(a=[0, 1], b=[1, 0], outcome=[1, 0], context=[0, 2], contexts=["c0", "c1"]),
+      r"context\[1\] = 2",
+    ),
+    (dict(a=[], b=[], outcome=[]), "no comparisons"),
+  ],
 )
 def test_from_arrays_rejects_bad_input(kwargs, match):
   with pytest.raises(ValueError, match=match):

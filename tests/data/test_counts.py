@@ -18,14 +18,20 @@ from ste_jax.data import Comparisons, PairCounts, pair_counts, win_rate_tourname
 #   3    x  y  1/2      1       c0      tie
 #   4    y  z  0        1       c1      z beats y
 #   5    z  y  3/4      2       c0      fractional: 1.5 to z, 0.5 to y
-HAND = dict(a=[0, 1, 0, 1, 2], b=[1, 0, 1, 2, 1], outcome=[1, 1, 0.5, 0, 0.75],
-            weight=[1, 2, 1, 1, 2], context=[0, 1, 0, 1, 0])
+HAND = dict(
+  a=[0, 1, 0, 1, 2],
+  b=[1, 0, 1, 2, 1],
+  outcome=[1, 1, 0.5, 0, 0.75],
+  weight=[1, 2, 1, 1, 2],
+  context=[0, 1, 0, 1, 0],
+)
 
 
 def _hand():
   kw = dict(HAND)
-  return Comparisons.from_arrays(kw.pop("a"), kw.pop("b"), kw.pop("outcome"),
-                                 agents=["x", "y", "z"], contexts=["c0", "c1"], **kw)
+  return Comparisons.from_arrays(
+    kw.pop("a"), kw.pop("b"), kw.pop("outcome"), agents=["x", "y", "z"], contexts=["c0", "c1"], **kw
+  )
 
 
 def test_pair_counts_by_hand():
@@ -58,9 +64,15 @@ def _random_comparisons(rng, m=400, n=6, num_contexts=3):
   outcome = rng.choice([0.0, 0.5, 1.0, 0.25], size=m)
   weight = rng.choice([0.0, 1.0, 2.0, 0.5], size=m)
   context = rng.integers(0, num_contexts, m)
-  c = Comparisons.from_arrays(a, b, outcome, weight=weight, context=context,
-                              contexts=[f"c{i}" for i in range(num_contexts)],
-                              agents=[f"ag{i}" for i in range(n)])
+  c = Comparisons.from_arrays(
+    a,
+    b,
+    outcome,
+    weight=weight,
+    context=context,
+    contexts=[f"c{i}" for i in range(num_contexts)],
+    agents=[f"ag{i}" for i in range(n)],
+  )
   return c, pd.DataFrame(dict(a=a, b=b, o=outcome, w=weight, c=context))
 
 
@@ -118,7 +130,8 @@ def test_vmap_over_weights_equals_loop(rng):
   batched = jax.vmap(lambda w: pair_counts(dataclasses.replace(c, weight=w)).wins)(weights)
   for i in range(4):
     np.testing.assert_allclose(
-        batched[i], pair_counts(dataclasses.replace(c, weight=weights[i])).wins, rtol=1e-6)
+      batched[i], pair_counts(dataclasses.replace(c, weight=weights[i])).wins, rtol=1e-6
+    )
 
 
 def test_win_rate_tournament_by_hand():

@@ -7,13 +7,13 @@ import pytest
 from scipy import stats
 
 from ste_jax.data import (
-    Comparisons,
-    WeightedTournament,
-    pair_counts,
-    posterior_edges,
-    weighted_soft_majority_edges,
-    weighted_tournament,
-    win_rate_tournament,
+  Comparisons,
+  WeightedTournament,
+  pair_counts,
+  posterior_edges,
+  weighted_soft_majority_edges,
+  weighted_tournament,
+  win_rate_tournament,
 )
 
 
@@ -47,8 +47,9 @@ def test_posterior_edges_match_scipy_float64(rng, x64, prior):
 
 def test_posterior_edges_large_counts_float64(x64):
   w = np.array([[0, 5000, 1200], [4900, 0, 1], [1100, 0, 0]], dtype=np.float64)
-  np.testing.assert_allclose(posterior_edges(jnp.asarray(w)), _scipy_posterior_edges(w),
-                             rtol=0, atol=1e-9)
+  np.testing.assert_allclose(
+    posterior_edges(jnp.asarray(w)), _scipy_posterior_edges(w), rtol=0, atol=1e-9
+  )
 
 
 def test_posterior_edges_match_scipy_float32(rng):
@@ -64,8 +65,21 @@ def _count_grid():
   pairs = [(0.0, 0.0), (0.0, 1e6), (1e6, 0.0), (0.5, 0.0), (1e6, 1e6 - 1), (1e6 - 0.5, 1e6)]
   for total in np.unique(np.concatenate([np.arange(0, 60, 0.5), np.geomspace(60, 2e6, 80)])):
     sd = np.sqrt(max(total, 1.0))
-    for diff in [0.0, 0.5, 1.0, 2.0, 3.0, 0.1 * sd, 0.5 * sd, sd, 1.7 * sd, 3 * sd, 6 * sd, 0.45 * total,
-                 total]:
+    for diff in [
+      0.0,
+      0.5,
+      1.0,
+      2.0,
+      3.0,
+      0.1 * sd,
+      0.5 * sd,
+      sd,
+      1.7 * sd,
+      3 * sd,
+      6 * sd,
+      0.45 * total,
+      total,
+    ]:
       if diff <= total:
         w_ab = np.round((total + diff) / 2 * 2) / 2  # integer or half-integer (half-wins from ties)
         pairs.append((w_ab, max(total - w_ab, 0.0)))
@@ -84,7 +98,9 @@ def _pair_edges(w, dtype, prior=(0.5, 0.5)):
 
 
 def _scipy_pair_edges(w, alpha=0.5):
-  margin = stats.beta.sf(0.5, alpha + w[:, 0], alpha + w[:, 1]) - stats.beta.cdf(0.5, alpha + w[:, 0], alpha + w[:, 1])
+  margin = stats.beta.sf(0.5, alpha + w[:, 0], alpha + w[:, 1]) - stats.beta.cdf(
+    0.5, alpha + w[:, 0], alpha + w[:, 1]
+  )
   margin = np.where(w[:, 0] == w[:, 1], 0.0, margin)
   return np.maximum(margin, 0.0), np.maximum(-margin, 0.0)
 
@@ -120,7 +136,9 @@ def test_posterior_edges_large_counts_antisymmetric_and_vmappable():
   w[..., np.arange(6), np.arange(6)] = 0
   d = posterior_edges(jnp.asarray(w))
   np.testing.assert_array_equal(jax.vmap(posterior_edges)(jnp.asarray(w)), d)
-  np.testing.assert_array_equal(posterior_edges(jnp.asarray(np.swapaxes(w, -1, -2))), np.swapaxes(d, -1, -2))
+  np.testing.assert_array_equal(
+    posterior_edges(jnp.asarray(np.swapaxes(w, -1, -2))), np.swapaxes(d, -1, -2)
+  )
   d = np.asarray(d)
   assert (d[:, 0, 1] == 0).all() and (d[:, 1, 0] == 0).all()
   assert not ((d > 0) & (np.swapaxes(d, -1, -2) > 0)).any()
@@ -128,8 +146,9 @@ def test_posterior_edges_large_counts_antisymmetric_and_vmappable():
 
 
 def test_posterior_edges_conventions():
-  w = jnp.asarray([[0, 1000, 7.5, 0], [1000, 0, 3, 0], [7.5, 0, 0, 0], [0, 0, 0, 0]],
-                  dtype=jnp.float32)
+  w = jnp.asarray(
+    [[0, 1000, 7.5, 0], [1000, 0, 3, 0], [7.5, 0, 0, 0], [0, 0, 0, 0]], dtype=jnp.float32
+  )
   d = np.asarray(posterior_edges(w))
   assert d[0, 1] == d[1, 0] == 0.0  # equal counts: exactly zero, even at large counts
   assert d[0, 2] == d[2, 0] == 0.0
@@ -145,9 +164,12 @@ def test_posterior_edges_conventions():
 
 def test_posterior_edges_tie_handling(x64):
   # x beats y twice, two ties; x-z: one win each and three ties
-  c = Comparisons.from_arrays([0, 0, 1, 0, 0, 0, 2, 0, 0, 0], [1, 1, 0, 1, 2, 2, 0, 2, 2, 2],
-                              np.array([1, 1, 0.5, 0.5, 1, 0, 0.5, 0.5, 0.5, 0.5][:10]),
-                              agents=["x", "y", "z"])
+  c = Comparisons.from_arrays(
+    [0, 0, 1, 0, 0, 0, 2, 0, 0, 0],
+    [1, 1, 0, 1, 2, 2, 0, 2, 2, 2],
+    np.array([1, 1, 0.5, 0.5, 1, 0, 0.5, 0.5, 0.5, 0.5][:10]),
+    agents=["x", "y", "z"],
+  )
   d_half = np.asarray(posterior_edges(pair_counts(c)))  # default: a tie is half a win each
   expect = 2 * stats.beta.sf(0.5, 0.5 + 3, 0.5 + 1) - 1  # wins 2 + 2/2 = 3 vs 0 + 2/2 = 1
   np.testing.assert_allclose(d_half[0, 1], expect, atol=1e-12)
@@ -175,8 +197,9 @@ def test_posterior_edges_batch_jit_and_errors(rng):
 
 # agents x, y, z: x beat y 3 times, y beat x once, z beat y twice (one tie), x-z never met
 def _weighted_example():
-  return Comparisons.from_arrays([0, 0, 0, 1, 2, 2, 1], [1, 1, 1, 0, 1, 1, 2],
-                                 [1, 1, 1, 1, 1, 1, 0.5], agents=["x", "y", "z"])
+  return Comparisons.from_arrays(
+    [0, 0, 0, 1, 2, 2, 1], [1, 1, 1, 0, 1, 1, 2], [1, 1, 1, 1, 1, 1, 0.5], agents=["x", "y", "z"]
+  )
 
 
 def test_weighted_tournament_by_hand():
@@ -185,8 +208,9 @@ def test_weighted_tournament_by_hand():
   wt = weighted_tournament(c)
   assert isinstance(wt, WeightedTournament)
   np.testing.assert_array_equal(wt.W, totals)
-  np.testing.assert_allclose(wt.P, [[0.5, 0.75, 0.5], [0.25, 0.5, 0.5 / 3], [0.5, 2.5 / 3, 0.5]],
-                             rtol=1e-6)
+  np.testing.assert_allclose(
+    wt.P, [[0.5, 0.75, 0.5], [0.25, 0.5, 0.5 / 3], [0.5, 2.5 / 3, 0.5]], rtol=1e-6
+  )
   np.testing.assert_array_equal(wt.P, win_rate_tournament(c))
   np.testing.assert_allclose(weighted_tournament(c, confidence="sqrt").W, np.sqrt(totals))
   np.testing.assert_allclose(weighted_tournament(c, confidence="normalized").W, totals / 4)
@@ -204,8 +228,7 @@ def test_weighted_soft_majority_edges_formula():
   for tau in (0.5, 2.0):
     expect = 1 / (1 + np.exp(-w * (p - 0.5) / tau))
     np.fill_diagonal(expect, 0)
-    np.testing.assert_allclose(weighted_soft_majority_edges(wt.P, wt.W, tau=tau),
-                               expect, rtol=1e-6)
+    np.testing.assert_allclose(weighted_soft_majority_edges(wt.P, wt.W, tau=tau), expect, rtol=1e-6)
   d = np.asarray(weighted_soft_majority_edges(wt.P, wt.W, tau=1.0))
   assert d[0, 2] == d[2, 0] == 0.5  # unobserved pair: no evidence either way
   # W_ab (P_ab - 1/2) = (w_ab - w_ba) / 2 with count weights: x-y margin 2 -> sigmoid(1)
@@ -213,8 +236,9 @@ def test_weighted_soft_majority_edges_formula():
   ones = jnp.ones_like(wt.P)
   unweighted = 1 / (1 + np.exp(-(p - 0.5) / 0.3))
   np.fill_diagonal(unweighted, 0)
-  np.testing.assert_allclose(weighted_soft_majority_edges(wt.P, ones, tau=0.3),
-                             unweighted, rtol=1e-6)
+  np.testing.assert_allclose(
+    weighted_soft_majority_edges(wt.P, ones, tau=0.3), unweighted, rtol=1e-6
+  )
   with pytest.raises(ValueError, match="W must have"):
     weighted_soft_majority_edges(wt.P, jnp.ones((2, 2)), tau=1.0)
 
@@ -232,5 +256,4 @@ def test_weighted_edges_temperature_is_traced():
   b = f(wt.P, wt.W, jnp.float32(0.1))
   assert len(traces) == 1
   assert float(b[0, 1]) > float(a[0, 1])
-  np.testing.assert_allclose(a, weighted_soft_majority_edges(wt.P, wt.W, tau=0.5),
-                             rtol=1e-6)
+  np.testing.assert_allclose(a, weighted_soft_majority_edges(wt.P, wt.W, tau=0.5), rtol=1e-6)

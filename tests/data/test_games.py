@@ -15,7 +15,6 @@ import numpy as np
 import pytest
 
 from ste_jax.data import OutcomePolicy, detect_schema, load_comparisons
-
 from tests.data.loaded import FIX
 from tests.data.loaded import rejected_lines as _reasons
 from tests.data.loaded import wins_by_pair as _wins
@@ -30,23 +29,32 @@ def test_tennis_winner_loser_rows():
   # Lines 2-7: Ana>Bo, Cy>Dee, Ana>Cy, Bo>Ana (clay), Dee vs an empty loser (walkover), Bo>Dee.
   c, report = load_comparisons(FIX / "atp_matches.csv")
   assert report.schema == "winner-loser"
-  assert _wins(c) == {("Ana Reyes", "Bo Lind"): 1, ("Cy Park", "Dee Moss"): 1,
-                      ("Ana Reyes", "Cy Park"): 1, ("Bo Lind", "Ana Reyes"): 1,
-                      ("Bo Lind", "Dee Moss"): 1}
+  assert _wins(c) == {
+    ("Ana Reyes", "Bo Lind"): 1,
+    ("Cy Park", "Dee Moss"): 1,
+    ("Ana Reyes", "Cy Park"): 1,
+    ("Bo Lind", "Ana Reyes"): 1,
+    ("Bo Lind", "Dee Moss"): 1,
+  }
   assert _reasons(report) == [(6, "missing field")]
   assert "'loser_name'" in report.rejected[0].detail
   assert report.position_bias is None  # the files record no order of play
   c, _ = load_comparisons(FIX / "atp_matches.csv", context="surface")
   assert _wins(c, by_context=True) == {
-      ("Ana Reyes", "Bo Lind", "Hard"): 1, ("Cy Park", "Dee Moss", "Hard"): 1,
-      ("Ana Reyes", "Cy Park", "Hard"): 1, ("Bo Lind", "Ana Reyes", "Clay"): 1,
-      ("Bo Lind", "Dee Moss", "Clay"): 1}
+    ("Ana Reyes", "Bo Lind", "Hard"): 1,
+    ("Cy Park", "Dee Moss", "Hard"): 1,
+    ("Ana Reyes", "Cy Park", "Hard"): 1,
+    ("Bo Lind", "Ana Reyes", "Clay"): 1,
+    ("Bo Lind", "Dee Moss", "Clay"): 1,
+  }
 
 
 def test_winner_loser_columns_match_without_case(tmp_path):
   path = tmp_path / "tennis_data.csv"  # tennis-data.co.uk spells them Winner, Loser
-  path.write_text("ATP,Surface,Winner,Loser,WRank,LRank\n1,Hard,Ann,Bob,3,9\n1,Grass,Bob,Ann,9,3\n"
-                  "1,Grass,Bob,Bob,9,9\n")
+  path.write_text(
+    "ATP,Surface,Winner,Loser,WRank,LRank\n1,Hard,Ann,Bob,3,9\n1,Grass,Bob,Ann,9,3\n"
+    "1,Grass,Bob,Bob,9,9\n"
+  )
   c, report = load_comparisons(path)
   assert report.schema == "winner-loser"
   assert _wins(c) == {("Ann", "Bob"): 1, ("Bob", "Ann"): 1}
@@ -59,8 +67,13 @@ def test_football_scores_ties_and_home_advantage():
   # l6 NA-NA (not played); l7 4-"two"; l8 Cantor 3-0 Borvia.
   c, report = load_comparisons(FIX / "football_results.csv")
   assert report.schema == "scores"
-  assert _wins(c) == {("Aland", "Borvia"): 1, ("Borvia", "Cantor"): 0.5, ("Cantor", "Borvia"): 1.5,
-                      ("Aland", "Cantor"): 1.5, ("Cantor", "Aland"): 0.5}
+  assert _wins(c) == {
+    ("Aland", "Borvia"): 1,
+    ("Borvia", "Cantor"): 0.5,
+    ("Cantor", "Borvia"): 1.5,
+    ("Aland", "Cantor"): 1.5,
+    ("Cantor", "Aland"): 0.5,
+  }
   assert _reasons(report) == [(6, "invalid score"), (7, "invalid score")]
   assert "'away_score' = 'two'" in report.rejected[1].detail
   # Home side over the non-neutral valid games l2 (win), l3 (tie), l5 (tie), l8 (win).
@@ -73,8 +86,10 @@ def test_football_scores_ties_and_home_advantage():
 
 def test_team1_team2_scores(tmp_path):
   path = tmp_path / "nfl.csv"  # FiveThirtyEight's layout: no neutral column, every row counts
-  path.write_text("date,team1,team2,score1,score2\n2031-09-01,KC,BUF,27,20\n2031-09-08,BUF,KC,31,31\n"
-                  "2031-09-15,KC,DEN,,\n2031-09-22,DEN,BUF,3.5,-1\n")
+  path.write_text(
+    "date,team1,team2,score1,score2\n2031-09-01,KC,BUF,27,20\n2031-09-08,BUF,KC,31,31\n"
+    "2031-09-15,KC,DEN,,\n2031-09-22,DEN,BUF,3.5,-1\n"
+  )
   c, report = load_comparisons(path)
   assert report.schema == "scores"
   assert _wins(c) == {("KC", "BUF"): 1.5, ("BUF", "KC"): 0.5, ("DEN", "BUF"): 1}
@@ -88,8 +103,12 @@ def test_pgn_engine_games():
   c, report = load_comparisons(FIX / "engine_games.pgn")
   assert report.schema == "chess"
   komodo = 'Komodo "Dragon" 4'  # the tag's escaped quotes are read back
-  assert _wins(c) == {("Stockfish-Dev", "Lc0 v0.40"): 0.5, ("Lc0 v0.40", "Stockfish-Dev"): 0.5,
-                      ("Lc0 v0.40", komodo): 1, (komodo, "Stockfish-Dev"): 1}
+  assert _wins(c) == {
+    ("Stockfish-Dev", "Lc0 v0.40"): 0.5,
+    ("Lc0 v0.40", "Stockfish-Dev"): 0.5,
+    ("Lc0 v0.40", komodo): 1,
+    (komodo, "Stockfish-Dev"): 1,
+  }
   assert _reasons(report) == [(22, "unknown winner label"), (40, "missing field")]
   assert "'*'" in report.rejected[0].detail
   assert _bias(report) == (1, 1, 1, "white")
@@ -99,9 +118,11 @@ def test_pgn_engine_games():
 
 
 def test_pgn_records_line_endings_and_stray_text(tmp_path):
-  games = ('[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 1-0\n\n'
-           '[White "B"]\n[Black "A"]\n[Result "1/2-1/2"]\n'  # no movetext: the next tag repeats
-           '[White "A"]\n[Black "C"]\n[Result "0-1"]\n')
+  games = (
+    '[White "A"]\n[Black "B"]\n[Result "1-0"]\n\n1. e4 1-0\n\n'
+    '[White "B"]\n[Black "A"]\n[Result "1/2-1/2"]\n'  # no movetext: the next tag repeats
+    '[White "A"]\n[Black "C"]\n[Result "0-1"]\n'
+  )
   path = tmp_path / "g.pgn"
   path.write_text("garbage line\n\n" + games)
   c, report = load_comparisons(path)
@@ -153,7 +174,10 @@ def test_pgn_reader_equals_a_line_by_line_reader_on_random_files(tmp_path, monke
   from ste_jax.data._tabular import _read_pgn
 
   rng = np.random.default_rng(0)
-  names, values = ["White", "Black", "Result", "Event"], ["A", "B b", 'say \\"hi\\"', "c:\\\\d", "", "1-0"]
+  names, values = (
+    ["White", "Black", "Result", "Event"],
+    ["A", "B b", 'say \\"hi\\"', "c:\\\\d", "", "1-0"],
+  )
   for trial in range(60):
     out = []
     for _ in range(rng.integers(1, 30)):
@@ -182,7 +206,9 @@ def test_pgn_reader_equals_a_line_by_line_reader_on_random_files(tmp_path, monke
     assert got_lines.tolist() == ([stray] if offset else []) + lines, text
     assert (pre[0] is not None) == offset and all(x is None for x in pre[offset:])
     cols = {k: column(k) for k in keys}
-    got = [{k: v[i] for k, v in cols.items() if v[i] is not None} for i in range(offset, len(got_lines))]
+    got = [
+      {k: v[i] for k, v in cols.items() if v[i] is not None} for i in range(offset, len(got_lines))
+    ]
     assert got == games, text
 
 
@@ -191,20 +217,33 @@ def test_lichess_export_white_black_draw():
   # g5 "unknown" (line 6) rejected.
   c, report = load_comparisons(FIX / "lichess_games.csv")
   assert report.schema == "chess"
-  assert _wins(c) == {("ann", "bob"): 1, ("cid", "bob"): 1, ("cid", "ann"): 1.5, ("ann", "cid"): 0.5}
+  assert _wins(c) == {
+    ("ann", "bob"): 1,
+    ("cid", "bob"): 1,
+    ("cid", "ann"): 1.5,
+    ("ann", "cid"): 0.5,
+  }
   assert _reasons(report) == [(6, "unknown winner label")]
   assert _bias(report) == (2, 1, 1, "white")
 
 
 def test_game_schemas_are_detected_and_named_in_errors(tmp_path):
-  assert detect_schema(["tourney_id", "winner_id", "winner_name", "loser_id", "loser_name"], "x") == "winner-loser"
-  assert detect_schema(["date", "home_team", "away_team", "home_score", "away_score"], "x") == "scores"
+  assert (
+    detect_schema(["tourney_id", "winner_id", "winner_name", "loser_id", "loser_name"], "x")
+    == "winner-loser"
+  )
+  assert (
+    detect_schema(["date", "home_team", "away_team", "home_score", "away_score"], "x") == "scores"
+  )
   assert detect_schema(["Event", "White", "Black", "Result"], "x") == "chess"
   assert detect_schema(["white_id", "black_id", "winner"], "x") == "chess"
   path = tmp_path / "t.csv"
   path.write_text("home_team,away_team,home_score\nA,B,1\n")
-  with pytest.raises(ValueError, match=r"scores schema needs the columns home_team, away_team, home_score, "
-                     r"away_score or team1"):
+  with pytest.raises(
+    ValueError,
+    match=r"scores schema needs the columns home_team, away_team, home_score, "
+    r"away_score or team1",
+  ):
     load_comparisons(path, schema="scores")
   path.write_text("p,q\n1,2\n")
   with pytest.raises(ValueError, match=r"Known schemas: .*chess: White, Black, Result"):
@@ -216,13 +255,20 @@ def test_cli_scores_a_pgn_file(tmp_path):
 
   games = []
   for g in range(10):  # Alpha beats Beta and Gamma every game, Beta and Gamma draw
-    for white, black, result in (("Alpha", "Beta", "1-0"), ("Gamma", "Alpha", "0-1"),
-                                 ("Beta", "Gamma", "1/2-1/2")):
-      games.append(f'[Event "Rapid"]\n[Round "{g}"]\n[White "{white}"]\n[Black "{black}"]\n'
-                   f'[Result "{result}"]\n\n1. e4 {result}\n')
+    for white, black, result in (
+      ("Alpha", "Beta", "1-0"),
+      ("Gamma", "Alpha", "0-1"),
+      ("Beta", "Gamma", "1/2-1/2"),
+    ):
+      games.append(
+        f'[Event "Rapid"]\n[Round "{g}"]\n[White "{white}"]\n[Black "{black}"]\n'
+        f'[Result "{result}"]\n\n1. e4 {result}\n'
+      )
   path = tmp_path / "league.pgn"
   path.write_text("\n".join(games))
-  code, out, err = run("score", path, "--estimator", "winrate", "--bootstrap", "0", "--output", "json")
+  code, out, err = run(
+    "score", path, "--estimator", "winrate", "--bootstrap", "0", "--output", "json"
+  )
   assert code == 0, err
   doc = json.loads(out)
   (table,) = doc["tables"]

@@ -4,28 +4,28 @@ import gzip
 import itertools
 import json
 import os
+from pathlib import Path
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from ste_jax.data import (
-    LoadReport,
-    RejectedRow,
-    from_dataframe,
-    from_task_results,
-    load_comparisons,
-    load_llmfao_raw,
-    load_vicuna80_raw,
-    pair_counts,
+  LoadReport,
+  RejectedRow,
+  from_dataframe,
+  from_task_results,
+  load_comparisons,
+  load_llmfao_raw,
+  load_vicuna80_raw,
+  pair_counts,
 )
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(
-    not SHARED_DATA.is_dir(), reason=f"shared data folder {SHARED_DATA} is absent"
+  not SHARED_DATA.is_dir(), reason=f"shared data folder {SHARED_DATA} is absent"
 )
 
 
@@ -41,12 +41,14 @@ def _check_invariant(report):
 
 
 def test_arena_schema_labels_and_names():
-  df = pd.DataFrame({
+  df = pd.DataFrame(
+    {
       "model_a": ["gpt", "llama", "gpt", "claude", "gpt"],
       "model_b": ["llama", "claude", "claude", "gpt", "llama"],
       "winner": ["model_a", "model_b", "tie", "tie (bothbad)", "llama"],
       "judge": ["u1"] * 5,
-  })
+    }
+  )
   c, report = from_dataframe(df)
   assert c.agents == ("claude", "gpt", "llama")  # sorted names
   np.testing.assert_array_equal(c.a, [1, 2, 1, 0, 1])
@@ -57,10 +59,14 @@ def test_arena_schema_labels_and_names():
 
 
 def test_simple_schema_is_detected_with_context():
-  df = pd.DataFrame({
-      "a": ["x", "y", "x"], "b": ["y", "z", "z"], "winner": ["a", "B ", "tie"],
+  df = pd.DataFrame(
+    {
+      "a": ["x", "y", "x"],
+      "b": ["y", "z", "z"],
+      "winner": ["a", "B ", "tie"],
       "context": ["math", "code", "math"],
-  })
+    }
+  )
   c, report = from_dataframe(df)
   assert c.agents == ("x", "y", "z") and c.contexts == ("code", "math")
   np.testing.assert_array_equal(c.outcome, [1, 0, 0.5])
@@ -70,19 +76,22 @@ def test_simple_schema_is_detected_with_context():
 
 
 def test_bad_rows_are_reported_with_row_numbers_never_dropped():
-  df = pd.DataFrame({
+  df = pd.DataFrame(
+    {
       "model_a": ["x", "x", "y", None, "x", "y", np.nan],
       "model_b": ["y", "x", "z", "y", "z", "x", "y"],
       "winner": ["model_a", "model_a", "draw", "model_b", np.nan, "", "tie"],
-  }, dtype=object)  # object columns keep None distinct from NaN (pandas str columns do not)
+    },
+    dtype=object,
+  )  # object columns keep None distinct from NaN (pandas str columns do not)
   c, report = from_dataframe(df)
   assert _reasons(report) == [
-      (2, "self-comparison"),
-      (3, "unknown winner label"),
-      (4, "missing field"),
-      (5, "NaN"),
-      (6, "missing field"),
-      (7, "NaN"),
+    (2, "self-comparison"),
+    (3, "unknown winner label"),
+    (4, "missing field"),
+    (5, "NaN"),
+    (6, "missing field"),
+    (7, "NaN"),
   ]
   assert "draw" in report.rejected[1].detail and "'winner'" in report.rejected[1].detail
   assert report.rows_used == 1 and c.num_comparisons == 1 and c.agents == ("x", "y")
@@ -92,8 +101,14 @@ def test_bad_rows_are_reported_with_row_numbers_never_dropped():
 
 
 def test_fixed_agents_and_contexts_reject_unknown_names():
-  df = pd.DataFrame({"a": ["x", "y", "x"], "b": ["y", "q", "y"], "winner": ["a", "b", "b"],
-                     "context": ["k", "k", "other"]})
+  df = pd.DataFrame(
+    {
+      "a": ["x", "y", "x"],
+      "b": ["y", "q", "y"],
+      "winner": ["a", "b", "b"],
+      "context": ["k", "k", "other"],
+    }
+  )
   c, report = from_dataframe(df, agents=["y", "x", "unused"], contexts=["k"])
   assert c.agents == ("y", "x", "unused") and c.contexts == ("k",)
   np.testing.assert_array_equal(c.a, [1])
@@ -104,8 +119,14 @@ def test_fixed_agents_and_contexts_reject_unknown_names():
 
 
 def test_weight_column():
-  df = pd.DataFrame({"a": ["x", "x", "y", "x"], "b": ["y", "y", "x", "y"],
-                     "winner": ["a", "b", "a", "a"], "w": [2.5, "1", -1, "heavy"]})
+  df = pd.DataFrame(
+    {
+      "a": ["x", "x", "y", "x"],
+      "b": ["y", "y", "x", "y"],
+      "winner": ["a", "b", "a", "a"],
+      "w": [2.5, "1", -1, "heavy"],
+    }
+  )
   c, report = from_dataframe(df, weight="w")
   np.testing.assert_array_equal(c.weight, [2.5, 1.0])
   assert _reasons(report) == [(3, "invalid weight"), (4, "invalid weight")]
@@ -134,17 +155,17 @@ def test_no_rows_and_all_rows_bad():
 # ----------------------------------------------------------------------------- files
 
 CSV_TEXT = (
-    "a,b,winner,context\n"  # line 1
-    "x,y,a,c1\n"  # 2
-    "y,z,tie,c2\n"  # 3
-    "\n"  # 4: blank, not a record
-    'z,"x\nwith newline",b,c1\n'  # 5-6: quoted field spanning two lines (a new agent name)
-    "x,x,a,c1\n"  # 7: self-comparison
-    "x,y,maybe,c1\n"  # 8: unknown label
-    "x,,a,c1\n"  # 9: missing field
-    "x,y,NaN,c1\n"  # 10: NaN
-    "x,y,a\n"  # 11: wrong number of fields
-    "z,y,b,c2\n"  # 12
+  "a,b,winner,context\n"  # line 1
+  "x,y,a,c1\n"  # 2
+  "y,z,tie,c2\n"  # 3
+  "\n"  # 4: blank, not a record
+  'z,"x\nwith newline",b,c1\n'  # 5-6: quoted field spanning two lines (a new agent name)
+  "x,x,a,c1\n"  # 7: self-comparison
+  "x,y,maybe,c1\n"  # 8: unknown label
+  "x,,a,c1\n"  # 9: missing field
+  "x,y,NaN,c1\n"  # 10: NaN
+  "x,y,a\n"  # 11: wrong number of fields
+  "z,y,b,c2\n"  # 12
 )
 
 
@@ -153,11 +174,11 @@ def test_csv_line_numbers(tmp_path):
   path.write_text(CSV_TEXT)
   c, report = load_comparisons(path)
   assert _reasons(report) == [
-      (7, "self-comparison"),
-      (8, "unknown winner label"),
-      (9, "missing field"),
-      (10, "NaN"),
-      (11, "malformed record"),
+    (7, "self-comparison"),
+    (8, "unknown winner label"),
+    (9, "missing field"),
+    (10, "NaN"),
+    (11, "malformed record"),
   ]
   assert all(r.source is None for r in report.rejected)
   assert report.source == str(path)
@@ -171,10 +192,13 @@ def test_csv_line_numbers(tmp_path):
 
 
 def test_formats_agree(tmp_path):
-  df = pd.DataFrame({
-      "model_a": ["x", "y", "z", "x", "y"], "model_b": ["y", "z", "x", "z", "x"],
+  df = pd.DataFrame(
+    {
+      "model_a": ["x", "y", "z", "x", "y"],
+      "model_b": ["y", "z", "x", "z", "x"],
       "winner": ["model_a", "tie", "model_b", "tie (bothbad)", "model_a"],
-  })
+    }
+  )
   df.to_csv(tmp_path / "b.csv", index=False)
   df.to_csv(tmp_path / "b.tsv", index=False, sep="\t")
   with gzip.open(tmp_path / "b.csv.gz", "wt") as f:
@@ -201,25 +225,25 @@ def test_formats_agree(tmp_path):
 
 def test_jsonl_line_numbers(tmp_path):
   lines = [
-      json.dumps({"model_a": "x", "model_b": "y", "winner": "model_a"}),  # 1
-      "",  # 2 blank
-      "{not json",  # 3
-      json.dumps({"model_a": "x", "winner": "model_a"}),  # 4 missing key
-      json.dumps({"model_a": "x", "model_b": "y", "winner": None}),  # 5 null
-      json.dumps([1, 2]),  # 6 not an object
-      json.dumps({"model_a": "x", "model_b": "y", "winner": float("nan")}),  # 7 NaN
-      json.dumps({"model_a": "y", "model_b": "y", "winner": "tie"}),  # 8 self
+    json.dumps({"model_a": "x", "model_b": "y", "winner": "model_a"}),  # 1
+    "",  # 2 blank
+    "{not json",  # 3
+    json.dumps({"model_a": "x", "winner": "model_a"}),  # 4 missing key
+    json.dumps({"model_a": "x", "model_b": "y", "winner": None}),  # 5 null
+    json.dumps([1, 2]),  # 6 not an object
+    json.dumps({"model_a": "x", "model_b": "y", "winner": float("nan")}),  # 7 NaN
+    json.dumps({"model_a": "y", "model_b": "y", "winner": "tie"}),  # 8 self
   ]
   path = tmp_path / "b.jsonl"
   path.write_text("\n".join(lines) + "\n")
   c, report = load_comparisons(path)
   assert _reasons(report) == [
-      (3, "malformed record"),
-      (4, "missing field"),
-      (5, "missing field"),
-      (6, "malformed record"),
-      (7, "NaN"),
-      (8, "self-comparison"),
+    (3, "malformed record"),
+    (4, "missing field"),
+    (5, "missing field"),
+    (6, "malformed record"),
+    (7, "NaN"),
+    (8, "self-comparison"),
   ]
   assert report.rows_read == 7 and c.num_comparisons == 1
   with pytest.raises(ValueError, match=r"line 3: malformed record"):
@@ -228,10 +252,14 @@ def test_jsonl_line_numbers(tmp_path):
 
 def test_json_array_record_numbers(tmp_path):
   path = tmp_path / "b.json"
-  path.write_text(json.dumps([
-      {"model_a": "x", "model_b": "y", "winner": "model_b"},
-      {"model_a": "x", "model_b": "y", "winner": "bogus"},
-  ]))
+  path.write_text(
+    json.dumps(
+      [
+        {"model_a": "x", "model_b": "y", "winner": "model_b"},
+        {"model_a": "x", "model_b": "y", "winner": "bogus"},
+      ]
+    )
+  )
   c, report = load_comparisons(path)
   assert _reasons(report) == [(2, "unknown winner label")]
   np.testing.assert_array_equal(c.outcome, [0])
@@ -258,9 +286,17 @@ def test_missing_column_in_file(tmp_path):
 
 
 def test_report_types_and_summary():
-  report = LoadReport(rows_read=3, rows_used=1, ties=0, num_comparisons=1, source="f.csv",
-                      rejected=(RejectedRow(2, "NaN", "column 'winner' is NaN"),
-                                RejectedRow(3, "NaN", "", source="g.jsonl")))
+  report = LoadReport(
+    rows_read=3,
+    rows_used=1,
+    ties=0,
+    num_comparisons=1,
+    source="f.csv",
+    rejected=(
+      RejectedRow(2, "NaN", "column 'winner' is NaN"),
+      RejectedRow(3, "NaN", "", source="g.jsonl"),
+    ),
+  )
   assert report.reasons() == {"NaN": 2}
   text = report.summary(max_lines=1)
   assert text.startswith("f.csv: read 3 rows") and "line 2: NaN (column 'winner' is NaN)" in text
@@ -285,8 +321,12 @@ def _pairwise_oracle(df):
 
 def test_from_task_results_matches_brute_force():
   rng = np.random.default_rng(1)
-  rows = [(f"ag{i}", f"t{t}", float(rng.integers(0, 3)), f"fam{t % 2}")
-          for t in range(12) for i in range(5) if rng.random() < 0.7]
+  rows = [
+    (f"ag{i}", f"t{t}", float(rng.integers(0, 3)), f"fam{t % 2}")
+    for t in range(12)
+    for i in range(5)
+    if rng.random() < 0.7
+  ]
   df = pd.DataFrame(rows, columns=["agent", "task", "score", "family"])
   c, report = from_task_results(df, context="family")
   oracle = _pairwise_oracle(df[df.groupby("task")["agent"].transform("size") > 1])
@@ -307,23 +347,26 @@ def test_from_task_results_matches_brute_force():
 
 
 def test_from_task_results_hand_example_and_rejections():
-  df = pd.DataFrame({
+  df = pd.DataFrame(
+    {
       "agent": ["A", "B", "C", "A", "B", "C", "A", "B", " ", "A"],
       "task": ["t1", "t1", "t1", "t2", "t2", "t3", "t1", "t4", "t4", "t4"],
       "ok": [True, False, True, False, False, True, False, np.nan, True, "yes"],
-  })
+    }
+  )
   c, report = from_task_results(df, score="ok")
   assert c.agents == ("A", "B", "C")
   # t1: A>B, A=C, B<C ; t2: A=B
-  got = sorted(zip(np.asarray(c.a).tolist(), np.asarray(c.b).tolist(),
-                   np.asarray(c.outcome).tolist()))
+  got = sorted(
+    zip(np.asarray(c.a).tolist(), np.asarray(c.b).tolist(), np.asarray(c.outcome).tolist())
+  )
   assert got == [(0, 1, 0.5), (0, 1, 1.0), (0, 2, 0.5), (1, 2, 0.0)]
   assert _reasons(report) == [
-      (6, "no opponent on task"),
-      (7, "duplicate (agent, task)"),
-      (8, "NaN"),
-      (9, "missing field"),
-      (10, "invalid score"),
+    (6, "no opponent on task"),
+    (7, "duplicate (agent, task)"),
+    (8, "NaN"),
+    (9, "missing field"),
+    (10, "invalid score"),
   ]
   assert "row 1" in report.rejected[1].detail
   assert report.rows_used == 5 and report.ties == 2
@@ -334,14 +377,21 @@ def test_from_task_results_hand_example_and_rejections():
 
 
 def test_from_task_results_inconsistent_context_and_no_pairs():
-  df = pd.DataFrame({"agent": ["A", "B", "C"], "task": ["t", "t", "t"], "score": [1, 0, 1],
-                     "env": ["os", "os", "db"]})
+  df = pd.DataFrame(
+    {
+      "agent": ["A", "B", "C"],
+      "task": ["t", "t", "t"],
+      "score": [1, 0, 1],
+      "env": ["os", "os", "db"],
+    }
+  )
   c, report = from_task_results(df, context="env")
   assert _reasons(report) == [(3, "inconsistent record")] and c.contexts == ("os",)
   c, report = from_task_results(df, agents=["C", "B", "A"])  # a fixed agent order
   assert c.agents == ("C", "B", "A")
-  got = sorted(zip(np.asarray(c.a).tolist(), np.asarray(c.b).tolist(),
-                   np.asarray(c.outcome).tolist()))
+  got = sorted(
+    zip(np.asarray(c.a).tolist(), np.asarray(c.b).tolist(), np.asarray(c.outcome).tolist())
+  )
   assert got == [(0, 1, 1.0), (0, 2, 0.5), (1, 2, 0.0)]  # C>B, C=A, B<A
   c, report = from_task_results(df, agents=["A", "B"])
   assert _reasons(report) == [(3, "unknown agent")] and c.num_comparisons == 1
@@ -359,14 +409,24 @@ def _write_jsonl(path, records):
 def test_vicuna80_raw_conversion_rules(tmp_path):
   ratings = tmp_path / "raw" / "ratings-human"
   ratings.mkdir(parents=True)
-  _write_jsonl(tmp_path / "raw" / "vicuna_questions.jsonl",
-               [{"question_id": 1, "category": "math"}, {"question_id": 2, "category": "coding"}])
-  _write_jsonl(ratings / "answer_gpt35-vs-answer_bard-human-reviewer_threeclass.jsonl",
-               [{"question_id": 1, "score": 1}, {"question_id": 2, "score": 2},
-                {"question_id": 2, "score": 3}, {"question_id": 7, "score": 1},
-                {"question_id": 1, "score": 4}])
-  _write_jsonl(ratings / "answer_claude-vs-answer_bard-human-reviewer_threeclass.jsonl",
-               [{"question_id": 1, "score": 1}])
+  _write_jsonl(
+    tmp_path / "raw" / "vicuna_questions.jsonl",
+    [{"question_id": 1, "category": "math"}, {"question_id": 2, "category": "coding"}],
+  )
+  _write_jsonl(
+    ratings / "answer_gpt35-vs-answer_bard-human-reviewer_threeclass.jsonl",
+    [
+      {"question_id": 1, "score": 1},
+      {"question_id": 2, "score": 2},
+      {"question_id": 2, "score": 3},
+      {"question_id": 7, "score": 1},
+      {"question_id": 1, "score": 4},
+    ],
+  )
+  _write_jsonl(
+    ratings / "answer_claude-vs-answer_bard-human-reviewer_threeclass.jsonl",
+    [{"question_id": 1, "score": 1}],
+  )
   (ratings / "notes.txt").write_text("ignored")
   c, report = load_vicuna80_raw(tmp_path)
   assert c.agents == ("bard", "gpt-3.5-turbo") and c.contexts == ("coding", "math")
@@ -375,7 +435,9 @@ def test_vicuna80_raw_conversion_rules(tmp_path):
   np.testing.assert_array_equal(c.context, [1, 0, 0])
   name = "answer_gpt35-vs-answer_bard-human-reviewer_threeclass.jsonl"
   assert [(r.source, r.line, r.reason) for r in report.rejected] == [
-      (name, 4, "unknown context"), (name, 5, "unknown winner label")]
+    (name, 4, "unknown context"),
+    (name, 5, "unknown winner label"),
+  ]
   c2, _ = load_vicuna80_raw(tmp_path / "raw", exclude_agents=())
   assert c2.agents == ("bard", "claude", "gpt-3.5-turbo")
 
@@ -384,21 +446,24 @@ def test_llmfao_raw_conversion_rules(tmp_path):
   _write_jsonl(tmp_path / "prompts.jsonl", [{"id": 8, "slug": "k8s"}, {"id": 5, "slug": "qft"}])
   _write_jsonl(tmp_path / "models.jsonl", [{"id": 1, "name": "M one"}, {"id": 2, "name": "M two"}])
   (tmp_path / "crowd-comparisons.csv").write_text(
-      "id,prompt,model_x,model_y,worker,winner,left,right\n"
-      "0,8,1,2,10,left,M one,M two\n"
-      "0,8,1,2,11,right,M two,M one\n"
-      "1,5,1,2,12,tie,M one,M two\n"
-      "1,9,1,2,12,tie,M one,M two\n"  # line 5: unknown prompt
-      "1,5,1,2,13,both,M one,M two\n"  # line 6: unknown label
-      "1,5,1,1,13,left,M one,M two\n"  # line 7: ids do not match names
+    "id,prompt,model_x,model_y,worker,winner,left,right\n"
+    "0,8,1,2,10,left,M one,M two\n"
+    "0,8,1,2,11,right,M two,M one\n"
+    "1,5,1,2,12,tie,M one,M two\n"
+    "1,9,1,2,12,tie,M one,M two\n"  # line 5: unknown prompt
+    "1,5,1,2,13,both,M one,M two\n"  # line 6: unknown label
+    "1,5,1,1,13,left,M one,M two\n"  # line 7: ids do not match names
   )
   c, report = load_llmfao_raw(tmp_path)
   assert c.agents == ("M one", "M two") and c.contexts == ("k8s", "qft")
   np.testing.assert_array_equal(c.a, [0, 1, 0])
   np.testing.assert_array_equal(c.outcome, [1, 0, 0.5])
   np.testing.assert_array_equal(c.context, [0, 0, 1])
-  assert _reasons(report) == [(5, "unknown context"), (6, "unknown winner label"),
-                              (7, "inconsistent record")]
+  assert _reasons(report) == [
+    (5, "unknown context"),
+    (6, "unknown winner label"),
+    (7, "inconsistent record"),
+  ]
 
 
 def _groupby_counts(df, agents, contexts):
@@ -423,11 +488,11 @@ def _groupby_counts(df, agents, contexts):
 
 @needs_shared  # the raw files are not bundled; the bundled CSV is tested below without ../shared
 @pytest.mark.parametrize(
-    "folder, loader, rows, ties, num_agents, num_contexts",
-    [
-        ("vicuna80_qlora_human", load_vicuna80_raw, 6720, 765, 8, 9),
-        ("llmfao_crowd", load_llmfao_raw, 8931, 3471, 59, 13),
-    ],
+  "folder, loader, rows, ties, num_agents, num_contexts",
+  [
+    ("vicuna80_qlora_human", load_vicuna80_raw, 6720, 765, 8, 9),
+    ("llmfao_crowd", load_llmfao_raw, 8931, 3471, 59, 13),
+  ],
 )
 def test_shared_datasets_raw_equals_csv(folder, loader, rows, ties, num_agents, num_contexts):
   c_csv, rep_csv = load_comparisons(SHARED_DATA / folder / "comparisons.csv")
@@ -471,13 +536,23 @@ def test_bundled_vicuna80_csv_counts():
 
 @needs_shared
 def test_bundled_vicuna80_equals_shared_copy():
-  assert _bundled_vicuna80().read_bytes() == (SHARED_DATA / "vicuna80_qlora_human" / "comparisons.csv").read_bytes()
+  assert (
+    _bundled_vicuna80().read_bytes()
+    == (SHARED_DATA / "vicuna80_qlora_human" / "comparisons.csv").read_bytes()
+  )
 
 
 def test_import_does_not_load_pandas():
   code = "import sys, ste_jax.data; assert 'pandas' not in sys.modules, 'pandas imported'"
   root = Path(__file__).resolve().parents[2]
   env = dict(os.environ, JAX_PLATFORMS="cpu")
-  proc = subprocess.run([sys.executable, "-c", code], cwd=root, env=env, capture_output=True,
-                        text=True, timeout=120, check=False)
+  proc = subprocess.run(
+    [sys.executable, "-c", code],
+    cwd=root,
+    env=env,
+    capture_output=True,
+    text=True,
+    timeout=120,
+    check=False,
+  )
   assert proc.returncode == 0, proc.stderr

@@ -13,12 +13,11 @@ import pandas as pd
 import pytest
 
 from ste_jax.data import (
-    OutcomePolicy,
-    detect_schema,
-    from_dataframe,
-    load_comparisons,
+  OutcomePolicy,
+  detect_schema,
+  from_dataframe,
+  load_comparisons,
 )
-
 from tests.data.loaded import FIX
 from tests.data.loaded import rejected_lines as _reasons
 from tests.data.loaded import wins_by_pair as _wins
@@ -36,8 +35,13 @@ def test_arena_battles_counts_position_bias_and_names():
   assert report.schema == "arena" and c.agents == ("claude", "gpt-4", "llama")
   # line 2: gpt-4 > claude; 3: gpt-4 > claude; 4: gpt-4 = llama; 5, 6: both-bad llama = claude;
   # 7: 'llama ' (trailing space) > gpt-4.
-  assert _wins(c) == {("gpt-4", "claude"): 2, ("gpt-4", "llama"): 0.5, ("llama", "gpt-4"): 1.5,
-                      ("llama", "claude"): 1, ("claude", "llama"): 1}
+  assert _wins(c) == {
+    ("gpt-4", "claude"): 2,
+    ("gpt-4", "llama"): 0.5,
+    ("llama", "gpt-4"): 1.5,
+    ("llama", "claude"): 1,
+    ("claude", "llama"): 1,
+  }
   assert (report.rows_read, report.rows_used, report.ties, report.rejected) == (6, 6, 3, ())
   bias = report.position_bias  # model_a won lines 2 and 7, model_b line 3
   assert (bias.first_wins, bias.second_wins, bias.ties) == (2, 1, 3)
@@ -79,8 +83,10 @@ def test_all_empty_context_column_is_not_a_rejection(tmp_path):
   c, report = load_comparisons(path)
   assert c.contexts == ("(none)",) and report.rows_used == 4 and report.rejected == ()
   assert any("every row" in m for m in report.mappings)
-  df = pd.DataFrame({"a": ["x", "y"], "b": ["y", "x"], "winner": ["a", "b"],
-                     "context": [None, np.nan]}, dtype=object)
+  df = pd.DataFrame(
+    {"a": ["x", "y"], "b": ["y", "x"], "winner": ["a", "b"], "context": [None, np.nan]},
+    dtype=object,
+  )
   c, report = from_dataframe(df)
   assert c.contexts == ("(none)",) and report.rows_used == 2
 
@@ -104,9 +110,14 @@ def test_mtbench_default_inconsistent_is_tie():
   assert report.schema == "mtbench"
   # 1: gpt-4 > vicuna both orders; 2: orders disagree -> tie; 3: tie/tie; 4: disagree -> tie;
   # 5: judge error (rejected); 6: vicuna > llama both orders.
-  assert _wins(c) == {("gpt-4", "vicuna-13b"): 1.5, ("vicuna-13b", "gpt-4"): 0.5,
-                      ("vicuna-13b", "llama-13b"): 1.5, ("llama-13b", "vicuna-13b"): 0.5,
-                      ("llama-13b", "gpt-4"): 0.5, ("gpt-4", "llama-13b"): 0.5}
+  assert _wins(c) == {
+    ("gpt-4", "vicuna-13b"): 1.5,
+    ("vicuna-13b", "gpt-4"): 0.5,
+    ("vicuna-13b", "llama-13b"): 1.5,
+    ("llama-13b", "vicuna-13b"): 0.5,
+    ("llama-13b", "gpt-4"): 0.5,
+    ("gpt-4", "llama-13b"): 0.5,
+  }
   assert _reasons(report) == [(5, "judge error")] and report.ties == 3
   # Individual verdicts of lines 1-4 and 6 by position: first wins 1+2+2+1, second 1+1, ties 2.
   bias = report.position_bias
@@ -115,17 +126,26 @@ def test_mtbench_default_inconsistent_is_tie():
 
 
 def test_mtbench_order_swap_policies():
-  c, report = load_comparisons(FIX / "mtbench_pair.jsonl",
-                               policy=OutcomePolicy(order_swap="consistent"))
-  assert _reasons(report) == [(2, "dropped by policy"), (4, "dropped by policy"),
-                              (5, "judge error")]
+  c, report = load_comparisons(
+    FIX / "mtbench_pair.jsonl", policy=OutcomePolicy(order_swap="consistent")
+  )
+  assert _reasons(report) == [
+    (2, "dropped by policy"),
+    (4, "dropped by policy"),
+    (5, "judge error"),
+  ]
   assert c.num_comparisons == 3 and report.ties == 1
   assert _wins(c)[("gpt-4", "vicuna-13b")] == 1 and ("gpt-4", "llama-13b") not in _wins(c)
   c, report = load_comparisons(FIX / "mtbench_pair.jsonl", policy={"order_swap": "separate"})
   assert c.num_comparisons == 10 and report.rows_used == 5
-  assert _wins(c) == {("gpt-4", "vicuna-13b"): 3, ("vicuna-13b", "gpt-4"): 1,
-                      ("vicuna-13b", "llama-13b"): 3, ("llama-13b", "vicuna-13b"): 1,
-                      ("llama-13b", "gpt-4"): 1, ("gpt-4", "llama-13b"): 1}
+  assert _wins(c) == {
+    ("gpt-4", "vicuna-13b"): 3,
+    ("vicuna-13b", "gpt-4"): 1,
+    ("vicuna-13b", "llama-13b"): 3,
+    ("llama-13b", "vicuna-13b"): 1,
+    ("llama-13b", "gpt-4"): 1,
+    ("gpt-4", "llama-13b"): 1,
+  }
   c, _ = load_comparisons(FIX / "mtbench_pair.jsonl", context="turn")
   assert c.contexts == ("1", "2")
 
@@ -138,21 +158,29 @@ def test_arena_hard_separate_games_and_strong_weight():
   assert report.schema == "arena-hard" and c.agents == ("gpt-4-0314", "model-x", "model-y")
   # model-x: q1 B>>A (x, x3) + A>B (x = A in game 2); q2 A>B (baseline) + A>B (x).
   # model-y: q1 A=B (tie) + B>>A (baseline = B in game 2, x3); q2 has a null verdict: rejected.
-  assert _wins(c) == {("gpt-4-0314", "model-x"): 1, ("model-x", "gpt-4-0314"): 5,
-                      ("gpt-4-0314", "model-y"): 3.5, ("model-y", "gpt-4-0314"): 0.5}
+  assert _wins(c) == {
+    ("gpt-4-0314", "model-x"): 1,
+    ("model-x", "gpt-4-0314"): 5,
+    ("gpt-4-0314", "model-y"): 3.5,
+    ("model-y", "gpt-4-0314"): 0.5,
+  }
   assert _reasons(report) == [(4, "unknown winner label")]
   assert "game 2" in report.rejected[0].detail and c.num_comparisons == 6
   bias = report.position_bias  # answer shown as A won 3, as B 2, one tie
   assert (bias.first_wins, bias.second_wins, bias.ties) == (3, 2, 1)
   c, _ = load_comparisons(FIX / "arena_hard.jsonl", policy=OutcomePolicy(strong_weight=1))
   assert _wins(c)[("model-x", "gpt-4-0314")] == 3 and _wins(c)[("gpt-4-0314", "model-y")] == 1.5
-  c, report = load_comparisons(FIX / "arena_hard.jsonl", policy={"order_swap": "tie"},
-                               baseline="ignored-when-unused")
+  c, report = load_comparisons(
+    FIX / "arena_hard.jsonl", policy={"order_swap": "tie"}, baseline="ignored-when-unused"
+  )
   assert c.agents[0] == "ignored-when-unused"
   # q1-x: both games x -> x wins (weights 3 and 1 differ: weight 1); q2-x, q1-y disagree: ties.
-  assert _wins(c) == {("ignored-when-unused", "model-x"): 0.5, ("model-x", "ignored-when-unused"):
-                      1.5, ("ignored-when-unused", "model-y"): 0.5,
-                      ("model-y", "ignored-when-unused"): 0.5}
+  assert _wins(c) == {
+    ("ignored-when-unused", "model-x"): 0.5,
+    ("model-x", "ignored-when-unused"): 1.5,
+    ("ignored-when-unused", "model-y"): 0.5,
+    ("model-y", "ignored-when-unused"): 0.5,
+  }
 
 
 # ----------------------------------------------------------------------------- AlpacaEval
@@ -164,8 +192,12 @@ def test_alpacaeval_soft_outcomes_and_policies():
   assert report.schema == "alpacaeval"
   # 1: pref 2 -> model-x; 2: pref 1 -> gpt4_turbo; 3: 1.5 tie; 4: 1.25 -> 0.75 for gpt4_turbo;
   # 5: 0 = draw; 6: null -> rejected.
-  expect = {("gpt4_turbo", "model-x"): 1.5, ("model-x", "gpt4_turbo"): 1.5,
-            ("gpt4_turbo", "model-y"): 1.25, ("model-y", "gpt4_turbo"): 0.75}
+  expect = {
+    ("gpt4_turbo", "model-x"): 1.5,
+    ("model-x", "gpt4_turbo"): 1.5,
+    ("gpt4_turbo", "model-y"): 1.25,
+    ("model-y", "gpt4_turbo"): 0.75,
+  }
   assert _wins(c) == expect and report.ties == 2 and c.num_comparisons == 5
   assert _reasons(report) == [(6, "missing field")] and report.position_bias is None
   c, report = load_comparisons(path, policy={"fractional": "weights"})
@@ -186,10 +218,11 @@ def test_inspect_sample_table():
   assert report.schema == "inspect" and c.contexts == ("arc", "gsm8k")
   # gsm8k: id1 C > I (gpt-4o), id2 I = I, id3 P < C (claude); id4 only claude. arc: id1 C = C.
   assert _wins(c, by_context=True) == {
-      ("openai/gpt-4o", "anthropic/claude", "gsm8k"): 1.5,
-      ("anthropic/claude", "openai/gpt-4o", "gsm8k"): 1.5,
-      ("openai/gpt-4o", "anthropic/claude", "arc"): 0.5,
-      ("anthropic/claude", "openai/gpt-4o", "arc"): 0.5}
+    ("openai/gpt-4o", "anthropic/claude", "gsm8k"): 1.5,
+    ("anthropic/claude", "openai/gpt-4o", "gsm8k"): 1.5,
+    ("openai/gpt-4o", "anthropic/claude", "arc"): 0.5,
+    ("anthropic/claude", "openai/gpt-4o", "arc"): 0.5,
+  }
   assert _reasons(report) == [(8, "no opponent on task"), (11, "invalid score")]
   assert c.num_comparisons == 4 and report.ties == 2
   _invariant(report)
@@ -218,18 +251,27 @@ def test_tasks_long_table_file_line_numbers(tmp_path):
   path.write_text("agent,task,score,env\nA,t1,1,os\nB,t1,0,os\nC,t2,1,\nA,t3,1,db\nB,t3,yes,db\n")
   c, report = load_comparisons(path, schema="tasks", context="env")
   assert _wins(c) == {("A", "B"): 1}
-  assert _reasons(report) == [(4, "no opponent on task"), (5, "no opponent on task"),
-                              (6, "invalid score")]
+  assert _reasons(report) == [
+    (4, "no opponent on task"),
+    (5, "no opponent on task"),
+    (6, "invalid score"),
+  ]
 
 
 # ----------------------------------------------------------------------------- detection
 
 
-@pytest.mark.parametrize("name, schema", [
-    ("arena_battles.csv", "arena"), ("arena_55k.csv", "arena"), ("mtbench_pair.jsonl", "mtbench"),
-    ("arena_hard.jsonl", "arena-hard"), ("alpacaeval_annotations.json", "alpacaeval"),
+@pytest.mark.parametrize(
+  "name, schema",
+  [
+    ("arena_battles.csv", "arena"),
+    ("arena_55k.csv", "arena"),
+    ("mtbench_pair.jsonl", "mtbench"),
+    ("arena_hard.jsonl", "arena-hard"),
+    ("alpacaeval_annotations.json", "alpacaeval"),
     ("inspect_samples.csv", "inspect"),
-])
+  ],
+)
 def test_auto_detection_picks_the_schema(name, schema):
   _, report = load_comparisons(FIX / name)
   assert report.schema == schema
@@ -257,25 +299,41 @@ def test_detection_refuses_ambiguous_and_names_schemas(tmp_path):
 
 def test_bad_rows_every_schema_have_line_numbers(tmp_path):
   cases = {
-      "arena.csv": ("model_a,model_b,winner\nx,y,model_a\nx,x,tie\ny,z,draw\nx,y,NaN\n"
-                    "model_a,model_b,winner\nz,,model_b\n",
-                    [(3, "self-comparison"), (4, "unknown winner label"), (5, "NaN"),
-                     (6, "malformed record"), (7, "missing field")]),
-      "mt.jsonl": ('{"model_1": "x", "model_2": "y", "g1_winner": "model_1", "g2_winner": "tie"}\n'
-                   '{"model_1": "x", "model_2": "x", "g1_winner": "tie", "g2_winner": "tie"}\n'
-                   '{"model_1": "x", "model_2": "y", "g1_winner": "A", "g2_winner": "tie"}\n'
-                   '{"model_1": "x", "model_2": "y", "g1_winner": NaN, "g2_winner": "tie"}\n'
-                   'not json\n',
-                   [(2, "self-comparison"), (3, "unknown winner label"), (4, "NaN"),
-                    (5, "malformed record")]),
-      "ah.jsonl": ('{"model": "m", "games": [{"score": "A>B"}, {"score": "B>A"}]}\n'
-                   '{"model": "m", "games": [{"score": "A>>>B"}, {"score": "B>A"}]}\n'
-                   '{"model": "m", "games": "none"}\n',
-                   [(2, "unknown winner label"), (3, "unknown winner label")]),
-      "ae.json": (json.dumps([{"generator_1": "r", "generator_2": "m", "preference": 1.2},
-                              {"generator_1": "r", "generator_2": "m", "preference": 3},
-                              {"generator_1": "r", "generator_2": "r", "preference": 1}]),
-                  [(2, "unknown winner label"), (3, "self-comparison")]),
+    "arena.csv": (
+      "model_a,model_b,winner\nx,y,model_a\nx,x,tie\ny,z,draw\nx,y,NaN\n"
+      "model_a,model_b,winner\nz,,model_b\n",
+      [
+        (3, "self-comparison"),
+        (4, "unknown winner label"),
+        (5, "NaN"),
+        (6, "malformed record"),
+        (7, "missing field"),
+      ],
+    ),
+    "mt.jsonl": (
+      '{"model_1": "x", "model_2": "y", "g1_winner": "model_1", "g2_winner": "tie"}\n'
+      '{"model_1": "x", "model_2": "x", "g1_winner": "tie", "g2_winner": "tie"}\n'
+      '{"model_1": "x", "model_2": "y", "g1_winner": "A", "g2_winner": "tie"}\n'
+      '{"model_1": "x", "model_2": "y", "g1_winner": NaN, "g2_winner": "tie"}\n'
+      "not json\n",
+      [(2, "self-comparison"), (3, "unknown winner label"), (4, "NaN"), (5, "malformed record")],
+    ),
+    "ah.jsonl": (
+      '{"model": "m", "games": [{"score": "A>B"}, {"score": "B>A"}]}\n'
+      '{"model": "m", "games": [{"score": "A>>>B"}, {"score": "B>A"}]}\n'
+      '{"model": "m", "games": "none"}\n',
+      [(2, "unknown winner label"), (3, "unknown winner label")],
+    ),
+    "ae.json": (
+      json.dumps(
+        [
+          {"generator_1": "r", "generator_2": "m", "preference": 1.2},
+          {"generator_1": "r", "generator_2": "m", "preference": 3},
+          {"generator_1": "r", "generator_2": "r", "preference": 1},
+        ]
+      ),
+      [(2, "unknown winner label"), (3, "self-comparison")],
+    ),
   }
   for name, (text, expected) in cases.items():
     path = tmp_path / name
@@ -288,9 +346,9 @@ def test_bad_rows_every_schema_have_line_numbers(tmp_path):
 
 def test_empty_file_duplicated_header_and_missing_column(tmp_path):
   for name, text, pattern in [
-      ("empty.jsonl", "", "no comparisons"),
-      ("dup.csv", "model_a,model_b,winner,winner\nx,y,model_a,model_a\n", "duplicated column"),
-      ("mt.jsonl", '{"model_1": "x", "model_2": "y", "g1_winner": "tie"}\n', "column 'model_a'"),
+    ("empty.jsonl", "", "no comparisons"),
+    ("dup.csv", "model_a,model_b,winner,winner\nx,y,model_a,model_a\n", "duplicated column"),
+    ("mt.jsonl", '{"model_1": "x", "model_2": "y", "g1_winner": "tie"}\n', "column 'model_a'"),
   ]:
     (tmp_path / name).write_text(text)
     with pytest.raises(ValueError, match=pattern):

@@ -27,15 +27,20 @@ N, K, RUNS = 6, 3, 2000
 NAMES = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
 NO_PAIRS = jnp.zeros((N, N), bool)
 
-_memberships = jax.jit(certified_memberships)  # (beats, level): compiled for (N, N) and the flip stack
+_memberships = jax.jit(
+  certified_memberships
+)  # (beats, level): compiled for (N, N) and the flip stack
 ORDERED = list(itertools.permutations(range(N), 2))  # the flips of _flip_codes, in this order
 
 
 @jax.jit
 def _batched(keys, wins, exclude, require, confidence):
   """``suggest_pairs`` over a batch of keys (jit of vmap; masks and confidence traced)."""
-  return jax.vmap(lambda key: suggest_pairs(key, wins, k=K, confidence=confidence, exclude=exclude,
-                                            require=require))(keys)
+  return jax.vmap(
+    lambda key: suggest_pairs(
+      key, wins, k=K, confidence=confidence, exclude=exclude, require=require
+    )
+  )(keys)
 
 
 def _keys(seed, num=RUNS):
@@ -43,8 +48,11 @@ def _keys(seed, num=RUNS):
 
 
 def _codes(m, target):
-  is_in, possible = (m.top_cycle_in, m.top_cycle_possible) if target == "top_cycle" else (m.uncovered_in,
-                                                                                         m.uncovered_possible)
+  is_in, possible = (
+    (m.top_cycle_in, m.top_cycle_possible)
+    if target == "top_cycle"
+    else (m.uncovered_in, m.uncovered_possible)
+  )
   return np.where(np.asarray(is_in), 1, np.where(np.asarray(possible), 0, -1))
 
 
@@ -93,7 +101,9 @@ def _cycle_on_top(n=N, margin=0.3):
 def test_edge_level_is_bonferroni_by_default():
   assert edge_level(0.95, 30) == pytest.approx(1 - 0.05 / 435)
   assert edge_level(0.95, N, "none") == 0.95
-  assert float(jax.jit(lambda c: edge_level(c, N))(jnp.float32(0.9))) == pytest.approx(1 - 0.1 / 15, abs=1e-6)
+  assert float(jax.jit(lambda c: edge_level(c, N))(jnp.float32(0.9))) == pytest.approx(
+    1 - 0.1 / 15, abs=1e-6
+  )
   with pytest.raises(ValueError, match="correction"):
     edge_level(0.95, N, "holm")
 
@@ -117,11 +127,19 @@ def test_lookahead_matches_recomputing_the_verdicts(target):
     beats = _random_beats(rng, N, sure_share=0.4 + 0.05 * trial)
     sure = beats >= level
     before, after = _flip_codes(beats, level, target)
-    gain, decided = _lookahead(target, jnp.asarray(sure), jnp.asarray(~sure.T & ~np.eye(N, dtype=bool)),
-                               jnp.asarray(before == 0), jnp.asarray(i), jnp.asarray(j))
+    gain, decided = _lookahead(
+      target,
+      jnp.asarray(sure),
+      jnp.asarray(~sure.T & ~np.eye(N, dtype=bool)),
+      jnp.asarray(before == 0),
+      jnp.asarray(i),
+      jnp.asarray(j),
+    )
     is_open = ~sure[i, j] & ~sure[j, i]
     expected = after != before
-    np.testing.assert_array_equal(np.asarray(decided)[is_open], expected[is_open], err_msg=f"{target} {trial}")
+    np.testing.assert_array_equal(
+      np.asarray(decided)[is_open], expected[is_open], err_msg=f"{target} {trial}"
+    )
     np.testing.assert_array_equal(np.asarray(gain)[i, j][is_open], expected.sum(axis=1)[is_open])
     checked += int(is_open.sum())
   assert checked > 60
@@ -175,7 +193,9 @@ def test_selection_probabilities_sum_to_k_and_match_frequencies():
   s = _batched(_keys(1), wins, NO_PAIRS, NO_PAIRS, jnp.float32(0.95))
   inclusion = np.asarray(s.inclusion[0])
   np.testing.assert_allclose(inclusion.sum() / 2, K, rtol=1e-5)
-  np.testing.assert_array_equal(np.asarray(s.inclusion), np.broadcast_to(inclusion, s.inclusion.shape))
+  np.testing.assert_array_equal(
+    np.asarray(s.inclusion), np.broadcast_to(inclusion, s.inclusion.shape)
+  )
   counts = np.zeros((N, N))
   np.add.at(counts, (np.asarray(s.pairs[..., 0]), np.asarray(s.pairs[..., 1])), 1.0)
   rows, cols = np.triu_indices(N, 1)
@@ -184,7 +204,9 @@ def test_selection_probabilities_sum_to_k_and_match_frequencies():
   sd = np.sqrt(pi * (1 - pi) / RUNS)
   assert np.all(np.abs(counts[rows, cols] / RUNS - pi) <= 4.5 * sd + 1e-6)
   # the reported probability of each drawn pair is its inclusion probability
-  np.testing.assert_allclose(np.asarray(s.probability), inclusion[np.asarray(s.pairs[..., 0]), np.asarray(s.pairs[..., 1])])
+  np.testing.assert_allclose(
+    np.asarray(s.probability), inclusion[np.asarray(s.pairs[..., 0]), np.asarray(s.pairs[..., 1])]
+  )
 
 
 @pytest.mark.parametrize("target", ["top_cycle", "uncovered"])
@@ -231,21 +253,27 @@ def test_correction_none_is_the_per_pair_level():
     before, _ = _flip_codes(np.asarray(s.beats), float(s.edge_level), "top_cycle")
     np.testing.assert_array_equal(np.asarray(s.is_in), before == 1)
     np.testing.assert_array_equal(np.asarray(s.is_out), before == -1)
-  assert np.sum(np.asarray(none.is_in | none.is_out)) >= np.sum(np.asarray(bonf.is_in | bonf.is_out))
+  assert np.sum(np.asarray(none.is_in | none.is_out)) >= np.sum(
+    np.asarray(bonf.is_in | bonf.is_out)
+  )
   with pytest.raises(ValueError, match="correction"):
     suggest_pairs(jax.random.key(0), wins, k=K, correction="holm")
 
 
 def test_comparisons_input_agent_names_and_validation():
-  c = ste_jax.Comparisons.from_arrays([0, 1, 2, 0, 4, 5], [1, 2, 0, 3, 5, 3], [1.0, 1.0, 1.0, 0.5, 1.0, 0.0],
-                                      agents=NAMES)
+  c = ste_jax.Comparisons.from_arrays(
+    [0, 1, 2, 0, 4, 5], [1, 2, 0, 3, 5, 3], [1.0, 1.0, 1.0, 0.5, 1.0, 0.0], agents=NAMES
+  )
   s = suggest_pairs(jax.random.key(0), c, k=K, exclude=[("alpha", "beta")])
   assert (0, 1) not in {tuple(p) for p in np.asarray(s.pairs).tolist()}
   assert s.verdicts().shape == (N,)
-  for kwargs, match in ((dict(k=16), "k must be"), (dict(k=K, target="smith"), "target"),
-                        (dict(k=K, exclude=[(0, 1)], require=[(1, 0)]), "both excluded and required"),
-                        (dict(k=K, exclude=[("alpha", "nobody")]), "unknown agent"),
-                        (dict(k=K, confidence=1.2), "confidence")):
+  for kwargs, match in (
+    (dict(k=16), "k must be"),
+    (dict(k=K, target="smith"), "target"),
+    (dict(k=K, exclude=[(0, 1)], require=[(1, 0)]), "both excluded and required"),
+    (dict(k=K, exclude=[("alpha", "nobody")]), "unknown agent"),
+    (dict(k=K, confidence=1.2), "confidence"),
+  ):
     with pytest.raises(ValueError, match=match):
       suggest_pairs(jax.random.key(0), c, **kwargs)
 
@@ -268,27 +296,47 @@ def test_cli_suggest_round_trips(comparisons_file, capsys):
   assert main(["suggest", str(path), "--k", str(K), "--output", "csv"]) == 0
   rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
   assert len(rows) == K
-  assert all(r["agent_a"] in NAMES and r["agent_b"] in NAMES and r["agent_a"] != r["agent_b"] for r in rows)
+  assert all(
+    r["agent_a"] in NAMES and r["agent_b"] in NAMES and r["agent_a"] != r["agent_b"] for r in rows
+  )
   assert all(0 < float(r["probability"]) <= 1 and r["reason"] for r in rows)
   assert all(float(r["edge_level"]) == pytest.approx(1 - 0.05 / 15, abs=1e-6) for r in rows)
-  assert main(["suggest", str(path), "--k", str(K), "--output", "json", "--target", "uncovered"]) == 0
+  assert (
+    main(["suggest", str(path), "--k", str(K), "--output", "json", "--target", "uncovered"]) == 0
+  )
   report = json.loads(capsys.readouterr().out)
   assert report["target"] == "uncovered" and isinstance(report["certified"], bool)
-  assert report["correction"] == "bonferroni" and report["edge_level"] == pytest.approx(1 - 0.05 / 15, abs=1e-6)
+  assert report["correction"] == "bonferroni" and report["edge_level"] == pytest.approx(
+    1 - 0.05 / 15, abs=1e-6
+  )
   assert sorted(report["verdicts"]) == sorted(NAMES)
   assert set(report["verdicts"].values()) <= {"in", "out", "undetermined"}
   assert len(report["pairs"]) == K and all(set(p["decides"]) <= set(NAMES) for p in report["pairs"])
   assert main(["suggest", str(path), "--k", str(K)]) == 0
   text = capsys.readouterr().out
   assert "Top Cycle verdicts at confidence 0.95 (whole core)" in text and "reason" in text
-  assert "1 - 0.05/15 pairs (Bonferroni" in text and "`ste-jax score` verdicts use the per-pair level" in text
-  assert main(["suggest", str(path), "--k", str(K), "--correction", "none", "--output", "json"]) == 0
+  assert (
+    "1 - 0.05/15 pairs (Bonferroni" in text
+    and "`ste-jax score` verdicts use the per-pair level" in text
+  )
+  assert (
+    main(["suggest", str(path), "--k", str(K), "--correction", "none", "--output", "json"]) == 0
+  )
   report = json.loads(capsys.readouterr().out)
   assert report["correction"] == "none" and report["edge_level"] == pytest.approx(0.95)
 
 
-@pytest.mark.parametrize("argv", [["--k", "0"], ["--k", "99"], ["--confidence", "2"], ["--target", "smith"],
-                                  ["--output", "xml"], ["--correction", "holm"]])
+@pytest.mark.parametrize(
+  "argv",
+  [
+    ["--k", "0"],
+    ["--k", "99"],
+    ["--confidence", "2"],
+    ["--target", "smith"],
+    ["--output", "xml"],
+    ["--correction", "holm"],
+  ],
+)
 def test_cli_suggest_bad_arguments_are_one_line(comparisons_file, capsys, argv):
   assert main(["suggest", str(comparisons_file), *argv]) != 0
   err = capsys.readouterr().err.strip()
@@ -298,17 +346,22 @@ def test_cli_suggest_bad_arguments_are_one_line(comparisons_file, capsys, argv):
 def test_plausible_cores_set_the_relevance():
   """With no comparison no single pair decides a verdict, so each score is the relevance: the share
   of the given cores that hold either agent of the pair."""
-  cores = np.array([[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], bool)
+  cores = np.array(
+    [[1, 0, 0, 0, 0, 0], [1, 1, 0, 0, 0, 0], [0, 1, 1, 0, 0, 0], [1, 0, 0, 0, 0, 0]], bool
+  )
   s = suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores)
   either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
   off = ~np.eye(N, dtype=bool)
   np.testing.assert_allclose(np.asarray(s.scores)[off], either[off], rtol=1e-6)
-  assert {tuple(sorted(p)) for p in np.asarray(s.pairs).tolist()} <= {(a, b) for a in range(N) for b in range(a + 1, N)
-                                                                      if either[a, b] > 0}
+  assert {tuple(sorted(p)) for p in np.asarray(s.pairs).tolist()} <= {
+    (a, b) for a in range(N) for b in range(a + 1, N) if either[a, b] > 0
+  }
   with pytest.raises(ValueError, match="plausible_cores"):
     suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores[:, :3])
   with pytest.raises(ValueError, match="plausible_cores"):
-    suggest_pairs(jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores.astype(np.float32))
+    suggest_pairs(
+      jax.random.key(0), jnp.zeros((N, N)), k=K, plausible_cores=cores.astype(np.float32)
+    )
 
 
 @pytest.mark.slow  # 20-30 s on 2 cores: the model's fit and parametric bootstrap compile for this data
@@ -336,12 +389,16 @@ def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_pat
   cores = replica_cores(c, settings)  # the replicas of score's table: its P(TC) and candidates
   table = core_table(c, settings)
   np.testing.assert_allclose(cores.mean(axis=0), table.columns["p_tc"])
-  assert table.top_cycle_candidates.members.tolist() == core_candidates(cores, 0.95).members.tolist()
+  assert (
+    table.top_cycle_candidates.members.tolist() == core_candidates(cores, 0.95).members.tolist()
+  )
   either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
   for p in report["pairs"]:
     a, b = list(c.agents).index(p["agent_a"]), list(c.agents).index(p["agent_b"])
     assert p["score"] >= either[a, b] - 1e-6
-  assert main(["suggest", str(path), "--k", str(K), "--plausible", "posterior", "--output", "json"]) == 0
+  assert (
+    main(["suggest", str(path), "--k", str(K), "--plausible", "posterior", "--output", "json"]) == 0
+  )
   assert json.loads(capsys.readouterr().out)["plausible"] == "posterior"
 
 
@@ -352,10 +409,17 @@ def test_simulation_certifies_true_cores_vmapped():
   raw = jax.random.key_data(_keys(0, 8))
   results = {}
   for policy in ("active", "uniform", "arena"):
-    run = jax.jit(jax.vmap(lambda key, policy=policy: simulate_certification(key, P, policy=policy, k=6,
-                                                                              max_rounds=400)))
+    run = jax.jit(
+      jax.vmap(
+        lambda key, policy=policy: simulate_certification(
+          key, P, policy=policy, k=6, max_rounds=400
+        )
+      )
+    )
     results[policy] = run(jax.random.wrap_key_data(raw))
   for r in results.values():
     assert np.all(np.asarray(r.certified))
     assert np.mean(np.asarray(r.correct)) >= 7 / 8
-  assert np.median(np.asarray(results["active"].comparisons)) < np.median(np.asarray(results["uniform"].comparisons))
+  assert np.median(np.asarray(results["active"].comparisons)) < np.median(
+    np.asarray(results["uniform"].comparisons)
+  )

@@ -5,7 +5,12 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from ste_jax.evaluate import LeaderboardSettings, _estimators, core_table, head_to_head_contradictions
+from ste_jax.evaluate import (
+  LeaderboardSettings,
+  _estimators,
+  core_table,
+  head_to_head_contradictions,
+)
 from ste_jax.stats import sparse_league
 from tests.evaluate._data import from_wins
 
@@ -50,7 +55,9 @@ def test_p_values_are_binomial_tails_at_the_tables_probability_and_bh_matches_it
 
 def test_agreeing_records_ties_and_unobserved_pairs_are_never_reported():
   P = np.array([[0.5, 0.9, 0.5], [0.1, 0.5, 0.5], [0.5, 0.5, 0.5]])
-  wins = np.array([[30.0, 30.0, 0.0], [0.0, 0.0, 40.0], [0.0, 0.0, 0.0]])  # 0 >> 1 agrees; 1-2 tied in P
+  wins = np.array(
+    [[30.0, 30.0, 0.0], [0.0, 0.0, 40.0], [0.0, 0.0, 0.0]]
+  )  # 0 >> 1 agrees; 1-2 tied in P
   assert head_to_head_contradictions(wins, P) == ()
   assert head_to_head_contradictions(np.zeros((1, 1)), np.full((1, 1), 0.5)) == ()
 
@@ -79,19 +86,31 @@ def test_among_restricts_the_family_of_tests():
 
 def test_fractional_wins_interpolate_the_binomial_tail():
   P = np.array([[0.5, 0.8], [0.2, 0.5]])
-  found = [head_to_head_contradictions(np.array([[0.0, 1.0], [w, 0.0]]), P, fdr=0.99) for w in (9.0, 9.5, 10.0)]
+  found = [
+    head_to_head_contradictions(np.array([[0.0, 1.0], [w, 0.0]]), P, fdr=0.99)
+    for w in (9.0, 9.5, 10.0)
+  ]
   p = [f[0].p_value for f in found]
   assert p[0] > p[1] > p[2]  # more (half) wins for the underdog: a smaller p-value
 
 
-@pytest.mark.parametrize("kwargs, match", [
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
     (dict(wins=np.zeros((2, 3)), tournament=np.zeros((2, 3))), "wins must be a square"),
     (dict(wins=np.zeros((2, 2)), tournament=np.zeros((3, 3))), "tournament must have the shape"),
     (dict(wins=-np.ones((2, 2)), tournament=np.full((2, 2), 0.5)), "wins must be finite"),
-    (dict(wins=np.ones((2, 2)), tournament=np.full((2, 2), 1.5)), "tournament must hold probabilities"),
+    (
+      dict(wins=np.ones((2, 2)), tournament=np.full((2, 2), 1.5)),
+      "tournament must hold probabilities",
+    ),
     (dict(wins=np.ones((2, 2)), tournament=np.full((2, 2), 0.5), fdr=1.0), "fdr must be"),
-    (dict(wins=np.ones((2, 2)), tournament=np.full((2, 2), 0.5), agents=["a"]), "agents must hold 2"),
-])
+    (
+      dict(wins=np.ones((2, 2)), tournament=np.full((2, 2), 0.5), agents=["a"]),
+      "agents must hold 2",
+    ),
+  ],
+)
 def test_bad_input_names_the_argument(kwargs, match):
   with pytest.raises(ValueError, match=match):
     head_to_head_contradictions(**kwargs)
@@ -121,13 +140,19 @@ def test_table_warns_when_the_displayed_tournament_contradicts_a_record(monkeypa
   s = np.linspace(2.0, -2.0, 10)
   P = 1 / (1 + np.exp(-(s[:, None] - s[None, :])))
   monkeypatch.setattr(_estimators, "display_tournament", lambda *args: P)
-  table = core_table(from_wins(wins, agents=[f"m{i}" for i in range(10)]),
-                     LeaderboardSettings(estimator="winrate", num_replicas=0))
+  table = core_table(
+    from_wins(wins, agents=[f"m{i}" for i in range(10)]),
+    LeaderboardSettings(estimator="winrate", num_replicas=0),
+  )
   found = table.diagnostics.contradictions
   assert [(c.winner, c.loser, c.record_wins, c.games) for c in found] == [("m8", "m1", 20.0, 20.0)]
-  assert any(w.startswith("1 observed pair among the table's top 10 agents contradicts the table's tournament")
-             and "m8 beat m1 20 of 20" in w
-             for w in table.diagnostics.warnings)
+  assert any(
+    w.startswith(
+      "1 observed pair among the table's top 10 agents contradicts the table's tournament"
+    )
+    and "m8 beat m1 20 of 20" in w
+    for w in table.diagnostics.warnings
+  )
   assert table.diagnostics.to_dict()["contradictions"][0]["winner"] == "m8"
 
 

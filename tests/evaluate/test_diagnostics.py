@@ -15,7 +15,13 @@ from ste_jax.evaluate import EvidenceDiagnostics, evidence_diagnostics
 
 _ROOT = pathlib.Path(__file__).resolve().parents[2]
 VICUNA = _ROOT / "ste_jax" / "_bundled" / "vicuna80_qlora_human" / "comparisons.csv"
-LLMFAO = pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "llmfao_crowd" / "comparisons.csv"
+LLMFAO = (
+  pathlib.Path(__file__).resolve().parents[2].parent
+  / "shared"
+  / "data"
+  / "llmfao_crowd"
+  / "comparisons.csv"
+)
 
 
 def _random_totals(rng, n, share_observed, max_games=60):
@@ -46,7 +52,7 @@ def test_complete_round_robin_raises_no_warning():
   comparisons, totals, P = _load_with_tournament(VICUNA)
   scores = ops.ste_scores(P).top_cycle
   diag = evidence_diagnostics(
-      totals, agents=comparisons.agents, top_cycle=exact.top_cycle(P), tc_scores=scores
+    totals, agents=comparisons.agents, top_cycle=exact.top_cycle(P), tc_scores=scores
   )
   n = comparisons.num_agents
   assert diag.warnings == ()
@@ -68,9 +74,9 @@ def test_sparse_all_inclusive_core_is_flagged(rng):
   assert diag.connected
   assert len(diag.warnings) == 1
   assert diag.warnings[0] == (
-      f"hard Top Cycle holds 59 of 59 agents with {unobserved:.0f}% of pairs unobserved: missing "
-      "pairs make everyone reach everyone; use --estimator model (a pairwise model pools evidence "
-      "across pairs) or compare more pairs"
+    f"hard Top Cycle holds 59 of 59 agents with {unobserved:.0f}% of pairs unobserved: missing "
+    "pairs make everyone reach everyone; use --estimator model (a pairwise model pools evidence "
+    "across pairs) or compare more pairs"
   )
 
 
@@ -96,8 +102,8 @@ def test_plateau_at_the_top_is_flagged(rng):
   scores = np.array([0.9995, 0.9999, 1.0, 0.9992, 0.9998, 0.9997, 0.4, 0.3, 0.2, 0.1])
   diag = evidence_diagnostics(totals, tc_scores=jnp.asarray(scores))
   assert diag.warnings == (
-      "6 of 10 agents share the Top-Cycle score 1.000: the scores do not separate them; use "
-      "--estimator model (a pairwise model pools evidence across pairs) or compare more pairs",
+    "6 of 10 agents share the Top-Cycle score 1.000: the scores do not separate them; use "
+    "--estimator model (a pairwise model pools evidence across pairs) or compare more pairs",
   )
   scores[:5] -= np.arange(5) * 0.01  # the leaders separate
   assert evidence_diagnostics(totals, tc_scores=scores).warnings == ()
@@ -116,7 +122,7 @@ def test_disconnected_graph_matches_networkx(rng, sizes):
   start = 0
   for size in sizes:
     block = _random_totals(rng, size, share_observed=1.0, max_games=30) + 10
-    totals[start:start + size, start:start + size] = block * ~np.eye(size, dtype=bool)
+    totals[start : start + size, start : start + size] = block * ~np.eye(size, dtype=bool)
     start += size
   perm = rng.permutation(n)
   totals = totals[np.ix_(perm, perm)]
@@ -126,9 +132,9 @@ def test_disconnected_graph_matches_networkx(rng, sizes):
   assert diag.num_components == len(sizes) and not diag.connected
   listed = ", ".join(str(s) for s in sorted(sizes, reverse=True))
   assert diag.warnings == (
-      f"the comparison graph has {len(sizes)} components (sizes {listed}): agents in different "
-      "components were never linked by any chain of comparisons, so their order is not identified "
-      "by the data; compare agents across components to link them",
+    f"the comparison graph has {len(sizes)} components (sizes {listed}): agents in different "
+    "components were never linked by any chain of comparisons, so their order is not identified "
+    "by the data; compare agents across components to link them",
   )
 
 
@@ -158,8 +164,8 @@ def test_thin_evidence(rng):
   assert diag.agents_below_min_games == ("agent3", "agent7", "agent11")
   assert diag.connected and diag.games_per_agent[0] == 4.0
   assert diag.warnings == (
-      "3 of 20 agents have fewer than 10 comparisons; their scores rest on few games; collect more "
-      "comparisons for them",
+    "3 of 20 agents have fewer than 10 comparisons; their scores rest on few games; collect more "
+    "comparisons for them",
   )
   assert evidence_diagnostics(totals, min_games=4).warnings == ()
   assert evidence_diagnostics(totals, min_games=4.5).agents_below_min_games == ("3", "7", "11")
@@ -200,32 +206,34 @@ def test_single_agent():
 
 
 @pytest.mark.parametrize(
-    "totals,kwargs,name",
-    [
-        (np.zeros((3, 4)), {}, "totals"),
-        (np.zeros(3), {}, "totals"),
-        (np.zeros((0, 0)), {}, "totals"),
-        (np.array([[0, 1], [2, 0]]), {}, "totals"),
-        (np.array([[0, -1], [-1, 0]]), {}, "totals"),
-        (np.array([[0, np.nan], [np.nan, 0]]), {}, "totals"),
-        (np.array([["a", "b"], ["b", "a"]]), {}, "totals"),
-        (np.ones((3, 3)), {"agents": ["x", "y"]}, "agents"),
-        (np.ones((3, 3)), {"agents": "xyz"}, "agents"),
-        (np.ones((3, 3)), {"top_cycle": np.ones(4, dtype=bool)}, "top_cycle"),
-        (np.ones((3, 3)), {"top_cycle": np.array([0.5, 1.0, 0.0])}, "top_cycle"),
-        (np.ones((3, 3)), {"tc_scores": np.ones(2)}, "tc_scores"),
-        (np.ones((3, 3)), {"tc_scores": np.array([0.1, np.nan, 0.2])}, "tc_scores"),
-        (np.ones((3, 3)), {"min_games": -1}, "min_games"),
-        (np.ones((3, 3)), {"min_games": float("nan")}, "min_games"),
-        (np.ones((3, 3)), {"min_games": "ten"}, "min_games"),
-    ],
+  "totals,kwargs,name",
+  [
+    (np.zeros((3, 4)), {}, "totals"),
+    (np.zeros(3), {}, "totals"),
+    (np.zeros((0, 0)), {}, "totals"),
+    (np.array([[0, 1], [2, 0]]), {}, "totals"),
+    (np.array([[0, -1], [-1, 0]]), {}, "totals"),
+    (np.array([[0, np.nan], [np.nan, 0]]), {}, "totals"),
+    (np.array([["a", "b"], ["b", "a"]]), {}, "totals"),
+    (np.ones((3, 3)), {"agents": ["x", "y"]}, "agents"),
+    (np.ones((3, 3)), {"agents": "xyz"}, "agents"),
+    (np.ones((3, 3)), {"top_cycle": np.ones(4, dtype=bool)}, "top_cycle"),
+    (np.ones((3, 3)), {"top_cycle": np.array([0.5, 1.0, 0.0])}, "top_cycle"),
+    (np.ones((3, 3)), {"tc_scores": np.ones(2)}, "tc_scores"),
+    (np.ones((3, 3)), {"tc_scores": np.array([0.1, np.nan, 0.2])}, "tc_scores"),
+    (np.ones((3, 3)), {"min_games": -1}, "min_games"),
+    (np.ones((3, 3)), {"min_games": float("nan")}, "min_games"),
+    (np.ones((3, 3)), {"min_games": "ten"}, "min_games"),
+  ],
 )
 def test_bad_inputs_raise_naming_the_argument(totals, kwargs, name):
   with pytest.raises(ValueError, match=name):
     evidence_diagnostics(totals, **kwargs)
 
 
-@pytest.mark.skipif(not LLMFAO.exists(), reason=f"{LLMFAO} is absent (../shared beside the checkout)")
+@pytest.mark.skipif(
+  not LLMFAO.exists(), reason=f"{LLMFAO} is absent (../shared beside the checkout)"
+)
 def test_real_llmfao_all_inclusive_core_is_flagged():
   comparisons, totals, _ = _load_with_tournament(LLMFAO)
   n = comparisons.num_agents

@@ -7,13 +7,29 @@ import pytest
 from ste_jax import exact, ste_scores_from_edges
 from ste_jax._cli import bundled_dataset_path
 from ste_jax.data import Comparisons, load_comparisons
-from ste_jax.evaluate import LeaderboardSettings, core_table, leaderboard
-from ste_jax.evaluate import _estimators
+from ste_jax.evaluate import LeaderboardSettings, _estimators, core_table, leaderboard
 from tests.evaluate._data import from_wins, rps_above_transitive
 from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
 
-COLUMNS = ["tier", "tc_score", "tc_lo", "tc_hi", "p_tc", "tc_verdict", "uc_score", "uc_lo", "uc_hi", "p_uc",
-           "uc_verdict", "hard_tc", "hard_uc", "win_rate", "bradley_terry", "elo", "games"]
+COLUMNS = [
+  "tier",
+  "tc_score",
+  "tc_lo",
+  "tc_hi",
+  "p_tc",
+  "tc_verdict",
+  "uc_score",
+  "uc_lo",
+  "uc_hi",
+  "p_uc",
+  "uc_verdict",
+  "hard_tc",
+  "hard_uc",
+  "win_rate",
+  "bradley_terry",
+  "elo",
+  "games",
+]
 
 
 def _strict_random_wins(seed, n=9, games=7):
@@ -30,7 +46,9 @@ def _strict_random_wins(seed, n=9, games=7):
 
 
 # The model estimator's fits (about 8 s on 2 cores) run in `make test-slow`.
-@pytest.mark.parametrize("estimator", ["winrate", pytest.param("model", marks=pytest.mark.slow), "posterior"])
+@pytest.mark.parametrize(
+  "estimator", ["winrate", pytest.param("model", marks=pytest.mark.slow), "posterior"]
+)
 def test_hard_columns_are_the_zero_temperature_limit_of_the_soft_columns(estimator):
   for seed in range(2):
     c = from_wins(_strict_random_wins(seed))
@@ -78,10 +96,15 @@ def test_leaderboard_frame_rps_model_verdicts():
   h = lb.attrs["head_to_head"]  # the first 10 rows; the three cyclic leaders met 30 times each
   assert h["agents"] == list(lb.index[:10])
   np.testing.assert_array_equal(np.asarray(h["games"])[:3, :3], 30 * (1 - np.eye(3)))
-  answer = lb.attrs["answer"]  # certified members are true ones; else the cyclic leaders are the most frequent
+  answer = lb.attrs[
+    "answer"
+  ]  # certified members are true ones; else the cyclic leaders are the most frequent
   assert answer["status"] in ("certified", "partly certified", "not settled")
-  assert (set(answer["members"]) <= {"0", "1", "2"} if answer["status"] != "not settled"
-          else set(answer["members"]) == {"0", "1", "2"})
+  assert (
+    set(answer["members"]) <= {"0", "1", "2"}
+    if answer["status"] != "not settled"
+    else set(answer["members"]) == {"0", "1", "2"}
+  )
 
 
 @pytest.mark.slow  # about 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration
@@ -96,16 +119,26 @@ def test_clear_winner_is_in_and_others_out():
   assert lb.tier.tolist() == [1, 2, 3, 4]
   answer = lb.attrs["answer"]
   assert (answer["status"], answer["members"], answer["out"]) == ("certified", ["a"], 3)
-  assert answer["lines"] == ["answer: the Top Cycle is {a}, certified at 0.95 (every other agent is certified out, "
-                             "60 bootstrap replicas)"]
+  assert answer["lines"] == [
+    "answer: the Top Cycle is {a}, certified at 0.95 (every other agent is certified out, "
+    "60 bootstrap replicas)"
+  ]
 
 
 def test_dataframe_input_and_by_context():
-  df = pd.DataFrame({"model_a": ["x", "y", "z", "x"] * 5, "model_b": ["y", "z", "x", "z"] * 5,
-                     "winner": ["model_a"] * 20, "category": ["c1", "c2"] * 10})
+  df = pd.DataFrame(
+    {
+      "model_a": ["x", "y", "z", "x"] * 5,
+      "model_b": ["y", "z", "x", "z"] * 5,
+      "winner": ["model_a"] * 20,
+      "category": ["c1", "c2"] * 10,
+    }
+  )
   df = df.rename(columns={"category": "context"})  # the loaders' context column
   frames = leaderboard(df, estimator="winrate", bootstrap=0, by_context=True)
-  assert set(frames) == {"c1", "c2"} and all(sorted(f.index) == ["x", "y", "z"] for f in frames.values())
+  assert set(frames) == {"c1", "c2"} and all(
+    sorted(f.index) == ["x", "y", "z"] for f in frames.values()
+  )
   single = leaderboard(df, estimator="winrate", bootstrap=0)
   assert sorted(single.index) == ["x", "y", "z"]
 
@@ -125,12 +158,19 @@ def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
   assert any("missing pairs make everyone reach everyone" in w for w in warnings)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"estimator": "elo"}, "estimator"), ({"tau": 0.0}, "tau"), ({"confidence": 1.0}, "confidence"),
-    ({"num_replicas": -1}, "num_replicas"), ({"record_tolerance": 0.0}, "record_tolerance"),
-    ({"record_tolerance": float("inf")}, "record_tolerance"), ({"batch_size": 0}, "batch_size"),
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
+    ({"estimator": "elo"}, "estimator"),
+    ({"tau": 0.0}, "tau"),
+    ({"confidence": 1.0}, "confidence"),
+    ({"num_replicas": -1}, "num_replicas"),
+    ({"record_tolerance": 0.0}, "record_tolerance"),
+    ({"record_tolerance": float("inf")}, "record_tolerance"),
+    ({"batch_size": 0}, "batch_size"),
     ({"batch_size": "big"}, "batch_size"),
-])
+  ],
+)
 def test_bad_settings(kwargs, match):
   with pytest.raises(ValueError, match=match):
     LeaderboardSettings(**kwargs)
@@ -152,7 +192,10 @@ def test_solution_columns_in_table_and_outputs():
   assert set(np.flatnonzero(t.columns["bipartisan"])) == set(np.flatnonzero(t.columns["ml"] > 1e-6))
   header = _render.format_csv(tables).splitlines()[0].split(",")
   assert header[-3:] == list(names)
-  assert any(line.lstrip().startswith("#") and line.split()[-3:] == list(names) for line in _render.format_text(tables).splitlines())
+  assert any(
+    line.lstrip().startswith("#") and line.split()[-3:] == list(names)
+    for line in _render.format_text(tables).splitlines()
+  )
   frame = leaderboard(c, estimator="winrate", bootstrap=0, solutions=names)
   assert list(frame.columns[-3:]) == list(names)
   with pytest.raises(ValueError, match="unknown solution"):
@@ -172,18 +215,27 @@ def test_parametric_outcomes_are_binomial_draws_from_the_model():
   R = 4000
   o = np.asarray(resample_model_outcomes(jax.random.key(3), prob, weight, R), np.float64)
   assert o.shape == (R, 4)
-  np.testing.assert_allclose(np.round(o * games), o * games, atol=1e-6)  # whole wins out of whole games
+  np.testing.assert_allclose(
+    np.round(o * games), o * games, atol=1e-6
+  )  # whole wins out of whole games
   assert o.min() == 0.0 and o.max() == 1.0
   p = np.asarray(prob, np.float64)
   se = np.sqrt(p * (1 - p) / (games * R))
   assert np.all(np.abs(o.mean(axis=0) - p) < 5 * se)
 
 
-@pytest.mark.parametrize("resampling, estimator, expect", [
-    ("auto", "model", "parametric"), ("auto", "posterior", "poisson"), ("auto", "winrate", "poisson"),
-    ("poisson", "model", "poisson"), ("parametric", "model", "parametric"),
-    ("parametric", "posterior", ValueError), ("bayesian", "model", ValueError),
-])
+@pytest.mark.parametrize(
+  "resampling, estimator, expect",
+  [
+    ("auto", "model", "parametric"),
+    ("auto", "posterior", "poisson"),
+    ("auto", "winrate", "poisson"),
+    ("poisson", "model", "poisson"),
+    ("parametric", "model", "parametric"),
+    ("parametric", "posterior", ValueError),
+    ("bayesian", "model", ValueError),
+  ],
+)
 def test_resolve_resampling(resampling, estimator, expect):
   from ste_jax.evaluate._leaderboard import resolve_resampling
 
@@ -218,10 +270,16 @@ def test_parametric_bootstrap_lets_a_perfect_record_lose():
       b += [j] * 8
       o += (rng.random(8) < 1 / (1 + np.exp(s[j] - s[i]))).astype(float).tolist()
   c = Comparisons.from_arrays(a + [4] * 4, b + [1] * 4, o + [1.0] * 4)
-  est = _estimators.build_estimator("model", c, key=jax.random.key(0), model_options=dict(strength_l2=(3.0,), ranks=(0,)))
+  est = _estimators.build_estimator(
+    "model", c, key=jax.random.key(0), model_options=dict(strength_l2=(3.0,), ranks=(0,))
+  )
   assert 0.55 < float(est.edges[4, 1]) < 0.75
-  shares = {r: bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=100, resampling=r).beats[4, 1]
-            for r in ("poisson", "parametric")}
+  shares = {
+    r: bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=100, resampling=r).beats[
+      4, 1
+    ]
+    for r in ("poisson", "parametric")
+  }
   assert shares["poisson"] >= 0.9
   assert shares["parametric"] < 0.8
 
@@ -232,9 +290,13 @@ def test_unsettled_top_warning():
   names = ["a", "b", "c"]
   line = unsettled_top_warning([True, False, False], [0.12, 0.28, 0.05], names, num_replicas=200)
   assert line.startswith("unsettled top") and "{a}" in line and "b (28%), a (12%), c (5%)" in line
-  assert unsettled_top_warning([True, False, False], [0.6, 0.28, 0.05], names, num_replicas=200) is None
+  assert (
+    unsettled_top_warning([True, False, False], [0.6, 0.28, 0.05], names, num_replicas=200) is None
+  )
   spread = unsettled_top_warning([True, False, False], [0.17, 0.03, 0.01], names, num_replicas=200)
-  assert "at most 17%" in spread and "a (17%), b (3%), c (1%)" in spread  # the top is nowhere in most replicas
+  assert (
+    "at most 17%" in spread and "a (17%), b (3%), c (1%)" in spread
+  )  # the top is nowhere in most replicas
   assert unsettled_top_warning([True, False, False], [np.nan] * 3, names, num_replicas=200) is None
 
 
@@ -244,12 +306,12 @@ def test_display_order_lists_better_supported_agents_above_the_point_top_cycle()
   from ste_jax.evaluate._leaderboard import display_order
 
   cols = {
-      "tier": np.array([1, 2, 2, 3, 3, 4]),
-      "hard_tc": np.array([True, False, False, False, False, False]),
-      "tc_score": np.array([0.9, 0.4, 0.5, 0.2, 0.2, 0.1]),
-      "uc_score": np.array([0.9, 0.4, 0.5, 0.3, 0.2, 0.1]),
-      "win_rate": np.array([0.6, 0.5, 0.5, 0.4, 0.3, 0.2]),
-      "p_tc": np.array([0.2, 0.1, 0.15, 0.3, 0.25, 0.05]),
+    "tier": np.array([1, 2, 2, 3, 3, 4]),
+    "hard_tc": np.array([True, False, False, False, False, False]),
+    "tc_score": np.array([0.9, 0.4, 0.5, 0.2, 0.2, 0.1]),
+    "uc_score": np.array([0.9, 0.4, 0.5, 0.3, 0.2, 0.1]),
+    "win_rate": np.array([0.6, 0.5, 0.5, 0.4, 0.3, 0.2]),
+    "p_tc": np.array([0.2, 0.1, 0.15, 0.3, 0.25, 0.05]),
   }
   point = [0, 2, 1, 3, 4, 5]  # tier; agents 1 and 2 tie at tier 2 and the soft TC score decides
   assert display_order(cols, bootstrapped=False).tolist() == point
@@ -277,7 +339,11 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   table = core_table(close, settings)
   c = table.top_cycle_candidates
   p = table.columns["p_tc"]
-  assert c.share >= 0.95 and c.level == 0.95 and p[c.members].min() >= np.delete(p, c.members).max(initial=0.0)
+  assert (
+    c.share >= 0.95
+    and c.level == 0.95
+    and p[c.members].min() >= np.delete(p, c.members).max(initial=0.0)
+  )
   assert table.candidate_names("top_cycle") == [table.agents[i] for i in c.members]
   assert (table.columns["tc_verdict"] == "undetermined").any()
   text = format_text([table])
@@ -295,7 +361,9 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   settled = core_table(from_wins(wins), settings)
   assert settled.top_cycle_candidates.members.tolist() == [0]
   assert "candidates" not in format_text([settled])
-  assert core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
+  assert (
+    core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
+  )
 
 
 @pytest.mark.slow  # two compiled bootstrap drivers (about 10 s)
@@ -307,7 +375,10 @@ def test_bootstrap_memberships_do_not_depend_on_the_batch_size():
 
   c, _ = rps_above_transitive(2, n=8)
   est = _estimators.build_estimator("model", c, key=jax.random.key(0))
-  runs = [bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=6, batch_size=b) for b in ("auto", 4)]
+  runs = [
+    bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=6, batch_size=b)
+    for b in ("auto", 4)
+  ]
   for field in ("top_cycle", "uncovered", "beats"):
     np.testing.assert_array_equal(getattr(runs[0], field), getattr(runs[1], field))
   assert default_batch_size() == (1 if jax.default_backend() == "cpu" else 8)

@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 
 from ste_jax import exact
-from ste_jax.evaluate import fit_model_tournament
-from ste_jax.evaluate import _estimators
+from ste_jax.evaluate import _estimators, fit_model_tournament
 from ste_jax.evaluate._model_estimator import observed_pairs, pair_wins
 from ste_jax.stats import bradley_terry, planted_core_tournament, sample_comparisons
 from tests.evaluate._data import from_wins, rps_above_transitive
@@ -68,7 +67,11 @@ def test_record_band_profile_is_the_minimum_over_the_pair_effect():
     # A pair never played has an unbounded band and no slack: no NaN, zero loss.
     assert np.isneginf(band.lo[-1]) and np.isposinf(band.hi[-1]) and float(band.slack[-1]) == 0.0
     off = record_band(w_ij, w_ji, jnp.inf)
-    assert np.all(np.isneginf(off.lo)) and np.all(np.isposinf(off.hi)) and np.all(np.asarray(off.slack) == 0)
+    assert (
+      np.all(np.isneginf(off.lo))
+      and np.all(np.isposinf(off.hi))
+      and np.all(np.asarray(off.slack) == 0)
+    )
 
 
 def test_table_keeps_observed_pairs_within_their_record_bands():
@@ -94,7 +97,9 @@ def test_many_games_per_pair_give_the_pairs_own_win_rates():
   fit = fit_model_tournament(c)
   rate = wins / np.maximum(wins + wins.T, 1)
   off = ~np.eye(n, dtype=bool)
-  np.testing.assert_allclose(np.asarray(fit.P)[off], rate[off], atol=2 * 0.5 / np.sqrt(20000) + 1e-4)
+  np.testing.assert_allclose(
+    np.asarray(fit.P)[off], rate[off], atol=2 * 0.5 / np.sqrt(20000) + 1e-4
+  )
 
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan"), float("inf")])
@@ -116,7 +121,11 @@ def test_model_core_equals_posterior_core_on_dense_data():
     post = _estimators.build_estimator("posterior", c)
     tc_model, uc_model = _estimators.hard_memberships(fit.P, "model")
     tc_post, uc_post = _estimators.hard_memberships(post.edges, "posterior")
-    assert np.asarray(tc_model).tolist() == np.asarray(tc_post).tolist() == np.asarray(planted.core_mask).tolist()
+    assert (
+      np.asarray(tc_model).tolist()
+      == np.asarray(tc_post).tolist()
+      == np.asarray(planted.core_mask).tolist()
+    )
 
 
 def test_bradley_terry_fit_matches_newton_map_estimate():
@@ -127,8 +136,12 @@ def test_bradley_terry_fit_matches_newton_map_estimate():
   np.fill_diagonal(wins, 0)
   c = from_wins(wins)
   lam = 0.5
-  fit = fit_model_tournament(c, ranks=(0,), strength_l2=(lam,), num_steps=200, record_tolerance=None)
-  ref = bradley_terry(jnp.asarray(wins, jnp.float32), prior="always", prior_strength=lam, max_iter=200)
+  fit = fit_model_tournament(
+    c, ranks=(0,), strength_l2=(lam,), num_steps=200, record_tolerance=None
+  )
+  ref = bradley_terry(
+    jnp.asarray(wins, jnp.float32), prior="always", prior_strength=lam, max_iter=200
+  )
   np.testing.assert_allclose(np.asarray(fit.params.strength), np.asarray(ref.scores), atol=2e-3)
 
 
@@ -171,9 +184,19 @@ def test_cross_validation_table_equals_each_fold_and_candidate_fitted_alone():
   for f in range(3):
     for k, cand in enumerate(grid):
       mask = (jnp.arange(2) < cand.rank).astype(params0.u.dtype)
-      p = me.fit_intransitive(params0._replace(mask=mask), pairs, train[0][f], train[1][f], cand.l2_strength,
-                              cand.l2_skew, 2.0, num_steps=20)
-      expected = me._heldout_nll(p, pairs, test[0][f], test[1][f]) / jnp.sum(test[0][f] + test[1][f])
+      p = me.fit_intransitive(
+        params0._replace(mask=mask),
+        pairs,
+        train[0][f],
+        train[1][f],
+        cand.l2_strength,
+        cand.l2_skew,
+        2.0,
+        num_steps=20,
+      )
+      expected = me._heldout_nll(p, pairs, test[0][f], test[1][f]) / jnp.sum(
+        test[0][f] + test[1][f]
+      )
       np.testing.assert_allclose(table[f, k], float(expected), rtol=2e-4)
 
 
@@ -184,10 +207,17 @@ def test_deterministic_given_key():
   assert np.array_equal(np.asarray(f1.P), np.asarray(f2.P)) and f1.chosen == f2.chosen
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    ({"ranks": ()}, "ranks"), ({"ranks": (-1,)}, "ranks"), ({"strength_l2": (0.0,)}, "strength_l2"),
-    ({"skew_l2": (float("nan"),)}, "skew_l2"), ({"num_folds": 1}, "num_folds"), ({"num_steps": 0}, "num_steps"),
-])
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
+    ({"ranks": ()}, "ranks"),
+    ({"ranks": (-1,)}, "ranks"),
+    ({"strength_l2": (0.0,)}, "strength_l2"),
+    ({"skew_l2": (float("nan"),)}, "skew_l2"),
+    ({"num_folds": 1}, "num_folds"),
+    ({"num_steps": 0}, "num_steps"),
+  ],
+)
 def test_bad_arguments(kwargs, match):
   c, _ = rps_above_transitive(0, n=4)
   with pytest.raises(ValueError, match=match):

@@ -43,7 +43,9 @@ def _completions(sure):
   """Every tournament ``P`` (0/1 off the diagonal) containing the sure edges."""
   n = sure.shape[0]
   pairs = [(a, b) for a, b in itertools.combinations(range(n), 2)]
-  options = [[(a, b)] if sure[a, b] else [(b, a)] if sure[b, a] else [(a, b), (b, a)] for a, b in pairs]
+  options = [
+    [(a, b)] if sure[a, b] else [(b, a)] if sure[b, a] else [(a, b), (b, a)] for a, b in pairs
+  ]
   for choice in itertools.product(*options):
     P = np.full((n, n), 0.5)
     for w, l in choice:
@@ -107,7 +109,9 @@ def test_membership_verdicts_clear_cases():
       a += [i] * 20
       b += [j] * 20
   c = Comparisons.from_arrays(a, b, np.ones(len(a), dtype=np.float32), agents=list("wxyz"))
-  v = membership_verdicts(c, num_replicas=10, key=jax.random.key(0), batch_size=None)  # auto: posterior
+  v = membership_verdicts(
+    c, num_replicas=10, key=jax.random.key(0), batch_size=None
+  )  # auto: posterior
   assert v.top_cycle.verdict.tolist() == ["in", "out", "out", "out"]
   assert v.uncovered.verdict.tolist() == ["in", "out", "out", "out"]
   np.testing.assert_array_equal(v.top_cycle.probability, [1, 0, 0, 0])
@@ -135,7 +139,9 @@ def test_verdict_calibration_quick():
   assert league["padding"]["model"] < 1e-2
   summary = script.summarize(df)
   pooled = summary[summary.setting == "all settings"].set_index(["rule", "estimator", "concept"])
-  assert len(pooled) == 17 and (pooled.agents == pooled.agents.iloc[0]).all()  # (3 + 1 + 3) x 2 sets + 3 answer (TC)
+  assert (
+    len(pooled) == 17 and (pooled.agents == pooled.agents.iloc[0]).all()
+  )  # (3 + 1 + 3) x 2 sets + 3 answer (TC)
   for estimator in ("posterior", "model", "winrate"):
     for concept in ("TC", "UC"):
       r = pooled.loc[("certified", estimator, concept)]
@@ -175,7 +181,9 @@ def test_core_candidates_follow_their_definition(seed):
   for level in (0.3, 0.5, 0.9, 0.95, 1.0):
     got = core_candidates(m, level)
     members, share = _candidates_by_loops(m, level)
-    assert got.members.tolist() == members and got.share == pytest.approx(share) and got.level == level
+    assert (
+      got.members.tolist() == members and got.share == pytest.approx(share) and got.level == level
+    )
     assert got.share >= level - 1e-12
     p = m.mean(axis=0)
     if got.members.size:  # every member is at least as often in a core as every non-member
@@ -201,7 +209,9 @@ def test_membership_verdicts_carry_the_candidates():
   """On a stack of tournaments: the candidates of the replicas' Top Cycles (networkx) and Uncovered Sets."""
   rng = np.random.default_rng(3)
   stack = []
-  for _ in range(40):  # a 3-cycle {0, 1, 2} on top of 3 > 4, with the 0-1 edge reversed in some replicas
+  for _ in range(
+    40
+  ):  # a 3-cycle {0, 1, 2} on top of 3 > 4, with the 0-1 edge reversed in some replicas
     P = np.triu(np.ones((5, 5)), 1)
     P[0, 1], P[1, 2], P[0, 2] = rng.random() < 0.8, 1.0, 0.0
     stack.append(P + np.tril(1.0 - P.T, -1) + 0.5 * np.eye(5))
@@ -211,5 +221,9 @@ def test_membership_verdicts_carry_the_candidates():
   uc = np.array([[bool(x) for x in brute_uncovered_set(P)] for P in stack])
   for got, masks in ((v.top_cycle.candidates, tc), (v.uncovered.candidates, uc)):
     want = core_candidates(masks, 0.95)
-    assert got.members.tolist() == want.members.tolist() and got.share == want.share and got.level == 0.95
+    assert (
+      got.members.tolist() == want.members.tolist()
+      and got.share == want.share
+      and got.level == 0.95
+    )
   assert set(v.top_cycle.candidates.members.tolist()) <= {0, 1, 2}

@@ -32,10 +32,14 @@ def test_lottery_witnesses_match_the_lp_supports_and_margins_certify_exclusion(s
 
 
 def test_witness_report_carries_the_lotteries_for_small_n():
-  P = np.array([[0.5, 0.8, 0.3, 0.9], [0.2, 0.5, 0.7, 0.9], [0.7, 0.3, 0.5, 0.9], [0.1, 0.1, 0.1, 0.5]])
+  P = np.array(
+    [[0.5, 0.8, 0.3, 0.9], [0.2, 0.5, 0.7, 0.9], [0.7, 0.3, 0.5, 0.9], [0.1, 0.1, 0.1, 0.5]]
+  )
   w = witness_report(P, np.ones((4, 4)), list("wxyz"), 3)
   assert [(lot["set"], lot["in"], lot["witness"]) for lot in w["lotteries"]] == [
-      ("bipartisan", False, True), ("essential", False, True)]
+    ("bipartisan", False, True),
+    ("essential", False, True),
+  ]
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -62,14 +66,15 @@ def test_covering_set_witness_names_a_member_covering_each_outsider(seed):
     assert expect[c] and strict[c, i]
     assert all(strict[c, b] for b in np.flatnonzero(expect & strict[i]))
     assert sorted(e["agent"] for e in w["coverer"]["also_beats"]) == sorted(
-        agents[b] for b in np.flatnonzero(expect & strict[i]))
+      agents[b] for b in np.flatnonzero(expect & strict[i])
+    )
 
 
 def _strict_closure(strict):
   """Reflexive-transitive closure of a Boolean relation by Warshall's algorithm (brute force)."""
   R = strict.copy() | np.eye(strict.shape[0], dtype=bool)
   for k in range(R.shape[0]):
-    R |= R[:, k:k + 1] & R[k:k + 1, :]
+    R |= R[:, k : k + 1] & R[k : k + 1, :]
   return R
 
 
@@ -87,7 +92,9 @@ def _brute_schwartz(strict):
 
 @pytest.mark.parametrize("seed", range(6))
 @pytest.mark.parametrize("tie_prob", [0.0, 0.3, 0.6])
-def test_schwartz_set_is_the_union_of_minimal_undominated_sets_and_the_reach_characterization(seed, tie_prob):
+def test_schwartz_set_is_the_union_of_minimal_undominated_sets_and_the_reach_characterization(
+  seed, tie_prob
+):
   """The witness relies on ``x`` out iff some ``y`` strictly reaches ``x`` and not back."""
   from ste_jax import exact
 
@@ -103,7 +110,9 @@ def test_schwartz_set_is_the_union_of_minimal_undominated_sets_and_the_reach_cha
 
 @pytest.mark.parametrize("seed", range(10))
 @pytest.mark.parametrize("tie_prob", [0.0, 0.3, 0.6, 0.9])
-def test_schwartz_set_witness_is_a_member_with_a_strict_chain_that_is_not_reached_back(seed, tie_prob):
+def test_schwartz_set_witness_is_a_member_with_a_strict_chain_that_is_not_reached_back(
+  seed, tie_prob
+):
   """Each outsider's witness: a member ``y``, a chain of strict wins ``y -> ... -> x`` (``P`` and
   games read off the matrices) and no strict chain from ``x`` back to ``y`` (brute-force closure)."""
   from ste_jax import exact
@@ -136,10 +145,14 @@ def test_schwartz_set_witness_is_a_member_with_a_strict_chain_that_is_not_reache
 
 def test_witness_report_carries_the_schwartz_witness_also_for_the_posterior_conversion():
   # 0 > 1 > 2, 0 ties 3 and 3 ties everyone: the Smith set is {0, 3, 1, 2}, the Schwartz set {0, 3}.
-  P = np.array([[0.5, 0.8, 0.5, 0.5], [0.2, 0.5, 0.7, 0.5], [0.5, 0.3, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]])
+  P = np.array(
+    [[0.5, 0.8, 0.5, 0.5], [0.2, 0.5, 0.7, 0.5], [0.5, 0.3, 0.5, 0.5], [0.5, 0.5, 0.5, 0.5]]
+  )
   for ties_connect in (True, False):
     w = witness_report(P, np.full((4, 4), 10.0), list("wxyz"), 2, ties_connect=ties_connect)
     assert w["schwartz"]["set"] == ["w", "z"] and not w["schwartz"]["in"]
     assert [s["agent"] for s in w["schwartz"]["chain"]] == ["w", "x", "y"]
     assert [s["p"] for s in w["schwartz"]["chain"][1:]] == [0.8, 0.7]
-    assert witness_report(P, np.ones((4, 4)), list("wxyz"), 3, ties_connect=ties_connect)["schwartz"]["in"]
+    assert witness_report(P, np.ones((4, 4)), list("wxyz"), 3, ties_connect=ties_connect)[
+      "schwartz"
+    ]["in"]

@@ -6,7 +6,6 @@ import itertools
 
 # Most tests here compile the interior-point solver for new shapes (seconds each on 2 shared
 # cores), so the oracle sweeps are marked slow; the fast subset checks one shape per dtype.
-
 import hypothesis
 import hypothesis.strategies as st
 import jax
@@ -28,8 +27,15 @@ def lp_essential(M, tol=1e-9):
   for a in range(n):
     c = np.zeros(n)
     c[a] = -1.0
-    res = linprog(c, A_ub=-M.T, b_ub=np.zeros(n), A_eq=np.ones((1, n)), b_eq=[1.0], bounds=[(0, None)] * n,
-                  method="highs")
+    res = linprog(
+      c,
+      A_ub=-M.T,
+      b_ub=np.zeros(n),
+      A_eq=np.ones((1, n)),
+      b_eq=[1.0],
+      bounds=[(0, None)] * n,
+      method="highs",
+    )
     out[a] = -res.fun > tol
   return out
 
@@ -91,7 +97,9 @@ def test_supports_and_lotteries_against_oracles(x64, n, tie_prob):
       assert np.all(M.T @ p >= -1e-9) and abs(p.sum() - 1) < 1e-12 and np.all(p >= 0)
     bp = np.asarray(ste_jax.bipartisan_set(P))
     es = np.asarray(ste_jax.essential_set(P))
-    np.testing.assert_array_equal(np.asarray(ste_jax.schwartz_set(P)), pv_call(_pv("c1_methods", "gocha"), P))
+    np.testing.assert_array_equal(
+      np.asarray(ste_jax.schwartz_set(P)), pv_call(_pv("c1_methods", "gocha"), P)
+    )
     # Unique maximal lotteries: pref_voting's answer is the oracle. Its `bipartisan` enumerates the
     # vertices of the game (nashpy), exponential in n: compared up to n = 8.
     if tie_prob == 0.0 and n <= 8:
@@ -100,7 +108,9 @@ def test_supports_and_lotteries_against_oracles(x64, n, tie_prob):
 
       np.testing.assert_array_equal(bp, pv_call(bipartisan, P))
       np.testing.assert_array_equal(es, pv_call(essential, P))
-      np.testing.assert_allclose(np.asarray(ste_jax.maximal_lottery(ste_jax.margin_matrix(P))), pv_ml(P), atol=1e-7)
+      np.testing.assert_allclose(
+        np.asarray(ste_jax.maximal_lottery(ste_jax.margin_matrix(P))), pv_ml(P), atol=1e-7
+      )
       assert bp.sum() % 2 == 1
 
 
@@ -127,7 +137,9 @@ def test_minimal_covering_set_against_brute_force(x64, n):
   rng = np.random.default_rng(7 * n)
   for _ in range(3):
     P = oracles.random_tournament(rng, n)
-    np.testing.assert_array_equal(np.asarray(ste_jax.minimal_covering_set(P)), brute_minimal_covering(P))
+    np.testing.assert_array_equal(
+      np.asarray(ste_jax.minimal_covering_set(P)), brute_minimal_covering(P)
+    )
 
 
 def brandt_fischer_iteration(P):
@@ -141,8 +153,15 @@ def brandt_fischer_iteration(P):
     idx = np.flatnonzero(C)
     B[idx[lp_essential(M[np.ix_(idx, idx)])]] = True
     members = np.flatnonzero(B)
-    C = np.array([not B[a] and not any(A[c, a] and all(A[c, b] for b in members if b != c and A[a, b])
-                                       for c in members) for a in range(n)])
+    C = np.array(
+      [
+        not B[a]
+        and not any(
+          A[c, a] and all(A[c, b] for b in members if b != c and A[a, b]) for c in members
+        )
+        for a in range(n)
+      ]
+    )
   return B, sizes
 
 
@@ -153,7 +172,10 @@ def test_minimal_covering_set_bucketed_rounds(x64):
   rng = np.random.default_rng(20)
   Ps = [oracles.random_tournament(rng, 12) for _ in range(4)]
   Ps += [oracles.random_tournament(rng, 12, tie_prob=0.3) for _ in range(3)]
-  Ps += [oracles.planted_cycle_tournament(rng, 12, 3)[0], condorcet_tournament(rng, 12, winner=5)]  # BP in S
+  Ps += [
+    oracles.planted_cycle_tournament(rng, 12, 3)[0],
+    condorcet_tournament(rng, 12, winner=5),
+  ]  # BP in S
   assert _tournament_sets._bucket_sizes(12, (3,)) == (3, 12)
   kernel = functools.partial(_tournament_sets._minimal_covering_bucketed, bucket_sizes=(3,))
   got = np.asarray(jax.jit(lambda Ps: jax.lax.map(kernel, Ps))(np.stack(Ps)))
@@ -187,7 +209,16 @@ def test_condorcet_winner_is_every_solution():
   P = condorcet_tournament(rng, 9, winner=4)
   single = _mask(9, [4])
   out = ste_jax.solution_memberships(P, ste_jax.SOLUTION_NAMES)
-  for name in ("top_cycle", "uncovered", "copeland", "schwartz", "bipartisan", "essential", "mcs", "banks"):
+  for name in (
+    "top_cycle",
+    "uncovered",
+    "copeland",
+    "schwartz",
+    "bipartisan",
+    "essential",
+    "mcs",
+    "banks",
+  ):
     np.testing.assert_array_equal(np.asarray(out[name]), single, err_msg=name)
   for name in ("ml", "c1_ml", "nash"):
     np.testing.assert_allclose(np.asarray(out[name]), single.astype(float), atol=1e-5, err_msg=name)
@@ -198,9 +229,13 @@ def test_ties_examples():
   P = np.array([[0.5, 0.5, 0.9], [0.5, 0.5, 0.8], [0.1, 0.2, 0.5]])
   np.testing.assert_array_equal(ste_jax.schwartz_set(P), [True, True, False])
   np.testing.assert_array_equal(ste_jax.bipartisan_set(P), [True, True, False])
-  np.testing.assert_allclose(ste_jax.maximal_lottery(ste_jax.margin_matrix(P, majority=True)), [0.5, 0.5, 0], atol=1e-5)
+  np.testing.assert_allclose(
+    ste_jax.maximal_lottery(ste_jax.margin_matrix(P, majority=True)), [0.5, 0.5, 0], atol=1e-5
+  )
   P = np.full((4, 4), 0.5)
-  np.testing.assert_allclose(ste_jax.maximal_lottery(ste_jax.margin_matrix(P)), np.full(4, 0.25), atol=1e-6)
+  np.testing.assert_allclose(
+    ste_jax.maximal_lottery(ste_jax.margin_matrix(P)), np.full(4, 0.25), atol=1e-6
+  )
   # Schwartz smaller than Smith: 0 > 2 strictly, every other pair ties.
   P = np.array([[0.5, 0.5, 0.9], [0.5, 0.5, 0.5], [0.1, 0.5, 0.5]])
   np.testing.assert_array_equal(ste_jax.schwartz_set(P), [True, True, False])
@@ -213,15 +248,25 @@ def test_float32_tournament_supports():
     P = oracles.random_tournament(rng, 9).astype(np.float32)
     p, support, verified = maximal_lottery_with_support(ste_jax.margin_matrix(P, majority=True))
     assert p.dtype == np.float32 and bool(verified)
-    np.testing.assert_array_equal(np.asarray(support), lp_essential(np.sign(P - P.T).astype(np.float64)))
+    np.testing.assert_array_equal(
+      np.asarray(support), lp_essential(np.sign(P - P.T).astype(np.float64))
+    )
 
 
 @pytest.mark.slow
 def test_batched_jit_vmap_match_single(x64):
   rng = np.random.default_rng(5)
-  Ps = np.stack([oracles.random_tournament(rng, 7, tie_prob=0.2) for _ in range(4)]).reshape(2, 2, 7, 7)
-  for fn in (ste_jax.bipartisan_set, ste_jax.essential_set, ste_jax.schwartz_set, ste_jax.minimal_covering_set,
-             ste_jax.banks_set, lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P))):
+  Ps = np.stack([oracles.random_tournament(rng, 7, tie_prob=0.2) for _ in range(4)]).reshape(
+    2, 2, 7, 7
+  )
+  for fn in (
+    ste_jax.bipartisan_set,
+    ste_jax.essential_set,
+    ste_jax.schwartz_set,
+    ste_jax.minimal_covering_set,
+    ste_jax.banks_set,
+    lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P)),
+  ):
     single = np.stack([np.asarray(fn(P)) for P in Ps.reshape(4, 7, 7)]).reshape(2, 2, 7)
     np.testing.assert_allclose(np.asarray(fn(Ps)), single, atol=1e-12)
     np.testing.assert_allclose(np.asarray(jax.jit(fn)(Ps)), single, atol=1e-12)
@@ -242,7 +287,9 @@ def test_relabeling_permutes_solutions(seed):
     ml = np.asarray(ste_jax.maximal_lottery(ste_jax.margin_matrix(P)))
     # With ties the maximum-entropy lottery is found by an iterative solve whose rounding is not
     # permutation-invariant: equal up to 1e-3 (a seed gave 1e-4), the supports exactly (above).
-    np.testing.assert_allclose(np.asarray(ste_jax.maximal_lottery(ste_jax.margin_matrix(Pp))), ml[perm], atol=1e-3)
+    np.testing.assert_allclose(
+      np.asarray(ste_jax.maximal_lottery(ste_jax.margin_matrix(Pp))), ml[perm], atol=1e-3
+    )
 
 
 def test_errors_name_the_argument():
@@ -256,7 +303,9 @@ def test_errors_name_the_argument():
 
 def test_solution_memberships_shapes_and_aliases():
   P = oracles.random_tournament(np.random.default_rng(0), 6)
-  out = jax.jit(ste_jax.solution_memberships, static_argnames="names")(P, names=("bp", "mcs", "ml", "alpharank"))
+  out = jax.jit(ste_jax.solution_memberships, static_argnames="names")(
+    P, names=("bp", "mcs", "ml", "alpharank")
+  )
   assert set(out) == {"bp", "mcs", "ml", "alpharank"}
   assert out["bp"].dtype == bool and out["ml"].shape == (6,)
   np.testing.assert_allclose(float(out["alpharank"].sum()), 1.0, atol=1e-5)
@@ -276,4 +325,6 @@ def test_fast_oracle_subset(x64):
       np.testing.assert_array_equal(np.asarray(support), lp_essential(M))
     if tie_prob == 0.0:
       np.testing.assert_array_equal(np.asarray(ste_jax.bipartisan_set(P)), pv_call(bipartisan, P))
-      np.testing.assert_array_equal(np.asarray(ste_jax.minimal_covering_set(P)), brute_minimal_covering(P))
+      np.testing.assert_array_equal(
+        np.asarray(ste_jax.minimal_covering_set(P)), brute_minimal_covering(P)
+      )

@@ -8,8 +8,14 @@ import networkx as nx
 import numpy as np
 import pytest
 
-from ste_jax.exact import condensation_tiers, kings_in_relation, reach_all, top_cycle, uncovered_in_relation
-from ste_jax.exact import uncovered_set
+from ste_jax.exact import (
+  condensation_tiers,
+  kings_in_relation,
+  reach_all,
+  top_cycle,
+  uncovered_in_relation,
+  uncovered_set,
+)
 from ste_jax.ops import batching_mode
 from tests import oracles
 
@@ -189,7 +195,7 @@ def test_empty_relation_shape():
 
 
 @pytest.mark.parametrize(
-    "fn, name", [(reach_all, "E"), (uncovered_in_relation, "S"), (condensation_tiers, "E")]
+  "fn, name", [(reach_all, "E"), (uncovered_in_relation, "S"), (condensation_tiers, "E")]
 )
 def test_bad_input_raises_naming_argument(fn, name):
   with pytest.raises(ValueError, match=f"{name} must be a square"):
@@ -208,7 +214,9 @@ def test_kings_against_networkx_and_landau(kind):
   for n in (1, 2, 3, 5, 8, 13):
     E = random_relation(rng, n, kind)
     G = oracles.nx_digraph(E)
-    expected = np.array([len(nx.single_source_shortest_path_length(G, a, cutoff=2)) == n for a in range(n)])
+    expected = np.array(
+      [len(nx.single_source_shortest_path_length(G, a, cutoff=2)) == n for a in range(n)]
+    )
     got = np.asarray(kings_in_relation(E))
     np.testing.assert_array_equal(got, expected)
     if kind == "tournament":

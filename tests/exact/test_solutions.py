@@ -9,7 +9,9 @@ import ste_jax
 from tests import oracles
 
 EXAMPLE1 = np.array([[0.5, 0.7, 0.3], [0.3, 0.5, 0.7], [0.7, 0.3, 0.5]])
-EXAMPLE2 = np.array([[0.5, 0.8, 0.9, 0.85], [0.2, 0.5, 0.6, 0.55], [0.1, 0.4, 0.5, 0.52], [0.15, 0.45, 0.48, 0.5]])
+EXAMPLE2 = np.array(
+  [[0.5, 0.8, 0.9, 0.85], [0.2, 0.5, 0.6, 0.55], [0.1, 0.4, 0.5, 0.52], [0.15, 0.45, 0.48, 0.5]]
+)
 
 
 def example3():
@@ -21,13 +23,13 @@ def example3():
 
 
 @pytest.mark.parametrize(
-    "P, tc, uc",
-    [
-        (EXAMPLE1, [1, 1, 1], [1, 1, 1]),
-        (EXAMPLE2, [1, 0, 0, 0], [1, 0, 0, 0]),
-        (example3(), [1, 1, 1, 1], [1, 0, 1, 1]),
-    ],
-    ids=["example1_3cycle", "example2_condorcet", "example3_tc_gt_uc"],
+  "P, tc, uc",
+  [
+    (EXAMPLE1, [1, 1, 1], [1, 1, 1]),
+    (EXAMPLE2, [1, 0, 0, 0], [1, 0, 0, 0]),
+    (example3(), [1, 1, 1, 1], [1, 0, 1, 1]),
+  ],
+  ids=["example1_3cycle", "example2_condorcet", "example3_tc_gt_uc"],
 )
 def test_paper_examples(P, tc, uc):
   np.testing.assert_array_equal(ste_jax.top_cycle(P), np.array(tc, bool))
@@ -43,7 +45,17 @@ def test_condorcet_and_copeland_on_examples():
 
 
 @pytest.mark.parametrize(
-    "n", [1, 2, 3, 5, 8, 13, pytest.param(30, marks=pytest.mark.slow), pytest.param(60, marks=pytest.mark.slow)]
+  "n",
+  [
+    1,
+    2,
+    3,
+    5,
+    8,
+    13,
+    pytest.param(30, marks=pytest.mark.slow),
+    pytest.param(60, marks=pytest.mark.slow),
+  ],
 )
 @pytest.mark.parametrize("tie_prob", [0.0, 0.3])
 def test_against_networkx_bruteforce_and_pref_voting(n, tie_prob):
@@ -81,8 +93,15 @@ def test_tie_conventions():
 
 def test_batched_jit_vmap_match_single():
   rng = np.random.default_rng(7)
-  Ps = np.stack([oracles.random_tournament(rng, 9, tie_prob=0.2) for _ in range(6)]).reshape(2, 3, 9, 9)
-  for fn in [ste_jax.top_cycle, ste_jax.uncovered_set, ste_jax.copeland_set, ste_jax.condorcet_winner]:
+  Ps = np.stack([oracles.random_tournament(rng, 9, tie_prob=0.2) for _ in range(6)]).reshape(
+    2, 3, 9, 9
+  )
+  for fn in [
+    ste_jax.top_cycle,
+    ste_jax.uncovered_set,
+    ste_jax.copeland_set,
+    ste_jax.condorcet_winner,
+  ]:
     batched = np.asarray(fn(Ps))
     jitted = np.asarray(jax.jit(fn)(Ps))
     vmapped = np.asarray(jax.vmap(jax.vmap(fn))(Ps))

@@ -6,8 +6,8 @@ compilation (eager NNX calls compile each primitive separately and are much slow
 
 import functools
 
-import jax
 from flax import nnx
+import jax
 
 from ste_jax.models import marginal_tournament
 

@@ -1,14 +1,19 @@
 """The intransitive Bradley-Terry logit: antisymmetry, cycles, NNX protocol."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
-from flax import nnx
 
 from ste_jax import exact
 from ste_jax.models import marginal_tournament
-from ste_jax.models._intransitive import (IntransitiveLogit, IntransitiveParams, init_intransitive_params,
-                                          intransitive_logits, intransitive_tournament)
+from ste_jax.models._intransitive import (
+  IntransitiveLogit,
+  IntransitiveParams,
+  init_intransitive_params,
+  intransitive_logits,
+  intransitive_tournament,
+)
 
 
 def test_exactly_antisymmetric_and_tournament_matches_logits():
@@ -17,7 +22,9 @@ def test_exactly_antisymmetric_and_tournament_matches_logits():
   a, b = jnp.meshgrid(jnp.arange(6), jnp.arange(6), indexing="ij")
   h = intransitive_logits(p, a, b)
   np.testing.assert_array_equal(np.asarray(h), -np.asarray(h.T))
-  np.testing.assert_allclose(np.asarray(intransitive_tournament(p)), np.asarray(jax.nn.sigmoid(h)), rtol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(intransitive_tournament(p)), np.asarray(jax.nn.sigmoid(h)), rtol=1e-6
+  )
 
 
 def test_one_component_represents_rock_paper_scissors():
@@ -35,6 +42,8 @@ def test_one_component_represents_rock_paper_scissors():
 def test_nnx_module_follows_the_pairwise_protocol():
   model = IntransitiveLogit(5, rank=2, rngs=nnx.Rngs(0))
   P = marginal_tournament(model)
-  np.testing.assert_allclose(np.asarray(P), np.asarray(intransitive_tournament(model.params())), atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(P), np.asarray(intransitive_tournament(model.params())), atol=1e-6
+  )
   grads = nnx.grad(lambda m: jnp.sum(m(jnp.array([0, 1]), jnp.array([2, 3]))))(model)
   assert np.isfinite(np.asarray(grads.u[...])).all()

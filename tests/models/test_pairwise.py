@@ -1,10 +1,10 @@
 """PairwiseLogit / BradleyTerryLogit: exact antisymmetry, shapes, dtypes, validation."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
 
 from ste_jax.models import BradleyTerryLogit, PairwiseLogit
 from tests.models._helpers import ARCH, apply
@@ -44,15 +44,17 @@ def test_batch_shapes_and_jit_equals_eager(rng):
   ctx_model = PairwiseLogit(5, num_context_features=2, rngs=nnx.Rngs(0), **ARCH)
   x = jnp.array([0.5, -1.0])
   np.testing.assert_array_equal(
-      np.asarray(apply(ctx_model, a[0], b[0], x)),
-      np.asarray(apply(ctx_model, a[0], b[0], jnp.broadcast_to(x, (6, 2)))),
+    np.asarray(apply(ctx_model, a[0], b[0], x)),
+    np.asarray(apply(ctx_model, a[0], b[0], jnp.broadcast_to(x, (6, 2)))),
   )
 
 
 def test_param_dtype_follows_x64(x64):
   for cls in MODELS:
     model = cls(5, num_context_features=2, rngs=nnx.Rngs(0), **ARCH)
-    assert {p.dtype for p in jax.tree.leaves(nnx.state(model, nnx.Param))} == {jnp.dtype(jnp.float64)}
+    assert {p.dtype for p in jax.tree.leaves(nnx.state(model, nnx.Param))} == {
+      jnp.dtype(jnp.float64)
+    }
   h = apply(model, jnp.array([0, 1]), jnp.array([2, 3]), jnp.ones((2, 2)))
   assert h.dtype == jnp.float64
 

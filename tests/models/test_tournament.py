@@ -1,10 +1,10 @@
 """marginal_tournament: complementarity, the Monte Carlo average, weights; pairwise_logits."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
 
 from ste_jax.data import Comparisons
 from ste_jax.models import BradleyTerryLogit, PairwiseLogit, marginal_tournament, pairwise_logits
@@ -27,7 +27,10 @@ def test_complementary_with_weighted_contexts(cls, rng):
   for i in range(n):
     for j in range(n):
       if i != j:
-        ps = [float(jax.nn.sigmoid(apply(model, jnp.int32(i), jnp.int32(j), contexts[k]))) for k in range(M)]
+        ps = [
+          float(jax.nn.sigmoid(apply(model, jnp.int32(i), jnp.int32(j), contexts[k])))
+          for k in range(M)
+        ]
         expected[i, j] = np.dot(np.asarray(weights), ps) / float(jnp.sum(weights))
   np.testing.assert_allclose(np.asarray(P), expected, atol=2e-6)
 
@@ -41,7 +44,9 @@ def test_uniform_weights_default_and_no_context():
   plain = PairwiseLogit(5, rngs=nnx.Rngs(0), **ARCH)
   P0 = marginal(plain)
   np.testing.assert_allclose(np.asarray(P0 + P0.T), 1.0, atol=1e-7)
-  np.testing.assert_allclose(np.asarray(P0), np.asarray(marginal_tournament(plain)), atol=1e-6)  # eager
+  np.testing.assert_allclose(
+    np.asarray(P0), np.asarray(marginal_tournament(plain)), atol=1e-6
+  )  # eager
   with pytest.raises(ValueError, match="weights"):
     marginal_tournament(model, contexts=ctx, weights=jnp.ones(3))
   with pytest.raises(ValueError, match="without contexts"):
@@ -69,9 +74,12 @@ def test_num_agents_required_for_modules_without_attribute():
 def test_pairwise_logits_gathers_context_features():
   model = PairwiseLogit(5, num_context_features=2, rngs=nnx.Rngs(0), **ARCH)
   ctx = jnp.eye(2)
-  data = Comparisons.from_arrays([0, 1, 3], [2, 0, 1], [1, 0, 1], agents=list("abcde"), context=[1, 0, 1],
-                                 contexts=("x", "y"))
+  data = Comparisons.from_arrays(
+    [0, 1, 3], [2, 0, 1], [1, 0, 1], agents=list("abcde"), context=[1, 0, 1], contexts=("x", "y")
+  )
   graphdef, state = nnx.split(model)
-  h = jax.jit(lambda s, d: pairwise_logits(nnx.merge(graphdef, s), d, context_features=ctx))(state, data)
+  h = jax.jit(lambda s, d: pairwise_logits(nnx.merge(graphdef, s), d, context_features=ctx))(
+    state, data
+  )
   expected = apply(model, data.a, data.b, ctx[np.array([1, 0, 1])])
   np.testing.assert_allclose(np.asarray(h), np.asarray(expected), atol=1e-6)

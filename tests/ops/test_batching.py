@@ -39,7 +39,9 @@ def test_toy_kernel_batched_equals_per_item(batching):
 def test_nested_vmap_equals_per_item(batching):
   xs = jnp.arange(24.0, dtype=jnp.float32).reshape(2, 3, 4)
   wrapped = vmap_by_platform(lambda x, s: jnp.cumsum(x) * s)
-  out = jax.vmap(jax.vmap(wrapped, in_axes=(0, None)), in_axes=(0, 0))(xs, jnp.array([1.0, -1.0], jnp.float32))
+  out = jax.vmap(jax.vmap(wrapped, in_axes=(0, None)), in_axes=(0, 0))(
+    xs, jnp.array([1.0, -1.0], jnp.float32)
+  )
   ref = jnp.cumsum(xs, axis=-1) * jnp.array([1.0, -1.0], jnp.float32)[:, None, None]
   np.testing.assert_allclose(out, ref)
   # A batch axis that is not the leading one.
@@ -53,7 +55,9 @@ def test_ste_scores_and_gradients_batched_equal_per_item(batching, max_path_leng
   """Closure (Floyd--Warshall and bounded), cover (soft and hard) and their custom VJPs."""
   rng = np.random.default_rng(1)
   P = rng.uniform(size=(4, 6, 6))
-  P = jnp.asarray(np.triu(P, 1) + np.tril(1.0 - P.transpose(0, 2, 1), -1) + 0.5 * np.eye(6), jnp.float32)
+  P = jnp.asarray(
+    np.triu(P, 1) + np.tril(1.0 - P.transpose(0, 2, 1), -1) + 0.5 * np.eye(6), jnp.float32
+  )
 
   def total(P):
     s = ste_scores(P, tau=0.1, gamma_c=gamma_c, max_path_length=max_path_length)
@@ -66,10 +70,16 @@ def test_ste_scores_and_gradients_batched_equal_per_item(batching, max_path_leng
     np.testing.assert_allclose(batched[0][i], value, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(batched[1][i], grad, rtol=1e-4, atol=1e-6)
   # A leading batch axis of the array (the operators' own batching) agrees too.
-  scores = jax.jit(lambda P: ste_scores(P, tau=0.1, gamma_c=gamma_c, max_path_length=max_path_length))
+  scores = jax.jit(
+    lambda P: ste_scores(P, tau=0.1, gamma_c=gamma_c, max_path_length=max_path_length)
+  )
   s = scores(P)
-  np.testing.assert_allclose(s.top_cycle, jnp.stack([scores(p).top_cycle for p in P]), rtol=1e-5, atol=1e-6)
-  np.testing.assert_allclose(s.uncovered, jnp.stack([scores(p).uncovered for p in P]), rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(
+    s.top_cycle, jnp.stack([scores(p).top_cycle for p in P]), rtol=1e-5, atol=1e-6
+  )
+  np.testing.assert_allclose(
+    s.uncovered, jnp.stack([scores(p).uncovered for p in P]), rtol=1e-5, atol=1e-6
+  )
 
 
 @pytest.mark.parametrize("mode", ["auto", "loop", "vectorize"])

@@ -2,9 +2,9 @@
 
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 
 from ste_jax import soft_cover_scores, soft_uncovered_score
 from ste_jax.ops import _cover_kernels
@@ -33,13 +33,13 @@ def block_budget(request, patch_trace_constant):
 # For the tests it decorates: small tiles by default, one tile (the layout every other test of the
 # operators runs; 9-10 s each on 2 cores) in `make test-slow`.
 _MANY_CHUNKS_BY_DEFAULT = pytest.mark.parametrize(
-    "block_budget",
-    [
-        pytest.param(None, id="one_tile", marks=pytest.mark.slow),
-        pytest.param(20, id="a_blocks"),
-        pytest.param(100, id="c_blocks"),
-    ],
-    indirect=True,
+  "block_budget",
+  [
+    pytest.param(None, id="one_tile", marks=pytest.mark.slow),
+    pytest.param(20, id="a_blocks"),
+    pytest.param(100, id="c_blocks"),
+  ],
+  indirect=True,
 )
 
 
@@ -64,9 +64,13 @@ def test_temperature_gradient_and_finite_differences(x64, block_budget):
   W = jnp.asarray(rng.normal(size=(6, 6)))
   f = lambda D, g: jnp.sum(W * soft_cover_scores(D, gamma_c=g))
   f_naive = lambda D, g: jnp.sum(W * oracles.naive_cover(D, g))
-  np.testing.assert_allclose(jax.grad(f, 1)(D, 0.2), jax.jit(jax.grad(f_naive, 1))(D, 0.2), rtol=1e-10)
+  np.testing.assert_allclose(
+    jax.grad(f, 1)(D, 0.2), jax.jit(jax.grad(f_naive, 1))(D, 0.2), rtol=1e-10
+  )
   check_grads(jax.jit(f), (D, jnp.float64(0.2)), order=1, modes=("rev",), eps=1e-6)
-  check_grads(jax.jit(lambda D: soft_uncovered_score(D, gamma_c=0.2)), (D,), order=1, modes=("rev",), eps=1e-6)
+  check_grads(
+    jax.jit(lambda D: soft_uncovered_score(D, gamma_c=0.2)), (D,), order=1, modes=("rev",), eps=1e-6
+  )
 
 
 def test_hard_limit_on_examples():
@@ -85,13 +89,13 @@ def test_hard_limit_on_examples():
 # rows ``a`` (the large-n layout, whose values and gradients the other tests check by default) and
 # the single tile in `make test-slow` (5-10 s each on 2 cores).
 @pytest.mark.parametrize(
-    "block_budget",
-    [
-        pytest.param(None, id="one_tile", marks=pytest.mark.slow),
-        pytest.param(20, id="a_blocks", marks=pytest.mark.slow),
-        pytest.param(100, id="c_blocks"),
-    ],
-    indirect=True,
+  "block_budget",
+  [
+    pytest.param(None, id="one_tile", marks=pytest.mark.slow),
+    pytest.param(20, id="a_blocks", marks=pytest.mark.slow),
+    pytest.param(100, id="c_blocks"),
+  ],
+  indirect=True,
 )
 def test_vmap_batch_and_jit_agree(block_budget):
   rng = np.random.default_rng(12)
@@ -99,10 +103,16 @@ def test_vmap_batch_and_jit_agree(block_budget):
   batched = np.asarray(soft_cover_scores(D, gamma_c=0.05))
   single = np.stack([np.asarray(soft_cover_scores(d, gamma_c=0.05)) for d in D])
   np.testing.assert_allclose(batched, single, rtol=1e-6, atol=1e-7)
-  np.testing.assert_allclose(jax.vmap(lambda d: soft_cover_scores(d, gamma_c=0.05))(D), single, rtol=1e-6, atol=1e-7)
-  np.testing.assert_allclose(jax.jit(lambda d, g: soft_cover_scores(d, gamma_c=g))(D, 0.05), single, rtol=1e-6, atol=1e-7)
+  np.testing.assert_allclose(
+    jax.vmap(lambda d: soft_cover_scores(d, gamma_c=0.05))(D), single, rtol=1e-6, atol=1e-7
+  )
+  np.testing.assert_allclose(
+    jax.jit(lambda d, g: soft_cover_scores(d, gamma_c=g))(D, 0.05), single, rtol=1e-6, atol=1e-7
+  )
   g_b = jax.grad(lambda d: soft_uncovered_score(d, gamma_c=0.05).sum())(D)
-  g_s = np.stack([np.asarray(jax.grad(lambda d: soft_uncovered_score(d, gamma_c=0.05).sum())(d)) for d in D])
+  g_s = np.stack(
+    [np.asarray(jax.grad(lambda d: soft_uncovered_score(d, gamma_c=0.05).sum())(d)) for d in D]
+  )
   np.testing.assert_allclose(g_b, g_s, rtol=1e-5, atol=1e-6)
 
 

@@ -2,9 +2,9 @@
 
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 
 from ste_jax import soft_majority_edges
 from tests import oracles

@@ -2,9 +2,9 @@
 
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 from scipy.special import logsumexp
 
 from ste_jax import normalized_smax, normalized_softmin
@@ -70,9 +70,10 @@ def test_gradients_finite_difference(x64, gamma):
 def test_tiny_temperature_no_nan_in_gradients():
   z = jnp.array([[0.0, 1.0, 1.0, 0.5]], jnp.float32)
   for g in [1e-4, 1e-6]:
-    grads = jax.grad(lambda z, g: normalized_smax(z, gamma=g).sum() + normalized_softmin(z, gamma=g).sum(), argnums=(0, 1))(
-        z, jnp.float32(g)
-    )
+    grads = jax.grad(
+      lambda z, g: normalized_smax(z, gamma=g).sum() + normalized_softmin(z, gamma=g).sum(),
+      argnums=(0, 1),
+    )(z, jnp.float32(g))
     assert all(np.all(np.isfinite(np.asarray(x))) for x in grads)
 
 

@@ -12,26 +12,26 @@ of the equations (``tests/oracles.py``), jvp = Jacobian (from ``jacrev``) times 
 import chex
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 
 from ste_jax.ops import (
-    max_min_product,
-    normalized_smax,
-    normalized_softmin,
-    soft_cover_scores,
-    soft_cover_violation,
-    soft_majority_edges,
-    soft_reachability,
-    soft_top_cycle_score,
-    soft_uncovered_score,
-    ste_scores,
-    ste_scores_from_edges,
+  _cover_kernels,
+  _covering,
+  max_min_product,
+  normalized_smax,
+  normalized_softmin,
+  soft_cover_scores,
+  soft_cover_violation,
+  soft_majority_edges,
+  soft_reachability,
+  soft_top_cycle_score,
+  soft_uncovered_score,
+  ste_scores,
+  ste_scores_from_edges,
 )
-from ste_jax.ops import _cover_kernels, _covering
 from tests import oracles
-
 
 N = 5
 
@@ -54,24 +54,42 @@ def _stacked(s):
 
 # Each soft operator as a function of (array, temperature); float64 arguments built inside x64.
 OPERATORS = {
-    "soft_majority_edges": (_tournament, 0.2, lambda P, t: soft_majority_edges(P, tau=t)),
-    "normalized_smax": (_edges, 0.3, lambda z, g: normalized_smax(z, gamma=g)),
-    "normalized_softmin": (_edges, 0.3, lambda z, g: normalized_softmin(z, gamma=g, axis=0)),
-    "max_min_product": (_edges, 0.2, lambda D, g: max_min_product(D, D.T, gamma=g)),
-    "soft_reachability.closure": (_edges, None, lambda D, g: soft_reachability(D)),
-    "soft_reachability.closure_K2": (_edges, None, lambda D, g: soft_reachability(D, max_path_length=2)),
-    "soft_reachability.smooth": (_edges, 0.2, lambda D, g: soft_reachability(D, gamma=g, max_path_length=3)),
-    "soft_cover_violation": (_edges, 0.3, lambda D, g: soft_cover_violation(D, gamma_c=g)),
-    "soft_cover_violation.hard": (_edges, None, lambda D, g: soft_cover_violation(D, gamma_c=0.0)),
-    "soft_cover_scores": (_edges, 0.3, lambda D, g: soft_cover_scores(D, gamma_c=g)),
-    "soft_top_cycle_score": (_edges, 0.3, lambda R, g: soft_top_cycle_score(R, gamma=g)),
-    "soft_uncovered_score": (_edges, 0.3, lambda D, g: soft_uncovered_score(D, gamma_c=g)),
-    "ste_scores.closure": (_tournament, 0.2, lambda P, t: _stacked(ste_scores(P, tau=t))),
-    "ste_scores.smooth": (_tournament, 0.2, lambda P, t: _stacked(ste_scores(P, tau=t, reach_gamma=0.1))),
-    "ste_scores_from_edges.closure": (_edges, 0.3, lambda D, g: _stacked(ste_scores_from_edges(D, gamma=g))),
-    "ste_scores_from_edges.smooth": (
-        _edges, 0.3, lambda D, g: _stacked(ste_scores_from_edges(D, gamma=g, reach_gamma=0.2))
-    ),
+  "soft_majority_edges": (_tournament, 0.2, lambda P, t: soft_majority_edges(P, tau=t)),
+  "normalized_smax": (_edges, 0.3, lambda z, g: normalized_smax(z, gamma=g)),
+  "normalized_softmin": (_edges, 0.3, lambda z, g: normalized_softmin(z, gamma=g, axis=0)),
+  "max_min_product": (_edges, 0.2, lambda D, g: max_min_product(D, D.T, gamma=g)),
+  "soft_reachability.closure": (_edges, None, lambda D, g: soft_reachability(D)),
+  "soft_reachability.closure_K2": (
+    _edges,
+    None,
+    lambda D, g: soft_reachability(D, max_path_length=2),
+  ),
+  "soft_reachability.smooth": (
+    _edges,
+    0.2,
+    lambda D, g: soft_reachability(D, gamma=g, max_path_length=3),
+  ),
+  "soft_cover_violation": (_edges, 0.3, lambda D, g: soft_cover_violation(D, gamma_c=g)),
+  "soft_cover_violation.hard": (_edges, None, lambda D, g: soft_cover_violation(D, gamma_c=0.0)),
+  "soft_cover_scores": (_edges, 0.3, lambda D, g: soft_cover_scores(D, gamma_c=g)),
+  "soft_top_cycle_score": (_edges, 0.3, lambda R, g: soft_top_cycle_score(R, gamma=g)),
+  "soft_uncovered_score": (_edges, 0.3, lambda D, g: soft_uncovered_score(D, gamma_c=g)),
+  "ste_scores.closure": (_tournament, 0.2, lambda P, t: _stacked(ste_scores(P, tau=t))),
+  "ste_scores.smooth": (
+    _tournament,
+    0.2,
+    lambda P, t: _stacked(ste_scores(P, tau=t, reach_gamma=0.1)),
+  ),
+  "ste_scores_from_edges.closure": (
+    _edges,
+    0.3,
+    lambda D, g: _stacked(ste_scores_from_edges(D, gamma=g)),
+  ),
+  "ste_scores_from_edges.smooth": (
+    _edges,
+    0.3,
+    lambda D, g: _stacked(ste_scores_from_edges(D, gamma=g, reach_gamma=0.2)),
+  ),
 }
 
 
@@ -80,14 +98,23 @@ OPERATORS = {
 # compiled, 2026-11-27; by default: the closure, the hard cover and the Top-Cycle score here, the smooth cover
 # against the dense equations below, the extrema to second order in tests/ops/test_extrema.py).
 _SLOW_CHECKS = (
-    "max_min_product", "soft_reachability.smooth", "ste_scores.smooth", "ste_scores_from_edges.smooth",
-    "normalized_smax", "normalized_softmin", "soft_cover_scores", "soft_cover_violation", "soft_uncovered_score",
-    "ste_scores.closure", "ste_scores_from_edges.closure",
+  "max_min_product",
+  "soft_reachability.smooth",
+  "ste_scores.smooth",
+  "ste_scores_from_edges.smooth",
+  "normalized_smax",
+  "normalized_softmin",
+  "soft_cover_scores",
+  "soft_cover_violation",
+  "soft_uncovered_score",
+  "ste_scores.closure",
+  "ste_scores_from_edges.closure",
 )
 
 
 @pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_CHECKS else n for n in sorted(OPERATORS)]
+  "name",
+  [pytest.param(n, marks=pytest.mark.slow) if n in _SLOW_CHECKS else n for n in sorted(OPERATORS)],
 )
 def test_check_grads_second_order_forward_and_reverse(x64, name):
   make, temperature, fn = OPERATORS[name]
@@ -102,26 +129,41 @@ def _oracle_pairs():
   """(ours, dense transcription) pairs as functions of one float64 array."""
   n = N
   return {
-      "closure": (lambda D: soft_reachability(D), lambda D: oracles.naive_reachability(D, n - 1, 0.0)),
-      "closure_K2": (
-          lambda D: soft_reachability(D, max_path_length=2), lambda D: oracles.naive_reachability(D, 2, 0.0)
-      ),
-      "cover": (lambda D: soft_cover_scores(D, gamma_c=0.2), lambda D: oracles.naive_cover(D, 0.2)),
-      "cover_hard": (lambda D: soft_cover_scores(D, gamma_c=0.0), lambda D: oracles.naive_cover(D, 0.0)),
-      "ste_scores": (
-          lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3)),
-          lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.0)),
-      ),
-      "ste_scores_smooth": (
-          lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3, reach_gamma=0.15)),
-          lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.15)),
-      ),
+    "closure": (
+      lambda D: soft_reachability(D),
+      lambda D: oracles.naive_reachability(D, n - 1, 0.0),
+    ),
+    "closure_K2": (
+      lambda D: soft_reachability(D, max_path_length=2),
+      lambda D: oracles.naive_reachability(D, 2, 0.0),
+    ),
+    "cover": (lambda D: soft_cover_scores(D, gamma_c=0.2), lambda D: oracles.naive_cover(D, 0.2)),
+    "cover_hard": (
+      lambda D: soft_cover_scores(D, gamma_c=0.0),
+      lambda D: oracles.naive_cover(D, 0.0),
+    ),
+    "ste_scores": (
+      lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3)),
+      lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.0)),
+    ),
+    "ste_scores_smooth": (
+      lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3, reach_gamma=0.15)),
+      lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.15)),
+    ),
   }
 
 
-@pytest.mark.parametrize("name", ["closure", "closure_K2", "cover", "cover_hard",
-                                  pytest.param("ste_scores", marks=pytest.mark.slow),  # 4-5 s on 2 cores
-                                  pytest.param("ste_scores_smooth", marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+  "name",
+  [
+    "closure",
+    "closure_K2",
+    "cover",
+    "cover_hard",
+    pytest.param("ste_scores", marks=pytest.mark.slow),  # 4-5 s on 2 cores
+    pytest.param("ste_scores_smooth", marks=pytest.mark.slow),
+  ],
+)
 def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   ours, naive = _oracle_pairs()[name]
   x = _tournament(2) if name.startswith("ste") else _edges(2)
@@ -130,8 +172,10 @@ def test_custom_rules_equal_autodiff_of_the_dense_equations(x64, name):
   expect = jax.jit(jax.jacrev(naive))(x)
   chex.assert_trees_all_close(jax.jit(jax.jacfwd(ours))(x), expect, **tol)
   chex.assert_trees_all_close(jax.jit(jax.jacrev(ours))(x), expect, **tol)
-  scalar = lambda f: (lambda x: jnp.sum(jnp.sin(3.0 * f(x))))  # a loss with curvature of its own
-  chex.assert_trees_all_close(jax.jit(jax.hessian(scalar(ours)))(x), jax.jit(jax.hessian(scalar(naive)))(x), **tol)
+  scalar = lambda f: lambda x: jnp.sum(jnp.sin(3.0 * f(x)))  # a loss with curvature of its own
+  chex.assert_trees_all_close(
+    jax.jit(jax.hessian(scalar(ours)))(x), jax.jit(jax.hessian(scalar(naive)))(x), **tol
+  )
 
 
 @pytest.mark.slow
@@ -147,17 +191,22 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
 
   tol = dict(atol=1e-12, rtol=1e-10)
   # Both compiled (the oracle's traced temperatures are positive ones).
-  chex.assert_trees_all_close(jax.jit(jax.jacfwd(ours, 1))(P, temps), jax.jit(jax.jacrev(naive, 1))(P, temps), **tol)
   chex.assert_trees_all_close(
-      jax.jit(jax.hessian(lambda t: jnp.sum(ours(P, t))))(temps),
-      jax.jit(jax.hessian(lambda t: jnp.sum(naive(P, t))))(temps), **tol,
+    jax.jit(jax.jacfwd(ours, 1))(P, temps), jax.jit(jax.jacrev(naive, 1))(P, temps), **tol
+  )
+  chex.assert_trees_all_close(
+    jax.jit(jax.hessian(lambda t: jnp.sum(ours(P, t))))(temps),
+    jax.jit(jax.hessian(lambda t: jnp.sum(naive(P, t))))(temps),
+    **tol,
   )
 
 
 # 2-5 s per layout on 2 cores; one block of rows ``a`` (the layout up to n = 512) is what every other
 # test here runs.
 @pytest.mark.slow
-@pytest.mark.parametrize("block_budget", [None, 7, 21], ids=["one_block", "row_blocks", "padded_blocks"])
+@pytest.mark.parametrize(
+  "block_budget", [None, 7, 21], ids=["one_block", "row_blocks", "padded_blocks"]
+)
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
   """n = 7: all rows ``a`` in one block, one row per block (7 // 7), three rows with a padded last block."""
   if block_budget is not None:
@@ -170,8 +219,10 @@ def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constan
     expect = jax.jit(jax.jacrev(naive))(D)  # every derivative compiled, not run op by op
     chex.assert_trees_all_close(jax.jit(jax.jacfwd(f))(D), expect, **tol)
     chex.assert_trees_all_close(jax.jit(jax.jacrev(f))(D), expect, **tol)
-    loss = lambda f: (lambda D: jnp.sum(jnp.sin(3.0 * f(D))))
-    chex.assert_trees_all_close(jax.jit(jax.hessian(loss(f)))(D), jax.jit(jax.hessian(loss(naive)))(D), **tol)
+    loss = lambda f: lambda D: jnp.sum(jnp.sin(3.0 * f(D)))
+    chex.assert_trees_all_close(
+      jax.jit(jax.hessian(loss(f)))(D), jax.jit(jax.hessian(loss(naive)))(D), **tol
+    )
 
 
 class TransformationsTest(chex.TestCase):
@@ -179,16 +230,20 @@ class TransformationsTest(chex.TestCase):
 
   def _fns(self):
     return {
-        "closure": lambda P: soft_reachability(P),
-        "cover": lambda D: soft_cover_scores(D, gamma_c=0.05),
-        "ste_scores": lambda P: jnp.stack(ste_scores(P, tau=0.05)),
-        "ste_scores_smooth": lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.1)),
+      "closure": lambda P: soft_reachability(P),
+      "cover": lambda D: soft_cover_scores(D, gamma_c=0.05),
+      "ste_scores": lambda P: jnp.stack(ste_scores(P, tau=0.05)),
+      "ste_scores_smooth": lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.1)),
     }
 
   @chex.variants(with_jit=True, without_jit=True)
   @pytest.mark.slow  # 3-6 s per variant on 2 cores
   def test_jvp_is_the_jacobian_times_the_tangent(self):
-    with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+    with (
+      jax.enable_x64(True),
+      jax.numpy_dtype_promotion("strict"),
+      jax.numpy_rank_promotion("raise"),
+    ):
       x = _tournament(5, n=6)
       dx = jnp.asarray(np.random.default_rng(5).normal(size=(6, 6)))
       for name, f in self._fns().items():
@@ -196,13 +251,17 @@ class TransformationsTest(chex.TestCase):
         J = jax.jacrev(f)(x)
         chex.assert_trees_all_close(y, f(x), atol=1e-14, rtol=1e-12, custom_message=name)
         chex.assert_trees_all_close(
-            y_dot, jnp.tensordot(J, dx, axes=2), atol=1e-12, rtol=1e-10, custom_message=name
+          y_dot, jnp.tensordot(J, dx, axes=2), atol=1e-12, rtol=1e-10, custom_message=name
         )
 
   @chex.variants(with_jit=True, without_jit=True)
   @pytest.mark.slow  # 3-4 s per variant on 2 cores
   def test_linearize_and_its_transpose(self):
-    with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+    with (
+      jax.enable_x64(True),
+      jax.numpy_dtype_promotion("strict"),
+      jax.numpy_rank_promotion("raise"),
+    ):
       x = _tournament(6, n=6)
       rng = np.random.default_rng(6)
       dx = jnp.asarray(rng.normal(size=(6, 6)))
@@ -215,19 +274,31 @@ class TransformationsTest(chex.TestCase):
           return y, f_lin(dx), x_bar
 
         y, y_dot, x_bar = self.variant(lin_and_transpose)(x, dx, ct)
-        chex.assert_trees_all_close(y_dot, jax.jvp(f, (x,), (dx,))[1], atol=1e-12, rtol=1e-10, custom_message=name)
-        chex.assert_trees_all_close(x_bar, jax.vjp(f, x)[1](ct)[0], atol=1e-12, rtol=1e-10, custom_message=name)
+        chex.assert_trees_all_close(
+          y_dot, jax.jvp(f, (x,), (dx,))[1], atol=1e-12, rtol=1e-10, custom_message=name
+        )
+        chex.assert_trees_all_close(
+          x_bar, jax.vjp(f, x)[1](ct)[0], atol=1e-12, rtol=1e-10, custom_message=name
+        )
 
   @chex.variants(with_jit=True, without_jit=True)
   @pytest.mark.slow  # 5-13 s per variant on 2 cores
   def test_hessian_vector_products_agree_across_modes(self):
-    with jax.enable_x64(True), jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+    with (
+      jax.enable_x64(True),
+      jax.numpy_dtype_promotion("strict"),
+      jax.numpy_rank_promotion("raise"),
+    ):
       P = _tournament(7, n=6)
       v = jnp.asarray(np.random.default_rng(7).normal(size=(6, 6)))
       for reach_gamma in (0.0, 0.1):
-        loss = lambda P: jnp.sum(jnp.sin(jnp.stack(ste_scores(P, tau=0.05, reach_gamma=reach_gamma))))
+        loss = lambda P: jnp.sum(
+          jnp.sin(jnp.stack(ste_scores(P, tau=0.05, reach_gamma=reach_gamma)))
+        )
         fwd_over_rev = self.variant(lambda P, v: jax.jvp(jax.grad(loss), (P,), (v,))[1])(P, v)
-        rev_over_fwd = self.variant(lambda P, v: jax.grad(lambda P: jax.jvp(loss, (P,), (v,))[1])(P))(P, v)
+        rev_over_fwd = self.variant(
+          lambda P, v: jax.grad(lambda P: jax.jvp(loss, (P,), (v,))[1])(P)
+        )(P, v)
         dense = jnp.tensordot(jax.hessian(loss)(P), v, axes=2)
         chex.assert_trees_all_close(fwd_over_rev, dense, atol=1e-11, rtol=1e-9)
         chex.assert_trees_all_close(rev_over_fwd, dense, atol=1e-11, rtol=1e-9)
@@ -241,7 +312,9 @@ def test_forward_mode_under_vmap_matches_a_loop():
   jac = jax.jit(jax.jacfwd(f))
   loop = jnp.stack([jac(p) for p in P])
   chex.assert_trees_all_close(batched, loop, atol=1e-6, rtol=1e-5)  # float32
-  chex.assert_trees_all_close(jac(P), jax.jit(jax.jacrev(f))(P), atol=1e-6, rtol=1e-5)  # (..., n, n) input
+  chex.assert_trees_all_close(
+    jac(P), jax.jit(jax.jacrev(f))(P), atol=1e-6, rtol=1e-5
+  )  # (..., n, n) input
 
 
 def _hvp(P, v):
@@ -253,7 +326,12 @@ def test_hessian_vector_product_at_n_1000_keeps_quadratic_memory():
   """Compiled, not run: XLA's buffer plan of an HVP (forward over reverse) of ste_scores."""
   n = 1000
   spec = jax.ShapeDtypeStruct((n, n), jnp.float32)
-  for fn in (_hvp, lambda P, v: jax.jvp(lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.0)), (P,), (v,))[1]):
+  for fn in (
+    _hvp,
+    lambda P, v: jax.jvp(lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.0)), (P,), (v,))[
+      1
+    ],
+  ):
     memory = jax.jit(fn).lower(spec, spec).compile().memory_analysis()
     # O(n^2): a few dozen n x n float32 buffers (4 MB each); an n^3 tensor alone would be 4 GB.
     assert memory.temp_size_in_bytes < 400e6, memory
@@ -283,7 +361,7 @@ def test_hessian_vector_product_at_n_1000_runs_and_both_nestings_agree():
 
 def _scores_loss(P, tau=0.1):
   s = ste_scores(P, tau=tau)
-  return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered ** 2)
+  return jnp.sum(s.top_cycle * jnp.arange(6.0)) + jnp.sum(s.uncovered**2)
 
 
 @pytest.mark.parametrize("gamma_c", ["hard", 0.0, 0.005, 0.3])

@@ -5,9 +5,9 @@ import math
 import chex
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 
 import ste_jax
 from tests import oracles
@@ -45,7 +45,10 @@ def test_temperature_to_zero_gives_maximal_lottery(x64):
     P = oracles.random_tournament(rng, 7)
     M = np.asarray(ste_jax.margin_matrix(P, majority=majority))
     ml = np.asarray(ste_jax.maximal_lottery(M))
-    errors = [float(jnp.max(jnp.abs(ste_jax.soft_maximal_lottery(M, temperature=t) - ml))) for t in (0.1, 0.01, 0.001)]
+    errors = [
+      float(jnp.max(jnp.abs(ste_jax.soft_maximal_lottery(M, temperature=t) - ml)))
+      for t in (0.1, 0.01, 0.001)
+    ]
     assert errors[0] > errors[1] > errors[2] and errors[2] < 1e-2, errors
 
 
@@ -121,7 +124,9 @@ def test_nash_average_biased_rps_and_clone_invariance(x64):
   # Balduzzi et al.: a redundant copy of agent 0 shares its mass; the skills do not change.
   A4 = A[np.ix_([0, 1, 2, 0], [0, 1, 2, 0])]
   out4 = ste_jax.nash_average(A4)
-  np.testing.assert_allclose(np.asarray(out4.distribution)[[0, 3]], np.full(2, c / (a + b + c) / 2), atol=1e-8)
+  np.testing.assert_allclose(
+    np.asarray(out4.distribution)[[0, 3]], np.full(2, c / (a + b + c) / 2), atol=1e-8
+  )
   np.testing.assert_allclose(out4.skill, np.zeros(4), atol=1e-8)
   # Transitive: the top agent gets everything; skills are minus the margins against it.
   T = np.array([[0, 1, 2], [-1, 0, 1], [-2, -1, 0.0]])
@@ -160,17 +165,31 @@ def test_alpha_rank_rps_and_literal_oracle(x64):
   biased = np.array([[0.0, -0.5, 1], [0.5, 0, -0.1], [-1, 0.1, 0]])
   rng = np.random.default_rng(0)
   general = rng.normal(size=(4, 4))  # not constant-sum: exercises the k-dependent fitness terms
-  for pi, alpha, m in [(biased, 2.0, 20), (general, 1.5, 10), (oracles.random_tournament(rng, 5), 3.0, 50)]:
-    np.testing.assert_allclose(ste_jax.alpha_rank(pi, alpha=alpha, population_size=m),
-                               literal_alpha_rank(pi, alpha, m), atol=1e-9)
+  for pi, alpha, m in [
+    (biased, 2.0, 20),
+    (general, 1.5, 10),
+    (oracles.random_tournament(rng, 5), 3.0, 50),
+  ]:
+    np.testing.assert_allclose(
+      ste_jax.alpha_rank(pi, alpha=alpha, population_size=m),
+      literal_alpha_rank(pi, alpha, m),
+      atol=1e-9,
+    )
 
 
 def test_alpha_rank_batched_and_differentiable(x64):
   rng = np.random.default_rng(1)
   Ps = np.stack([oracles.random_tournament(rng, 4) for _ in range(3)])
   batched = np.asarray(ste_jax.alpha_rank(Ps, alpha=2.0))
-  np.testing.assert_allclose(batched, np.stack([np.asarray(ste_jax.alpha_rank(P, alpha=2.0)) for P in Ps]), atol=1e-12)
-  check_grads(jax.jit(lambda P, a: ste_jax.alpha_rank(P, alpha=a, population_size=8)[0]), (jnp.asarray(Ps[0]), 2.0),
-              order=1, atol=1e-6, rtol=1e-6)
+  np.testing.assert_allclose(
+    batched, np.stack([np.asarray(ste_jax.alpha_rank(P, alpha=2.0)) for P in Ps]), atol=1e-12
+  )
+  check_grads(
+    jax.jit(lambda P, a: ste_jax.alpha_rank(P, alpha=a, population_size=8)[0]),
+    (jnp.asarray(Ps[0]), 2.0),
+    order=1,
+    atol=1e-6,
+    rtol=1e-6,
+  )
   with pytest.raises(ValueError, match="population_size"):
     ste_jax.alpha_rank(Ps, alpha=1.0, population_size=1)

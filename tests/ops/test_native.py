@@ -44,9 +44,11 @@ def values_and_grads(D, gamma_c, W, *, native):
 # sides of their threshold. The default suite runs n in (3, 9, 40) at five temperatures; the rest
 # runs in `make test-slow`.
 _SIZES_AND_TEMPERATURES = [
-    pytest.param(n, g, marks=() if n in (3, 9, 40) and g in (0.0, 0.01, 0.0199, 0.02, 0.3) else pytest.mark.slow)
-    for n in (3, 4, 9, 17, 40)
-    for g in (0.0, 1e-4, 0.01, 0.0199, 0.02, 0.3, 5.0)
+  pytest.param(
+    n, g, marks=() if n in (3, 9, 40) and g in (0.0, 0.01, 0.0199, 0.02, 0.3) else pytest.mark.slow
+  )
+  for n in (3, 4, 9, 17, 40)
+  for g in (0.0, 1e-4, 0.01, 0.0199, 0.02, 0.3, 5.0)
 ]
 
 
@@ -64,7 +66,9 @@ def test_native_kernels_equal_float64_equations(n, kind, gamma_c):
   with jax.enable_x64(True):
     D64, W64 = jnp.asarray(D), jnp.asarray(W)
     expect = np.asarray(jax.jit(lambda D: oracles.naive_cover(D, gamma_c))(D64))
-    expect_dD = np.asarray(jax.jit(jax.grad(lambda D: jnp.sum(W64 * oracles.naive_cover(D, gamma_c))))(D64))
+    expect_dD = np.asarray(
+      jax.jit(jax.grad(lambda D: jnp.sum(W64 * oracles.naive_cover(D, gamma_c))))(D64)
+    )
   for value, (dD, _) in (native, portable):
     np.testing.assert_allclose(value, expect, atol=2e-6)
     np.testing.assert_allclose(dD, expect_dD, atol=2e-5 * max(1.0, np.abs(expect_dD).max()))
@@ -88,20 +92,26 @@ def test_native_and_jax_kernels_agree_at_n_101(gamma_c):
 def test_native_kernels_in_batches_forward_mode_and_second_order():
   """vmap (a loop of native calls), jvp (the JAX tangent map) and a Hessian-vector product agree."""
   rng = np.random.default_rng(3)
-  P = jnp.asarray(np.stack([oracles.random_tournament(rng, 12, tie_prob=0.2) for _ in range(3)]), jnp.float32)
+  P = jnp.asarray(
+    np.stack([oracles.random_tournament(rng, 12, tie_prob=0.2) for _ in range(3)]), jnp.float32
+  )
   V = jnp.asarray(rng.normal(size=P.shape), jnp.float32)
   f = lambda P: jnp.sum(ste_scores(P, tau=0.1).uncovered ** 2)
   hvp = lambda P, V: jax.jvp(jax.grad(f), (P,), (V,))[1]
   results = []
   for native in (True, False):
     with native_kernels(native):
-      results.append((
+      results.append(
+        (
           jax.jit(jax.vmap(jax.grad(f)))(P),
           jax.jit(lambda P, V: jax.jvp(f, (P,), (V,))[1])(P, V),
           jax.jit(hvp)(P, V),
-      ))
+        )
+      )
   for got, expect in zip(*results):
-    np.testing.assert_allclose(got, expect, rtol=1e-4, atol=1e-5 * max(1.0, float(jnp.abs(expect).max())))
+    np.testing.assert_allclose(
+      got, expect, rtol=1e-4, atol=1e-5 * max(1.0, float(jnp.abs(expect).max()))
+    )
 
 
 @needs_native
@@ -136,18 +146,21 @@ def test_a_failed_build_reports_the_compiler_error(tmp_path, monkeypatch):
 def test_without_a_compiler_the_jax_kernels_run_and_the_reason_is_logged(tmp_path):
   """A fresh process whose build fails logs why once and still computes the scores."""
   code = (
-      "import jax.numpy as jnp, ste_jax\n"
-      "from ste_jax.ops import _native\n"
-      "s = ste_jax.ste_scores(jnp.array([[0.5, 0.9, 0.2], [0.1, 0.5, 0.8], [0.8, 0.2, 0.5]]), tau=0.1)\n"
-      "print(_native.native_kernels_status()[0], float(s.uncovered.sum()) > 0)\n"
+    "import jax.numpy as jnp, ste_jax\n"
+    "from ste_jax.ops import _native\n"
+    "s = ste_jax.ste_scores(jnp.array([[0.5, 0.9, 0.2], [0.1, 0.5, 0.8], [0.8, 0.2, 0.5]]), tau=0.1)\n"
+    "print(_native.native_kernels_status()[0], float(s.uncovered.sum()) > 0)\n"
   )
-  env = dict(os.environ, STE_JAX_CACHE_DIR=str(tmp_path), CXX="", PATH=str(tmp_path), JAX_PLATFORMS="cpu")
-  run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+  env = dict(
+    os.environ, STE_JAX_CACHE_DIR=str(tmp_path), CXX="", PATH=str(tmp_path), JAX_PLATFORMS="cpu"
+  )
+  run = subprocess.run(
+    [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300
+  )
   assert run.returncode == 0, run.stderr
   assert run.stdout.split() == ["False", "True"]
   assert "native CPU cover kernels unavailable" in run.stderr and "no C++ compiler" in run.stderr
   assert run.stderr.count("native CPU cover kernels unavailable") == 1
-
 
 
 def test_other_backends_lower_without_the_native_kernels():

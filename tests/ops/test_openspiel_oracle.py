@@ -35,13 +35,25 @@ _LP = "open_spiel.python.algorithms.lp_solver"
 _VOTING = "open_spiel.python.voting.maximal_lotteries"
 
 _ATOL = 1e-10  # float64 alpha-Rank: both sides are direct computations
-_SOLVER_ATOL = 1e-6  # OpenSpiel's Clarabel / ECOS solves stop at ~1e-8 / 1e-7; measured gaps <= 1.5e-7
-_MAXENT_ATOL = 1e-4  # OpenSpiel's max-entropy Nash where the equilibrium is not unique (flat optimum)
+_SOLVER_ATOL = (
+  1e-6  # OpenSpiel's Clarabel / ECOS solves stop at ~1e-8 / 1e-7; measured gaps <= 1.5e-7
+)
+_MAXENT_ATOL = (
+  1e-4  # OpenSpiel's max-entropy Nash where the equilibrium is not unique (flat optimum)
+)
 _N = 8  # every Nash / maximal-lottery game is padded to this n: one solver compilation per worker
 
 # OpenSpiel's symmetric two-player matrix games (pyspiel.load_matrix_game), constant- and general-sum.
-_SYMMETRIC_GAMES = ("matrix_rps", "matrix_brps", "matrix_rpsw", "matrix_shapleys_game", "matrix_pd",
-                    "matrix_sh", "matrix_cd", "matrix_coordination")
+_SYMMETRIC_GAMES = (
+  "matrix_rps",
+  "matrix_brps",
+  "matrix_rpsw",
+  "matrix_shapleys_game",
+  "matrix_pd",
+  "matrix_sh",
+  "matrix_cd",
+  "matrix_coordination",
+)
 
 
 @functools.partial(jax.jit, static_argnames="m")
@@ -55,14 +67,15 @@ def _openspiel_alpha_rank(payoff, alpha, m, *, local=False):
   # OpenSpiel evaluates (1 - e^-u) / (1 - e^-mu) as written: e^-mu overflows to inf for a strongly
   # disfavoured mutant, giving the right limit 0 with a RuntimeWarning (an error in this suite).
   with np.errstate(over="ignore"):
-    _, _, pi, _, _ = alpharank.compute([np.asarray(payoff, np.float64)], m=m, alpha=alpha,
-                                       use_local_selection_model=local)
+    _, _, pi, _, _ = alpharank.compute(
+      [np.asarray(payoff, np.float64)], m=m, alpha=alpha, use_local_selection_model=local
+    )
   return pi
 
 
 def _symmetric_game_payoff(name):
-  import pyspiel
   from open_spiel.python.egt import utils
+  import pyspiel
 
   tables = utils.game_payoffs_array(pyspiel.load_matrix_game(name))
   symmetric, _ = utils.is_symmetric_matrix_game(tables)
@@ -74,8 +87,11 @@ def _random_games(rng, n):
   """An antisymmetric game (constant-sum 0), a win-probability matrix (constant-sum 1; OpenSpiel's
   closed-form fixation) and a general-sum game with payoffs in [0, 1] (OpenSpiel's k-dependent loop)."""
   X = rng.normal(size=(n, n))
-  return {"antisymmetric": X - X.T, "win_probabilities": oracles.random_tournament(rng, n),
-          "general_sum": rng.uniform(size=(n, n))}
+  return {
+    "antisymmetric": X - X.T,
+    "win_probabilities": oracles.random_tournament(rng, n),
+    "general_sum": rng.uniform(size=(n, n)),
+  }
 
 
 def _pad(A, n=_N):
@@ -108,18 +124,20 @@ def _ours_maximal_lottery(M):
 
 
 def _openspiel_nash(A):
-  import pyspiel
   from open_spiel.python.algorithms.nash_averaging import nash_averaging
+  import pyspiel
 
   p, skill = nash_averaging(pyspiel.create_matrix_game(A, -A))
   return np.asarray(p).ravel(), np.asarray(skill).ravel()
 
 
 def _openspiel_lp_lottery(M):
-  import pyspiel
   from open_spiel.python.algorithms import lp_solver
+  import pyspiel
 
-  return np.asarray(lp_solver.solve_zero_sum_matrix_game(pyspiel.create_matrix_game(M, -M))[0], np.float64)
+  return np.asarray(
+    lp_solver.solve_zero_sum_matrix_game(pyspiel.create_matrix_game(M, -M))[0], np.float64
+  )
 
 
 def _entropy(p):
@@ -134,11 +152,20 @@ def test_alpha_rank_matches_openspiel_documented_examples(x64):
   # OpenSpiel's alpharank_test: the payoffs of Han et al. (2013), m = 20, alpha = 0.1, and its expected
   # stationary distribution (4 decimals).
   r, t, p, s, delta, eps = 1.0, 2.0, 0.0, -1.0, 4.0, 0.25
-  han = np.array([[r - eps / 2, r - eps, 0, s + delta - eps, r - eps], [r, r, s, s, s], [0, t, p, p, p],
-                  [t - delta, t, p, p, p], [r, t, p, p, p]])
+  han = np.array(
+    [
+      [r - eps / 2, r - eps, 0, s + delta - eps, r - eps],
+      [r, r, s, s, s],
+      [0, t, p, p, p],
+      [t - delta, t, p, p, p],
+      [r, t, p, p, p],
+    ]
+  )
   ours = np.asarray(_ours_alpha_rank(han, 0.1, m=20))
   np.testing.assert_allclose(ours, _openspiel_alpha_rank(han, 0.1, 20), atol=_ATOL)
-  np.testing.assert_allclose(ours, [0.40966787, 0.07959841, 0.20506998, 0.08505983, 0.2206039], atol=5e-5)
+  np.testing.assert_allclose(
+    ours, [0.40966787, 0.07959841, 0.20506998, 0.08505983, 0.2206039], atol=5e-5
+  )
   # OpenSpiel's symmetric matrix games (rock-paper-scissors, biased RPS with payoffs up to 50, RPS with
   # a null "water" strategy, Shapley's game, prisoner's dilemma, stag hunt, chicken, coordination) at
   # OpenSpiel's default population m = 50; alpha up to 1 (stronger selection: see the next tests).
@@ -146,10 +173,13 @@ def test_alpha_rank_matches_openspiel_documented_examples(x64):
     payoff = _symmetric_game_payoff(name)
     for alpha in (0.01, 0.1, 1.0):
       ours = np.asarray(_ours_alpha_rank(payoff, alpha, m=50))
-      np.testing.assert_allclose(ours, _openspiel_alpha_rank(payoff, alpha, 50), atol=_ATOL,
-                                 err_msg=f"{name}, alpha={alpha}")
+      np.testing.assert_allclose(
+        ours, _openspiel_alpha_rank(payoff, alpha, 50), atol=_ATOL, err_msg=f"{name}, alpha={alpha}"
+      )
       if name in ("matrix_rps", "matrix_rpsw", "matrix_shapleys_game"):  # cyclic symmetry: uniform
-        np.testing.assert_allclose(ours, np.full(len(ours), 1 / len(ours)), atol=1e-12, err_msg=name)
+        np.testing.assert_allclose(
+          ours, np.full(len(ours), 1 / len(ours)), atol=1e-12, err_msg=name
+        )
 
 
 def test_alpha_rank_matches_openspiel_random_games(x64):
@@ -167,11 +197,19 @@ def test_alpha_rank_matches_openspiel_random_games(x64):
       for i, (kind, payoff) in enumerate(games.items()):
         if kind == "general_sum" and alpha > 1.0:
           continue
-        np.testing.assert_allclose(ours[i], _openspiel_alpha_rank(payoff, alpha, m), atol=_ATOL,
-                                   err_msg=f"{kind}, m={m}, alpha={alpha}")
+        np.testing.assert_allclose(
+          ours[i],
+          _openspiel_alpha_rank(payoff, alpha, m),
+          atol=_ATOL,
+          err_msg=f"{kind}, m={m}, alpha={alpha}",
+        )
   # The row/column convention is the same: transposing a general-sum payoff changes the answer.
   payoff = games["general_sum"]
-  gap = np.max(np.abs(np.asarray(_ours_alpha_rank(payoff.T, 1.0, m=10)) - _openspiel_alpha_rank(payoff, 1.0, 10)))
+  gap = np.max(
+    np.abs(
+      np.asarray(_ours_alpha_rank(payoff.T, 1.0, m=10)) - _openspiel_alpha_rank(payoff, 1.0, 10)
+    )
+  )
   assert gap > 1e-3, gap
 
 
@@ -188,19 +226,33 @@ def test_alpha_rank_is_openspiel_local_selection_model_on_the_skew_part(x64):
     for m in (2, 10, 50):
       for alpha in (0.01, 0.1, 1.0):
         local = _openspiel_alpha_rank(payoff, alpha, m, local=True)
-        np.testing.assert_allclose(np.asarray(_ours_alpha_rank(payoff - payoff.T, alpha * (m - 1) / m, m=m)), local,
-                                   atol=_ATOL)
+        np.testing.assert_allclose(
+          np.asarray(_ours_alpha_rank(payoff - payoff.T, alpha * (m - 1) / m, m=m)),
+          local,
+          atol=_ATOL,
+        )
   game = _random_games(rng, 5)["general_sum"]
-  gap = np.max(np.abs(np.asarray(_ours_alpha_rank(game, 0.1, m=50)) - _openspiel_alpha_rank(game, 0.1, 50, local=True)))
+  gap = np.max(
+    np.abs(
+      np.asarray(_ours_alpha_rank(game, 0.1, m=50))
+      - _openspiel_alpha_rank(game, 0.1, 50, local=True)
+    )
+  )
   assert gap > 1e-2, gap
 
 
 def _two_strategy_alpha_rank(payoff, alpha, m):
   """Hand-derived 2-strategy alpha-Rank, subtraction-free: pi_0 = rho_{0,1} / (rho_{0,1} + rho_{1,0})
   with rho_{r,s} = 1 / (1 + sum_l exp(-alpha sum_{k<=l} (f_r(k) - f_s(k)))) (the docstring's formula)."""
+
   def rho(r, s):
     k = np.arange(1, m)
-    gap = ((k - 1) * payoff[r, r] + (m - k) * payoff[r, s] - k * payoff[s, r] - (m - k - 1) * payoff[s, s]) / (m - 1)
+    gap = (
+      (k - 1) * payoff[r, r]
+      + (m - k) * payoff[r, s]
+      - k * payoff[s, r]
+      - (m - k - 1) * payoff[s, s]
+    ) / (m - 1)
     return 1.0 / (1.0 + np.sum(np.exp(-alpha * np.cumsum(gap))))
 
   a, b = rho(0, 1), rho(1, 0)
@@ -228,21 +280,34 @@ def test_nash_average_matches_openspiel_documented_examples(x64):
   # and skills) and a game whose agents 0-2 are dominated; plus OpenSpiel's biased RPS.
   trans = np.array([[0.0, -1.0, -1.0], [1.0, 0.0, -1.0], [1.0, 1.0, 0.0]])
   rps = _symmetric_game_payoff("matrix_rps")
-  game0 = np.array([[0.0, 234., 34., -270.], [-234., 0., -38., -464.], [-34., 38., 0., -270.], [270., 464., 270., 0.]])
-  brps = _symmetric_game_payoff("matrix_brps")  # [[0, -25, 50], [25, 0, -5], [-50, 5, 0]]: A p = 0 at p ∝ (5, 50, 25)
+  game0 = np.array(
+    [
+      [0.0, 234.0, 34.0, -270.0],
+      [-234.0, 0.0, -38.0, -464.0],
+      [-34.0, 38.0, 0.0, -270.0],
+      [270.0, 464.0, 270.0, 0.0],
+    ]
+  )
+  brps = _symmetric_game_payoff(
+    "matrix_brps"
+  )  # [[0, -25, 50], [25, 0, -5], [-50, 5, 0]]: A p = 0 at p ∝ (5, 50, 25)
   expected = {
-      "transitive": (trans, [0, 0, 1], [-1, -1, 0]),
-      "rps": (rps, [1 / 3] * 3, [0, 0, 0]),
-      "dominated": (game0, [0, 0, 0, 1], game0[:, 3]),
-      "biased_rps": (brps, np.array([5, 50, 25]) / 80, [0, 0, 0]),
+    "transitive": (trans, [0, 0, 1], [-1, -1, 0]),
+    "rps": (rps, [1 / 3] * 3, [0, 0, 0]),
+    "dominated": (game0, [0, 0, 0, 1], game0[:, 3]),
+    "biased_rps": (brps, np.array([5, 50, 25]) / 80, [0, 0, 0]),
   }
   for name, (A, p_exact, skill_exact) in expected.items():
     p, skill = _ours_nash(A)
     p_os, skill_os = _openspiel_nash(A)
     np.testing.assert_allclose(p, p_os, atol=_SOLVER_ATOL, err_msg=name)
-    np.testing.assert_allclose(skill, skill_os, atol=_SOLVER_ATOL * max(1.0, np.max(np.abs(A))), err_msg=name)
+    np.testing.assert_allclose(
+      skill, skill_os, atol=_SOLVER_ATOL * max(1.0, np.max(np.abs(A))), err_msg=name
+    )
     np.testing.assert_allclose(p, p_exact, atol=1e-9, err_msg=name)
-    np.testing.assert_allclose(skill, skill_exact, atol=1e-9 * max(1.0, np.max(np.abs(A))), err_msg=name)
+    np.testing.assert_allclose(
+      skill, skill_exact, atol=1e-9 * max(1.0, np.max(np.abs(A))), err_msg=name
+    )
 
 
 def test_nash_average_matches_openspiel_random_games(x64):
@@ -265,17 +330,22 @@ def test_nash_average_max_entropy_choice_matches_openspiel(x64):
   brps = _symmetric_game_payoff("matrix_brps")
   p_brps = np.array([5, 50, 25]) / 80
   cases = {
-      # Balduzzi et al.'s redundancy invariance: a copy of agent 0 shares its mass.
-      "clone": (brps[np.ix_([0, 1, 2, 0], [0, 1, 2, 0])], p_brps[[0, 1, 2, 0]] * np.array([0.5, 1, 1, 0.5])),
-      "tied_winners": (np.array([[0.0, 0, 1], [0, 0, 1], [-1, -1, 0]]), np.array([0.5, 0.5, 0])),
-      "all_ties": (np.zeros((4, 4)), np.full(4, 0.25)),
+    # Balduzzi et al.'s redundancy invariance: a copy of agent 0 shares its mass.
+    "clone": (
+      brps[np.ix_([0, 1, 2, 0], [0, 1, 2, 0])],
+      p_brps[[0, 1, 2, 0]] * np.array([0.5, 1, 1, 0.5]),
+    ),
+    "tied_winners": (np.array([[0.0, 0, 1], [0, 0, 1], [-1, -1, 0]]), np.array([0.5, 0.5, 0])),
+    "all_ties": (np.zeros((4, 4)), np.full(4, 0.25)),
   }
   for name, (A, p_exact) in cases.items():
     p, skill = _ours_nash(A)
     p_os, skill_os = _openspiel_nash(A)
     np.testing.assert_allclose(p, p_exact, atol=1e-9, err_msg=name)
     np.testing.assert_allclose(p, p_os, atol=_MAXENT_ATOL, err_msg=name)
-    np.testing.assert_allclose(skill, skill_os, atol=_SOLVER_ATOL * max(1.0, np.max(np.abs(A))), err_msg=name)
+    np.testing.assert_allclose(
+      skill, skill_os, atol=_SOLVER_ATOL * max(1.0, np.max(np.abs(A))), err_msg=name
+    )
     # Ours is feasible and at least as entropic as OpenSpiel's solution (which meets its constraints
     # only to the solver's tolerance, so it may exceed the true maximum by about that much).
     assert np.min(A.T @ p) >= -1e-10 and _entropy(p) >= _entropy(p_os) - _SOLVER_ATOL, name
@@ -289,14 +359,18 @@ def test_maximal_lottery_matches_openspiel_voting_examples(x64):
   from open_spiel.python.voting import base
 
   # OpenSpiel's maximal_lotteries_test profiles: a Condorcet winner "a", and a 3-cycle (uniform).
-  for votes, expected in [([["a", "b", "c"], ["a", "c", "b"], ["b", "a", "c"]], {"a": 1.0, "b": 0.0, "c": 0.0}),
-                          ([["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]], {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3})]:
+  for votes, expected in [
+    ([["a", "b", "c"], ["a", "c", "b"], ["b", "a", "c"]], {"a": 1.0, "b": 0.0, "c": 0.0}),
+    ([["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]], {"a": 1 / 3, "b": 1 / 3, "c": 1 / 3}),
+  ]:
     profile = base.PreferenceProfile(votes=votes)
     outcome = voting.MaximalLotteriesVoting(iterative=False).run_election(profile)
     openspiel = dict(zip(outcome.ranking, outcome.scores))
     ours = _ours_maximal_lottery(profile.margin_matrix().astype(np.float64))
     for i, alt in enumerate(profile.alternatives):
-      assert abs(ours[i] - openspiel[alt]) <= _SOLVER_ATOL and abs(ours[i] - expected[alt]) <= 1e-9, (alt, ours)
+      assert (
+        abs(ours[i] - openspiel[alt]) <= _SOLVER_ATOL and abs(ours[i] - expected[alt]) <= 1e-9
+      ), (alt, ours)
 
 
 def test_maximal_lottery_matches_openspiel_lp_random(x64):
@@ -310,8 +384,12 @@ def test_maximal_lottery_matches_openspiel_lp_random(x64):
     # Random preference profiles with an odd number of voters: every margin is odd, so the margin game
     # has a unique optimal strategy (Laffond, Laslier and Le Breton 1997).
     alternatives = [f"x{i}" for i in range(n)]
-    profile = base.PreferenceProfile(votes=[[str(a) for a in rng.permutation(alternatives)] for _ in range(2 * n + 1)])
+    profile = base.PreferenceProfile(
+      votes=[[str(a) for a in rng.permutation(alternatives)] for _ in range(2 * n + 1)]
+    )
     M = profile.margin_matrix().astype(np.float64)
     P = oracles.random_tournament(rng, n)
     for margins in (M, P - P.T, np.sign(P - P.T)):
-      np.testing.assert_allclose(_ours_maximal_lottery(margins), _openspiel_lp_lottery(margins), atol=_SOLVER_ATOL)
+      np.testing.assert_allclose(
+        _ours_maximal_lottery(margins), _openspiel_lp_lottery(margins), atol=_SOLVER_ATOL
+      )

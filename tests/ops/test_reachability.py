@@ -2,9 +2,9 @@
 
 import jax
 import jax.numpy as jnp
+from jax.test_util import check_grads
 import numpy as np
 import pytest
-from jax.test_util import check_grads
 
 from ste_jax import max_min_product, soft_majority_edges, soft_reachability, ste_scores
 from ste_jax.ops import _maxmin, closure_algorithm
@@ -76,7 +76,9 @@ def test_custom_vjp_equals_autodiff_of_literal_products(x64, K):
   check_grads(jax.jit(f_fast), (D,), order=1, modes=("rev",), eps=1e-7)
 
 
-@pytest.mark.parametrize("K", [1, pytest.param(3, marks=pytest.mark.slow), None])  # K = 3: about 5 s on 2 cores
+@pytest.mark.parametrize(
+  "K", [1, pytest.param(3, marks=pytest.mark.slow), None]
+)  # K = 3: about 5 s on 2 cores
 def test_soft_products_match_equations_values_and_gradients(x64, K):
   rng = np.random.default_rng(6)
   n = 5
@@ -107,7 +109,9 @@ def test_max_min_product(x64):
   inner = -g * np.log((np.exp(-x / g) + np.exp(-y / g)) / 2)
   soft = g * np.log(np.mean(np.exp(inner / g), axis=2))
   np.testing.assert_allclose(max_min_product(X, Y, gamma=g), soft, rtol=1e-12)
-  check_grads(jax.jit(lambda X, Y, g: max_min_product(X, Y, gamma=g)), (X, Y, jnp.float64(0.3)), order=1)
+  check_grads(
+    jax.jit(lambda X, Y, g: max_min_product(X, Y, gamma=g)), (X, Y, jnp.float64(0.3)), order=1
+  )
   with pytest.raises(ValueError, match="X and Y must have shapes"):
     max_min_product(X, X)
 
@@ -119,9 +123,13 @@ def test_batch_vmap_jit_and_float32_gradient_close_to_float64():
   single = np.stack([np.asarray(soft_reachability(d)) for d in D.reshape(6, 8, 8)]).reshape(D.shape)
   np.testing.assert_array_equal(batched, single)
   np.testing.assert_array_equal(jax.vmap(jax.vmap(soft_reachability))(D), single)
-  np.testing.assert_array_equal(jax.jit(soft_reachability, static_argnames="max_path_length")(D), single)
+  np.testing.assert_array_equal(
+    jax.jit(soft_reachability, static_argnames="max_path_length")(D), single
+  )
   gb = jax.grad(lambda D: soft_reachability(D).sum())(D)
-  gs = np.stack([np.asarray(jax.grad(lambda d: soft_reachability(d).sum())(d)) for d in D.reshape(6, 8, 8)])
+  gs = np.stack(
+    [np.asarray(jax.grad(lambda d: soft_reachability(d).sum())(d)) for d in D.reshape(6, 8, 8)]
+  )
   np.testing.assert_array_equal(np.asarray(gb).reshape(6, 8, 8), gs)
 
 
@@ -143,9 +151,13 @@ def test_invalid_path_length():
 def test_numpy_integer_path_length_is_static():
   """A NumPy integer K (as read from a config or an array) is the same static bound as a Python int."""
   D = random_edges(np.random.default_rng(3), 5, np.float32)
-  np.testing.assert_array_equal(soft_reachability(D, max_path_length=np.int64(2)), soft_reachability(D, max_path_length=2))
+  np.testing.assert_array_equal(
+    soft_reachability(D, max_path_length=np.int64(2)), soft_reachability(D, max_path_length=2)
+  )
   s = ste_scores(jnp.asarray(D), tau=0.1, max_path_length=np.int32(2))
-  np.testing.assert_array_equal(s.top_cycle, ste_scores(jnp.asarray(D), tau=0.1, max_path_length=2).top_cycle)
+  np.testing.assert_array_equal(
+    s.top_cycle, ste_scores(jnp.asarray(D), tau=0.1, max_path_length=2).top_cycle
+  )
 
 
 def perturbed_bottleneck_edges(W, K):
@@ -169,12 +181,17 @@ def perturbed_bottleneck_edges(W, K):
 
 
 @pytest.mark.parametrize(
-    ("pivots_per_sweep", "keys"),
-    # one pivot per step with per-component keys (the small-n path); a padded sweep with the select
-    [(1, "per_component"), (3, "select")]
-    + [pytest.param(p, k, marks=pytest.mark.slow) for p, k in [(1, "select"), (3, "per_component"), (4, "per_component"), (4, "select")]],
+  ("pivots_per_sweep", "keys"),
+  # one pivot per step with per-component keys (the small-n path); a padded sweep with the select
+  [(1, "per_component"), (3, "select")]
+  + [
+    pytest.param(p, k, marks=pytest.mark.slow)
+    for p, k in [(1, "select"), (3, "per_component"), (4, "per_component"), (4, "select")]
+  ],
 )
-def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_constant, pivots_per_sweep, keys):
+def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(
+  patch_trace_constant, pivots_per_sweep, keys
+):
   """Bottleneck edges (Floyd--Warshall on keys, the closure on ranks) = a tie-breaking perturbation.
 
   Exact ties (many entries 1/2 and 1, as in sparse data) must be broken as by one global order of
@@ -204,7 +221,9 @@ def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(patch_trace_co
       np.testing.assert_array_equal(np.asarray(ranked)[off], expect)
       if n >= 3:
         bounded = jax.jit(lambda w: _maxmin._rank_edges(w, K=2))(jnp.asarray(matrix))
-        np.testing.assert_array_equal(np.asarray(bounded)[off], perturbed_bottleneck_edges(matrix, 2))
+        np.testing.assert_array_equal(
+          np.asarray(bounded)[off], perturbed_bottleneck_edges(matrix, 2)
+        )
         values = jax.jit(lambda w: _maxmin._closure_single(w, K=n - 1))(jnp.asarray(matrix))
         off2 = off.reshape(n, n)
         literal = np.asarray(oracles.naive_reachability(jnp.asarray(matrix), n - 1, 0.0))

@@ -1,25 +1,32 @@
 """STE scores: paper walkthrough, zero-temperature consistency, invariances, gradients, edge cases."""
 
-import jax
-import jax.numpy as jnp
-import numpy as np
-import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+import jax
+import jax.numpy as jnp
 from jax.test_util import check_grads
+import numpy as np
+import pytest
 
 import ste_jax
 from ste_jax import soft_majority_edges, soft_reachability, ste_scores, ste_scores_from_edges
 from tests import oracles
 
-WALKTHROUGH_P = np.array([[0.5, 0.7, 0.6, 0.9], [0.3, 0.5, 0.8, 0.7], [0.4, 0.2, 0.5, 0.6], [0.1, 0.3, 0.4, 0.5]])
+WALKTHROUGH_P = np.array(
+  [[0.5, 0.7, 0.6, 0.9], [0.3, 0.5, 0.8, 0.7], [0.4, 0.2, 0.5, 0.6], [0.1, 0.3, 0.4, 0.5]]
+)
 
 
 def test_walkthrough_edges_and_uncovered_scores_match_paper():
   """Appendix "Detailed Walkthrough": the printed D_tau and u_tau (tau = gamma = 0.05, K = 3)."""
   D = np.asarray(soft_majority_edges(WALKTHROUGH_P, tau=0.05))
   printed_D = np.array(
-      [[0, 0.982, 0.881, 1.000], [0.018, 0, 0.998, 0.982], [0.119, 0.002, 0, 0.881], [0.000, 0.018, 0.119, 0]]
+    [
+      [0, 0.982, 0.881, 1.000],
+      [0.018, 0, 0.998, 0.982],
+      [0.119, 0.002, 0, 0.881],
+      [0.000, 0.018, 0.119, 0],
+    ]
   )
   np.testing.assert_allclose(D, printed_D, atol=5e-4)
   s = ste_scores(WALKTHROUGH_P, tau=0.05, max_path_length=3)
@@ -40,7 +47,9 @@ def test_walkthrough_reachability_and_top_cycle_do_not_match_printed_values():
   assert R[0, 1] <= 0.9821 < 0.985  # printed 0.985 is unreachable for a max-min bottleneck
   for reach_gamma in [0.0, 0.05]:
     s = ste_scores(WALKTHROUGH_P, tau=0.05, max_path_length=3, reach_gamma=reach_gamma)
-    naive = jax.jit(lambda P: oracles.naive_ste_scores(P, 0.05, 0.05, 0.05, 3, reach_gamma))  # compiled, not op by op
+    naive = jax.jit(
+      lambda P: oracles.naive_ste_scores(P, 0.05, 0.05, 0.05, 3, reach_gamma)
+    )  # compiled, not op by op
     t_eq, u_eq = naive(jnp.asarray(WALKTHROUGH_P))
     np.testing.assert_allclose(s.top_cycle, t_eq, atol=1e-5)
     np.testing.assert_allclose(s.uncovered, u_eq, atol=1e-5)
@@ -65,8 +74,15 @@ def _hard_consistency_check(P, temp=1e-3):
 
 # n = 8 runs by default; n = 3 and the larger sizes, which run the same code paths (one cover chunk
 # up to n = 64), run in `make test-slow` (each size compiles anew, about 1.5 s on 2 cores).
-@pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), 8, pytest.param(20, marks=pytest.mark.slow),
-                               pytest.param(60, marks=pytest.mark.slow)])
+@pytest.mark.parametrize(
+  "n",
+  [
+    pytest.param(3, marks=pytest.mark.slow),
+    8,
+    pytest.param(20, marks=pytest.mark.slow),
+    pytest.param(60, marks=pytest.mark.slow),
+  ],
+)
 def test_zero_temperature_consistency_random(n):
   rng = np.random.default_rng(n)
   for _ in range(3):
@@ -74,7 +90,12 @@ def test_zero_temperature_consistency_random(n):
 
 
 @pytest.mark.parametrize(
-    "n, core", [(12, 3), pytest.param(40, 5, marks=pytest.mark.slow), pytest.param(60, 7, marks=pytest.mark.slow)]
+  "n, core",
+  [
+    (12, 3),
+    pytest.param(40, 5, marks=pytest.mark.slow),
+    pytest.param(60, 7, marks=pytest.mark.slow),
+  ],
 )
 def test_zero_temperature_consistency_planted(n, core):
   rng = np.random.default_rng(100 + n)
@@ -119,7 +140,9 @@ _jitted_scores = jax.jit(lambda P, tau: ste_scores(P, tau=tau))
 @pytest.mark.slow  # about 2 s on 2 cores; tests/ops/test_batching.py checks batching by default
 def test_batched_equals_per_item_equals_vmap_and_jit_equals_eager():
   rng = np.random.default_rng(4)
-  P = np.stack([oracles.random_tournament(rng, 6, tie_prob=0.2) for _ in range(6)]).reshape(3, 2, 6, 6)
+  P = np.stack([oracles.random_tournament(rng, 6, tie_prob=0.2) for _ in range(6)]).reshape(
+    3, 2, 6, 6
+  )
   P = P.astype(np.float32)
   batched = ste_scores(P, tau=0.05)
   per_item = [ste_scores(p, tau=0.05) for p in P.reshape(6, 6, 6)]

@@ -8,19 +8,19 @@ import pytest
 
 import ste_jax
 from ste_jax.ops import (
-    max_min_product,
-    normalized_smax,
-    normalized_softmin,
-    soft_cover_scores,
-    soft_cover_violation,
-    soft_majority_edges,
-    soft_reachability,
-    soft_top_cycle_score,
-    soft_uncovered_score,
-    ste_scores,
-    ste_scores_from_edges,
+  _cover_kernels,
+  max_min_product,
+  normalized_smax,
+  normalized_softmin,
+  soft_cover_scores,
+  soft_cover_violation,
+  soft_majority_edges,
+  soft_reachability,
+  soft_top_cycle_score,
+  soft_uncovered_score,
+  ste_scores,
+  ste_scores_from_edges,
 )
-from ste_jax.ops import _cover_kernels
 from tests import oracles
 
 
@@ -49,7 +49,9 @@ def _strict_tournaments(n):
   return jnp.asarray(np.stack(P), jnp.float32)
 
 
-@pytest.mark.parametrize("n", [3, 5, 8, 13, pytest.param(30, marks=pytest.mark.slow)])  # n = 30 in `make test-slow`
+@pytest.mark.parametrize(
+  "n", [3, 5, 8, 13, pytest.param(30, marks=pytest.mark.slow)]
+)  # n = 30 in `make test-slow`
 def test_traced_zero_temperatures_give_the_exact_solutions(n):
   P = _strict_tournaments(n)
   zero = jnp.float32(0.0)
@@ -72,15 +74,21 @@ def test_traced_zero_reach_gamma_gives_the_closure(x64):
   D = soft_majority_edges(P, tau=0.05)
   for K in (None, 2, 3):
     traced = jax.jit(lambda D, g: soft_reachability(D, max_path_length=K, gamma=g))(D, 0.0)
-    np.testing.assert_allclose(traced, soft_reachability(D, max_path_length=K, gamma=0), rtol=0, atol=1e-15)
-    np.testing.assert_allclose(traced, soft_reachability(D, max_path_length=K, gamma=1e-7), atol=1e-5)
+    np.testing.assert_allclose(
+      traced, soft_reachability(D, max_path_length=K, gamma=0), rtol=0, atol=1e-15
+    )
+    np.testing.assert_allclose(
+      traced, soft_reachability(D, max_path_length=K, gamma=1e-7), atol=1e-5
+    )
   X, Y = jnp.asarray(rng.uniform(size=(3, 4))), jnp.asarray(rng.uniform(size=(4, 5)))
   traced = jax.jit(lambda g: max_min_product(X, Y, gamma=g))(0.0)
   np.testing.assert_array_equal(traced, max_min_product(X, Y, gamma=0))
   P = jnp.asarray(oracles.random_tournament(rng, 9, margin=0.02))
   s = jax.jit(lambda t, r: ste_scores(P, tau=t, reach_gamma=r))(0.0, 0.0)
   np.testing.assert_array_equal(s.top_cycle, np.asarray(ste_jax.top_cycle(P)).astype(np.float64))
-  np.testing.assert_array_equal(s.uncovered, np.asarray(ste_jax.uncovered_set(P)).astype(np.float64))
+  np.testing.assert_array_equal(
+    s.uncovered, np.asarray(ste_jax.uncovered_set(P)).astype(np.float64)
+  )
 
 
 def test_tau_zero_is_the_step_function_with_half_at_ties():
@@ -89,11 +97,18 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
   off = ~np.eye(6, dtype=bool)
   expect = np.where(np.asarray(P) > 0.5, 1.0, np.where(np.asarray(P) < 0.5, 0.0, 0.5)) * off
   assert (np.asarray(P)[off] == 0.5).any()
-  for D in (soft_majority_edges(P, tau=0), soft_majority_edges(P, tau=np.float64(0.0)),
-            jax.jit(lambda t: soft_majority_edges(P, tau=t))(0.0)):
+  for D in (
+    soft_majority_edges(P, tau=0),
+    soft_majority_edges(P, tau=np.float64(0.0)),
+    jax.jit(lambda t: soft_majority_edges(P, tau=t))(0.0),
+  ):
     np.testing.assert_array_equal(D, expect.astype(np.float32))
-  np.testing.assert_allclose(soft_majority_edges(P, tau=1e-6), expect, atol=1e-6)  # the tau -> 0 limit
-  grads = jax.jit(jax.grad(lambda P, t: jnp.sum(soft_majority_edges(P, tau=t) ** 2), argnums=(0, 1)))(P, 0.0)
+  np.testing.assert_allclose(
+    soft_majority_edges(P, tau=1e-6), expect, atol=1e-6
+  )  # the tau -> 0 limit
+  grads = jax.jit(
+    jax.grad(lambda P, t: jnp.sum(soft_majority_edges(P, tau=t) ** 2), argnums=(0, 1))
+  )(P, 0.0)
   assert _finite(grads)
   np.testing.assert_array_equal(grads[0], 0.0)
 
@@ -101,7 +116,9 @@ def test_tau_zero_is_the_step_function_with_half_at_ties():
 # n = 9 (several chunks of index pairs with the small budget) by default; n = 3 and 4 (3-6 s each on
 # 2 cores) in `make test-slow`.
 @pytest.mark.parametrize("block_budget", [None, 20, 100], ids=["one_tile", "a_blocks", "c_blocks"])
-@pytest.mark.parametrize("n", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 9])
+@pytest.mark.parametrize(
+  "n", [pytest.param(3, marks=pytest.mark.slow), pytest.param(4, marks=pytest.mark.slow), 9]
+)
 def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant, block_budget, n):
   """Values and gradients (the even split among tied maximizers) of the literal-0 kernels."""
   if block_budget is not None:
@@ -115,7 +132,9 @@ def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant,
   W = jnp.asarray(rng.normal(size=(n, n)))
 
   def f(D, g):
-    return jnp.sum(W * soft_cover_scores(D, gamma_c=g)) + jnp.sum(soft_uncovered_score(D, gamma_c=g))
+    return jnp.sum(W * soft_cover_scores(D, gamma_c=g)) + jnp.sum(
+      soft_uncovered_score(D, gamma_c=g)
+    )
 
   value, (dD, dg) = jax.jit(jax.value_and_grad(f, argnums=(0, 1)))(D, 0.0)
   hard_value, hard_dD = jax.value_and_grad(lambda D: f(D, 0))(D)
@@ -123,7 +142,9 @@ def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant,
   np.testing.assert_allclose(dD, hard_dD, rtol=1e-12, atol=1e-14)
   assert float(dg) == 0.0
   np.testing.assert_allclose(
-      jax.jit(lambda D, g: soft_cover_violation(D, gamma_c=g))(D, 0.0), soft_cover_violation(D, gamma_c=0.0), atol=0
+    jax.jit(lambda D, g: soft_cover_violation(D, gamma_c=g))(D, 0.0),
+    soft_cover_violation(D, gamma_c=0.0),
+    atol=0,
   )
   np.testing.assert_allclose(value, f(D, 1e-9), atol=1e-7)  # and the limit of small temperatures
 
@@ -132,20 +153,28 @@ def test_cover_at_traced_zero_equals_the_hard_kernels(x64, patch_trace_constant,
 def test_gradients_of_ste_scores_are_finite_at_traced_zero(reach_gamma):
   rng = np.random.default_rng(23)
   n = 6
-  P = np.stack([
+  P = np.stack(
+    [
       oracles.random_tournament(rng, n),
       oracles.random_tournament(rng, n, tie_prob=0.3),
       np.full((n, n), 0.5),  # all ties
       np.triu(np.ones((n, n)), 1) + 0.5 * np.eye(n),  # saturated
-  ])
+    ]
+  )
   P = jnp.asarray(P, jnp.float32)
 
   def loss(P, tau, gamma, gamma_c, r):
-    s = ste_scores(P, tau=tau, gamma=gamma, gamma_c=gamma_c, reach_gamma=0.0 if reach_gamma == "exact" else r)
-    return jnp.sum(s.top_cycle * jnp.arange(n, dtype=jnp.float32)[None, :]) + jnp.sum(s.uncovered**2)
+    s = ste_scores(
+      P, tau=tau, gamma=gamma, gamma_c=gamma_c, reach_gamma=0.0 if reach_gamma == "exact" else r
+    )
+    return jnp.sum(s.top_cycle * jnp.arange(n, dtype=jnp.float32)[None, :]) + jnp.sum(
+      s.uncovered**2
+    )
 
   zero = jnp.float32(0.0)
-  value, grads = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2, 3, 4)))(P, zero, zero, zero, zero)
+  value, grads = jax.jit(jax.value_and_grad(loss, argnums=(0, 1, 2, 3, 4)))(
+    P, zero, zero, zero, zero
+  )
   assert _finite((value, grads))
 
 
@@ -155,14 +184,16 @@ def test_gradients_of_each_operator_are_finite_at_traced_zero():
   z = jnp.asarray(rng.uniform(size=(4, 5)), jnp.float32)
   for fn in (normalized_smax, normalized_softmin):
     assert _finite(jax.jit(jax.grad(lambda z, g: jnp.sum(fn(z, gamma=g)), argnums=(0, 1)))(z, zero))
-  D = soft_majority_edges(jnp.asarray(oracles.random_tournament(rng, 5, tie_prob=0.3), jnp.float32), tau=0.1)
+  D = soft_majority_edges(
+    jnp.asarray(oracles.random_tournament(rng, 5, tie_prob=0.3), jnp.float32), tau=0.1
+  )
   for fn in (
-      lambda D, g: soft_majority_edges(D + 0.5 * jnp.eye(5, dtype=jnp.float32), tau=g),
-      lambda D, g: soft_reachability(D, gamma=g),
-      lambda D, g: max_min_product(D, D, gamma=g),
-      lambda D, g: soft_top_cycle_score(D, gamma=g),
-      lambda D, g: soft_uncovered_score(D, gamma_c=g),
-      lambda D, g: soft_cover_violation(D, gamma_c=g),
+    lambda D, g: soft_majority_edges(D + 0.5 * jnp.eye(5, dtype=jnp.float32), tau=g),
+    lambda D, g: soft_reachability(D, gamma=g),
+    lambda D, g: max_min_product(D, D, gamma=g),
+    lambda D, g: soft_top_cycle_score(D, gamma=g),
+    lambda D, g: soft_uncovered_score(D, gamma_c=g),
+    lambda D, g: soft_cover_violation(D, gamma_c=g),
   ):
     assert _finite(jax.jit(jax.grad(lambda D, g: jnp.sum(fn(D, g) ** 2), argnums=(0, 1)))(D, zero))
 
@@ -171,30 +202,35 @@ _P = np.array([[0.5, 0.7, 0.2], [0.3, 0.5, 0.6], [0.8, 0.4, 0.5]], np.float32)
 _D = np.array([[0.0, 0.7, 0.2], [0.3, 0.0, 0.6], [0.8, 0.4, 0.0]], np.float32)
 
 _CALLS = {
-    "soft_majority_edges": ("tau", lambda t: soft_majority_edges(_P, tau=t)),
-    "normalized_smax": ("gamma", lambda t: normalized_smax(_D, gamma=t)),
-    "normalized_softmin": ("gamma", lambda t: normalized_softmin(_D, gamma=t)),
-    "max_min_product": ("gamma", lambda t: max_min_product(_D, _D, gamma=t)),
-    "soft_reachability": ("gamma", lambda t: soft_reachability(_D, gamma=t)),
-    "soft_cover_violation": ("gamma_c", lambda t: soft_cover_violation(_D, gamma_c=t)),
-    "soft_cover_violation_n2": ("gamma_c", lambda t: soft_cover_violation(_D[:2, :2], gamma_c=t)),
-    "soft_cover_scores": ("gamma_c", lambda t: soft_cover_scores(_D, gamma_c=t)),
-    "soft_top_cycle_score": ("gamma", lambda t: soft_top_cycle_score(_D, gamma=t)),
-    "soft_uncovered_score": ("gamma_c", lambda t: soft_uncovered_score(_D, gamma_c=t)),
-    "ste_scores.tau": ("tau", lambda t: ste_scores(_P, tau=t)),
-    "ste_scores.gamma": ("gamma", lambda t: ste_scores(_P, tau=0.1, gamma=t)),
-    "ste_scores.gamma_c": ("gamma_c", lambda t: ste_scores(_P, tau=0.1, gamma_c=t)),
-    "ste_scores.reach_gamma": ("reach_gamma", lambda t: ste_scores(_P, tau=0.1, reach_gamma=t)),
-    "ste_scores_from_edges.gamma": ("gamma", lambda t: ste_scores_from_edges(_D, gamma=t)),
-    "ste_scores_from_edges.gamma_c": ("gamma_c", lambda t: ste_scores_from_edges(_D, gamma=0.1, gamma_c=t)),
-    "ste_scores_from_edges.reach_gamma": (
-        "reach_gamma",
-        lambda t: ste_scores_from_edges(_D, gamma=0.1, reach_gamma=t),
-    ),
+  "soft_majority_edges": ("tau", lambda t: soft_majority_edges(_P, tau=t)),
+  "normalized_smax": ("gamma", lambda t: normalized_smax(_D, gamma=t)),
+  "normalized_softmin": ("gamma", lambda t: normalized_softmin(_D, gamma=t)),
+  "max_min_product": ("gamma", lambda t: max_min_product(_D, _D, gamma=t)),
+  "soft_reachability": ("gamma", lambda t: soft_reachability(_D, gamma=t)),
+  "soft_cover_violation": ("gamma_c", lambda t: soft_cover_violation(_D, gamma_c=t)),
+  "soft_cover_violation_n2": ("gamma_c", lambda t: soft_cover_violation(_D[:2, :2], gamma_c=t)),
+  "soft_cover_scores": ("gamma_c", lambda t: soft_cover_scores(_D, gamma_c=t)),
+  "soft_top_cycle_score": ("gamma", lambda t: soft_top_cycle_score(_D, gamma=t)),
+  "soft_uncovered_score": ("gamma_c", lambda t: soft_uncovered_score(_D, gamma_c=t)),
+  "ste_scores.tau": ("tau", lambda t: ste_scores(_P, tau=t)),
+  "ste_scores.gamma": ("gamma", lambda t: ste_scores(_P, tau=0.1, gamma=t)),
+  "ste_scores.gamma_c": ("gamma_c", lambda t: ste_scores(_P, tau=0.1, gamma_c=t)),
+  "ste_scores.reach_gamma": ("reach_gamma", lambda t: ste_scores(_P, tau=0.1, reach_gamma=t)),
+  "ste_scores_from_edges.gamma": ("gamma", lambda t: ste_scores_from_edges(_D, gamma=t)),
+  "ste_scores_from_edges.gamma_c": (
+    "gamma_c",
+    lambda t: ste_scores_from_edges(_D, gamma=0.1, gamma_c=t),
+  ),
+  "ste_scores_from_edges.reach_gamma": (
+    "reach_gamma",
+    lambda t: ste_scores_from_edges(_D, gamma=0.1, reach_gamma=t),
+  ),
 }
 
 
-@pytest.mark.parametrize("bad", [-0.1, -1, np.float32(-0.5), np.array(-2.0), float("nan"), float("inf"), -np.inf])
+@pytest.mark.parametrize(
+  "bad", [-0.1, -1, np.float32(-0.5), np.array(-2.0), float("nan"), float("inf"), -np.inf]
+)
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_bad_concrete_temperatures_raise_naming_the_argument(call, bad):
   name, fn = _CALLS[call]
@@ -207,7 +243,15 @@ def test_bad_concrete_temperatures_raise_naming_the_argument(call, bad):
 @pytest.mark.parametrize("call", sorted(_CALLS))
 def test_zero_and_positive_concrete_temperatures_are_accepted(call):
   _, fn = _CALLS[call]
-  for t in (0, 0.0, np.float32(0.0), jnp.float32(0.0), 0.05, np.float64(0.2), jnp.asarray(1.0, jnp.float32)):
+  for t in (
+    0,
+    0.0,
+    np.float32(0.0),
+    jnp.float32(0.0),
+    0.05,
+    np.float64(0.2),
+    jnp.asarray(1.0, jnp.float32),
+  ):
     assert _finite(fn(t))
 
 
@@ -223,4 +267,6 @@ def test_traced_temperatures_are_not_checked_and_negative_acts_as_zero():
   rng = np.random.default_rng(24)
   P = jnp.asarray(oracles.random_tournament(rng, 8, margin=0.02), jnp.float32)
   neg = jnp.float32(-0.1)
-  np.testing.assert_array_equal(_scores_at(P, neg, neg, neg), _scores_at(P, *(jnp.float32(0.0),) * 3))
+  np.testing.assert_array_equal(
+    _scores_at(P, neg, neg, neg), _scores_at(P, *(jnp.float32(0.0),) * 3)
+  )

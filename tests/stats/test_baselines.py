@@ -36,7 +36,9 @@ def _scipy_bt(wins, lam):
     grad = -(np.sum(wins - games * expit(d), axis=1)) + lam * s
     return value, grad
 
-  res = scipy.optimize.minimize(nll, np.zeros(len(wins)), jac=True, method="BFGS", options={"gtol": 1e-11})
+  res = scipy.optimize.minimize(
+    nll, np.zeros(len(wins)), jac=True, method="BFGS", options={"gtol": 1e-11}
+  )
   s = res.x
   return s - s.mean()
 
@@ -47,7 +49,9 @@ def _scipy_bt(wins, lam):
 def test_bt_two_agents_closed_form():
   # the MLE satisfies sigmoid(s0 - s1) = 3 / 4, i.e. s0 - s1 = log 3.
   res = stats.bradley_terry(jnp.array([[0.0, 3.0], [1.0, 0.0]]))
-  np.testing.assert_allclose(np.asarray(res.scores), [0.5 * math.log(3), -0.5 * math.log(3)], atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(res.scores), [0.5 * math.log(3), -0.5 * math.log(3)], atol=1e-6
+  )
   assert bool(res.converged) and bool(res.identifiable) and not bool(res.prior_applied)
 
 
@@ -68,7 +72,9 @@ def test_bt_recovers_btl_strengths():
 @pytest.mark.parametrize("seed", [0, 1, 2])
 def test_bt_matches_scipy_mle(x64, seed):
   rng = np.random.default_rng(seed)
-  wins = rng.integers(0, 6, size=(6, 6)).astype(np.float64) + 0.5  # every pair both ways: identifiable
+  wins = (
+    rng.integers(0, 6, size=(6, 6)).astype(np.float64) + 0.5
+  )  # every pair both ways: identifiable
   res = stats.bradley_terry(jnp.asarray(wins))
   assert res.scores.dtype == jnp.float64
   assert bool(res.identifiable) and bool(res.converged)
@@ -105,12 +111,15 @@ def test_bt_separable_agent_never_loses():
 def test_bt_separable_group():
   # agents {0, 1} beat each other but never lose to {2, 3}: the "beat" graph is not strongly
   # connected although the comparison graph is complete.
-  wins = np.array([
+  wins = np.array(
+    [
       [0, 2, 3, 3],
       [1, 0, 3, 3],
       [0, 0, 0, 2],
       [0, 0, 1, 0],
-  ], dtype=np.float32)
+    ],
+    dtype=np.float32,
+  )
   res = stats.bradley_terry(jnp.asarray(wins))
   assert bool(res.separable) and bool(res.connected) and not bool(res.identifiable)
   assert bool(res.prior_applied) and bool(res.converged)
@@ -157,12 +166,14 @@ def test_bt_rejects_bad_arguments():
 
 
 def test_win_rate_hand_computation():
-  wins = jnp.array([
+  wins = jnp.array(
+    [
       [0.0, 3.0, 1.0, 0.0],
       [1.0, 0.0, 0.5, 0.0],  # a tie between 1 and 2 added as 1/2 to both sides
       [1.0, 1.5, 0.0, 0.0],
       [0.0, 0.0, 0.0, 0.0],  # agent 3 never played
-  ])
+    ]
+  )
   res = stats.win_rate(wins)
   # agent 0: won 4 of 6; agent 1: won 1.5 of 6; agent 2: won 2.5 of 4; agent 3: no games.
   np.testing.assert_allclose(np.asarray(res.rates), [4 / 6, 1.5 / 6, 2.5 / 4, 0.5], rtol=1e-6)
@@ -254,11 +265,15 @@ def test_hodge_rank_matches_lstsq_oracle(x64, edge_weights):
   s = s - s.mean()
   np.testing.assert_allclose(np.asarray(res.scores), s, atol=1e-9)
   resid = (y - A @ s) * w
-  np.testing.assert_allclose(float(res.cyclicity), np.linalg.norm(resid) / np.linalg.norm(y * w), atol=1e-9)
+  np.testing.assert_allclose(
+    float(res.cyclicity), np.linalg.norm(resid) / np.linalg.norm(y * w), atol=1e-9
+  )
 
 
 def test_hodge_rank_disconnected_components_centered():
-  wins = jnp.array([[0.0, 3.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0], [0.0, 0.0, 2.0, 0.0]])
+  wins = jnp.array(
+    [[0.0, 3.0, 0.0, 0.0], [1.0, 0.0, 0.0, 0.0], [0.0, 0.0, 0.0, 2.0], [0.0, 0.0, 2.0, 0.0]]
+  )
   res = stats.hodge_rank(wins, pseudo_count=0.0)
   s = np.asarray(res.scores)
   np.testing.assert_allclose(s, [0.5 * math.log(3), -0.5 * math.log(3), 0.0, 0.0], atol=1e-6)
@@ -330,10 +345,10 @@ def test_baselines_vmap_matches_loop():
   batch[2, :, 0] = 0.0  # one separable dataset in the batch
   wins = jnp.asarray(batch)
   for fn, field in [
-      (stats.bradley_terry, "scores"),
-      (stats.hodge_rank, "scores"),
-      (stats.rank_centrality, "scores"),
-      (stats.win_rate, "rates"),
+    (stats.bradley_terry, "scores"),
+    (stats.hodge_rank, "scores"),
+    (stats.rank_centrality, "scores"),
+    (stats.win_rate, "rates"),
   ]:
     batched = getattr(jax.jit(jax.vmap(fn))(wins), field)
     looped = np.stack([np.asarray(getattr(fn(w), field)) for w in wins])

@@ -10,13 +10,13 @@ import textwrap
 
 import jax
 import jax.numpy as jnp
+from jax.sharding import Mesh
 import numpy as np
 import pytest
-from jax.sharding import Mesh
 
 import ste_jax
-from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax import stats
+from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.stats import _bootstrap as bs
 from tests.conftest import tol
 
@@ -70,7 +70,9 @@ def test_weights_match_resample_comparisons(method):
   c = _comparisons(m=50)
   got = bs.bootstrap_scores(jax.random.key(3), c, _weights, num_replicas=4, method=method)
   keys = jax.random.split(jax.random.key(3), 4)
-  want = np.stack([np.asarray(bs.resample_comparisons(keys[i], c, method=method).weight) for i in range(4)])
+  want = np.stack(
+    [np.asarray(bs.resample_comparisons(keys[i], c, method=method).weight) for i in range(4)]
+  )
   np.testing.assert_array_equal(np.asarray(got), want)
 
 
@@ -110,7 +112,9 @@ def test_multinomial_weights_sum_to_the_number_of_rows():
 def test_poisson_weights_have_mean_one():
   m = 500
   c = _comparisons(m=m)
-  w = np.asarray(bs.bootstrap_scores(jax.random.key(2), c, _weights, num_replicas=200, method="poisson"))
+  w = np.asarray(
+    bs.bootstrap_scores(jax.random.key(2), c, _weights, num_replicas=200, method="poisson")
+  )
   np.testing.assert_array_equal(w, np.round(w))
   assert w.min() >= 0
   # 1e5 Poisson(1) draws: mean and variance 1 within ~5 standard errors
@@ -134,7 +138,7 @@ def test_batch_size_bounds_memory():
 
   def temp_bytes(batch_size):
     compiled = bs._bootstrap.lower(
-        keys, c, [], score_fn=_wins, method="multinomial", batch_size=batch_size, mesh=None, axes=()
+      keys, c, [], score_fn=_wins, method="multinomial", batch_size=batch_size, mesh=None, axes=()
     ).compile()
     return compiled.memory_analysis().temp_size_in_bytes
 
@@ -150,7 +154,7 @@ def test_single_device_mesh_matches_no_mesh():
 
 
 _SHARDED_SCRIPT = textwrap.dedent(
-    """
+  """
     import json, sys
     import jax, numpy as np
     from jax.sharding import Mesh
@@ -182,12 +186,12 @@ _SHARDED_SCRIPT = textwrap.dedent(
 def test_sharded_over_four_cpu_devices_equals_single_device():
   env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
   proc = subprocess.run(
-      [sys.executable, "-c", _SHARDED_SCRIPT.format(root=str(ROOT))],
-      capture_output=True,
-      text=True,
-      env=env,
-      cwd=ROOT,
-      timeout=300,
+    [sys.executable, "-c", _SHARDED_SCRIPT.format(root=str(ROOT))],
+    capture_output=True,
+    text=True,
+    env=env,
+    cwd=ROOT,
+    timeout=300,
   )
   assert proc.returncode == 0, proc.stderr[-3000:]
   got = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -195,8 +199,12 @@ def test_sharded_over_four_cpu_devices_equals_single_device():
   c = _comparisons()
   s = bs.bootstrap_scores(jax.random.key(11), c, POSTERIOR, num_replicas=10)
   w = bs.bootstrap_scores(jax.random.key(11), c, _weights, num_replicas=10)
-  np.testing.assert_allclose(np.array(got["top_cycle"]), np.asarray(s.top_cycle), atol=tol(jnp.float32))
-  np.testing.assert_allclose(np.array(got["uncovered"]), np.asarray(s.uncovered), atol=tol(jnp.float32))
+  np.testing.assert_allclose(
+    np.array(got["top_cycle"]), np.asarray(s.top_cycle), atol=tol(jnp.float32)
+  )
+  np.testing.assert_allclose(
+    np.array(got["uncovered"]), np.asarray(s.uncovered), atol=tol(jnp.float32)
+  )
   np.testing.assert_array_equal(np.array(got["weights"]), np.asarray(w))  # padded: 10 -> 12
   w8 = bs.bootstrap_scores(jax.random.key(11), c, _weights, num_replicas=8)
   np.testing.assert_array_equal(np.array(got["weights8"]), np.asarray(w8))
@@ -215,15 +223,15 @@ def test_equal_score_fns_share_one_compilation():
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        (dict(num_replicas=0), "num_replicas"),
-        (dict(num_replicas=2.0), "num_replicas"),
-        (dict(num_replicas=True), "num_replicas"),
-        (dict(num_replicas=2, method="jackknife"), "method"),
-        (dict(num_replicas=2, batch_size=0), "batch_size"),
-        (dict(num_replicas=2, batch_size=1.5), "batch_size"),
-    ],
+  "kwargs, match",
+  [
+    (dict(num_replicas=0), "num_replicas"),
+    (dict(num_replicas=2.0), "num_replicas"),
+    (dict(num_replicas=True), "num_replicas"),
+    (dict(num_replicas=2, method="jackknife"), "method"),
+    (dict(num_replicas=2, batch_size=0), "batch_size"),
+    (dict(num_replicas=2, batch_size=1.5), "batch_size"),
+  ],
 )
 def test_bad_arguments_raise_eagerly(kwargs, match):
   with pytest.raises(ValueError, match=match):
@@ -254,30 +262,40 @@ def test_bad_key_comparisons_score_fn_or_mesh_raise():
 def test_ste_score_fn_posterior_is_the_documented_pipeline():
   c = _comparisons()
   got = jax.jit(bs.ste_score_fn(tau=0.02))(c)
-  want = jax.jit(lambda c: ste_jax.ste_scores_from_edges(posterior_edges(pair_counts(c).wins), gamma=0.02))(c)
-  np.testing.assert_allclose(np.asarray(got.top_cycle), np.asarray(want.top_cycle), atol=tol(jnp.float32))
-  np.testing.assert_allclose(np.asarray(got.uncovered), np.asarray(want.uncovered), atol=tol(jnp.float32))
+  want = jax.jit(
+    lambda c: ste_jax.ste_scores_from_edges(posterior_edges(pair_counts(c).wins), gamma=0.02)
+  )(c)
+  np.testing.assert_allclose(
+    np.asarray(got.top_cycle), np.asarray(want.top_cycle), atol=tol(jnp.float32)
+  )
+  np.testing.assert_allclose(
+    np.asarray(got.uncovered), np.asarray(want.uncovered), atol=tol(jnp.float32)
+  )
 
 
 def test_ste_score_fn_winrate_is_the_documented_pipeline():
   c = _comparisons()
   got = jax.jit(bs.ste_score_fn(estimator="winrate", tau=0.05, gamma=0.03))(c)
   want = jax.jit(lambda c: ste_jax.ste_scores(win_rate_tournament(c), tau=0.05, gamma=0.03))(c)
-  np.testing.assert_allclose(np.asarray(got.top_cycle), np.asarray(want.top_cycle), atol=tol(jnp.float32))
-  np.testing.assert_allclose(np.asarray(got.uncovered), np.asarray(want.uncovered), atol=tol(jnp.float32))
+  np.testing.assert_allclose(
+    np.asarray(got.top_cycle), np.asarray(want.top_cycle), atol=tol(jnp.float32)
+  )
+  np.testing.assert_allclose(
+    np.asarray(got.uncovered), np.asarray(want.uncovered), atol=tol(jnp.float32)
+  )
 
 
 @pytest.mark.parametrize(
-    "kwargs, match",
-    [
-        (dict(estimator="bt"), "estimator"),
-        (dict(tau=0.0), "tau"),
-        (dict(gamma=-1.0), "gamma"),
-        (dict(prior=(1.0, 2.0)), "prior"),
-        (dict(tie_policy="ignore"), "tie_policy"),
-        (dict(max_path_length=0), "max_path_length"),
-        (dict(missing=2.0), "missing"),
-    ],
+  "kwargs, match",
+  [
+    (dict(estimator="bt"), "estimator"),
+    (dict(tau=0.0), "tau"),
+    (dict(gamma=-1.0), "gamma"),
+    (dict(prior=(1.0, 2.0)), "prior"),
+    (dict(tie_policy="ignore"), "tie_policy"),
+    (dict(max_path_length=0), "max_path_length"),
+    (dict(missing=2.0), "missing"),
+  ],
 )
 def test_ste_score_fn_validates(kwargs, match):
   with pytest.raises(ValueError, match=match):
@@ -290,11 +308,11 @@ def test_ste_score_fn_validates(kwargs, match):
 
 def test_inclusion_frequency_top_k_with_ties_by_hand():
   scores = jnp.array(
-      [
-          [4.0, 3.0, 2.0, 1.0],  # core {0, 1}
-          [1.0, 1.0, 1.0, 0.0],  # three tied for two places: 2/3 each
-          [3.0, 2.0, 2.0, 2.0],  # 0, then three tied for one place: 1/3 each
-      ]
+    [
+      [4.0, 3.0, 2.0, 1.0],  # core {0, 1}
+      [1.0, 1.0, 1.0, 0.0],  # three tied for two places: 2/3 each
+      [3.0, 2.0, 2.0, 2.0],  # 0, then three tied for one place: 1/3 each
+    ]
   )
   got = stats.inclusion_frequency(scores, core_size=2)
   want = np.array([1 + 2 / 3 + 1, 1 + 2 / 3 + 1 / 3, 2 / 3 + 1 / 3, 1 / 3]) / 3
@@ -326,10 +344,10 @@ def test_inclusion_frequency_threshold_and_batch_axes():
 def test_core_masks():
   scores = jnp.array([[3.0, 1.0, 1.0, 1.0], [0.0, 2.0, 2.0, 1.0]])
   np.testing.assert_array_equal(
-      np.asarray(stats.core_masks(scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
+    np.asarray(stats.core_masks(scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
   )
   np.testing.assert_array_equal(
-      np.asarray(stats.core_masks(scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
+    np.asarray(stats.core_masks(scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
   )
   # random tie-breaking: exactly k members, tied agents chosen uniformly
   flat = jnp.zeros((4000, 4))
@@ -341,7 +359,9 @@ def test_core_masks():
 def test_pairwise_jaccard_by_hand_and_against_a_loop(rng):
   masks = jnp.array([[1, 1, 0, 0], [1, 0, 1, 0], [1, 1, 0, 0], [0, 0, 0, 0]], dtype=bool)
   # pairs: (0,1) 1/3, (0,2) 1, (0,3) 0, (1,2) 1/3, (1,3) 0, (2,3) 0
-  np.testing.assert_allclose(float(stats.pairwise_jaccard(masks)), (1 / 3 + 1 + 1 / 3) / 6, atol=1e-6)
+  np.testing.assert_allclose(
+    float(stats.pairwise_jaccard(masks)), (1 / 3 + 1 + 1 / 3) / 6, atol=1e-6
+  )
   assert float(stats.pairwise_jaccard(jnp.zeros((3, 5), dtype=bool))) == 1.0  # empty cores agree
   random = rng.random((7, 2, 9)) < 0.4  # (R, contexts, n)
   want = []
@@ -352,19 +372,21 @@ def test_pairwise_jaccard_by_hand_and_against_a_loop(rng):
       union = (x | y).sum()
       vals.append(1.0 if union == 0 else (x & y).sum() / union)
     want.append(np.mean(vals))
-  np.testing.assert_allclose(np.asarray(stats.pairwise_jaccard(random.astype(np.int32))), want, atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(stats.pairwise_jaccard(random.astype(np.int32))), want, atol=1e-6
+  )
   with pytest.raises(ValueError, match="two replicas"):
     stats.pairwise_jaccard(masks[:1])
 
 
 def test_top1_entropy_of_a_known_distribution():
   scores = jnp.array(
-      [
-          [3.0, 1.0, 0.0],  # agent 0
-          [3.0, 1.0, 0.0],  # agent 0
-          [0.0, 2.0, 1.0],  # agent 1
-          [0.0, 2.0, 2.0],  # tie: 1/2 to agents 1 and 2
-      ]
+    [
+      [3.0, 1.0, 0.0],  # agent 0
+      [3.0, 1.0, 0.0],  # agent 0
+      [0.0, 2.0, 1.0],  # agent 1
+      [0.0, 2.0, 2.0],  # tie: 1/2 to agents 1 and 2
+    ]
   )
   p = np.array([0.5, 0.375, 0.125])
   want = -np.sum(p * np.log(p))
@@ -382,7 +404,9 @@ def test_percentile_intervals_match_numpy(rng):
   scores = ste_jax.STEScores(top_cycle=jnp.asarray(x), uncovered=jnp.asarray(-x))
   ci = stats.percentile_intervals(scores)
   assert isinstance(ci.lower, ste_jax.STEScores)
-  np.testing.assert_allclose(np.asarray(ci.upper.uncovered), -np.percentile(x, 2.5, axis=0), atol=1e-5)
+  np.testing.assert_allclose(
+    np.asarray(ci.upper.uncovered), -np.percentile(x, 2.5, axis=0), atol=1e-5
+  )
   with pytest.raises(ValueError, match="level"):
     stats.percentile_intervals(jnp.asarray(x), level=1.0)
 
@@ -393,21 +417,29 @@ def test_summaries_jit():
   @jax.jit
   def summaries(s):
     masks = stats.core_masks(s, core_size=1)
-    return stats.top1_entropy(s), stats.pairwise_jaccard(masks), stats.percentile_intervals(s, level=0.5)
+    return (
+      stats.top1_entropy(s),
+      stats.pairwise_jaccard(masks),
+      stats.percentile_intervals(s, level=0.5),
+    )
 
   entropy, jac, (lo, hi) = summaries(scores)
   p = np.array([0.5, 0.375, 0.125])
   np.testing.assert_allclose(float(entropy), -np.sum(p * np.log(p)), atol=1e-6)
   # top-1 cores (ties to the lower index): {0}, {0}, {1}, {1}: two of six pairs agree
   np.testing.assert_allclose(float(jac), 2 / 6, atol=1e-6)
-  np.testing.assert_allclose(np.asarray(lo), np.percentile(np.asarray(scores), 25, axis=0), atol=1e-6)
-  np.testing.assert_allclose(np.asarray(hi), np.percentile(np.asarray(scores), 75, axis=0), atol=1e-6)
+  np.testing.assert_allclose(
+    np.asarray(lo), np.percentile(np.asarray(scores), 25, axis=0), atol=1e-6
+  )
+  np.testing.assert_allclose(
+    np.asarray(hi), np.percentile(np.asarray(scores), 75, axis=0), atol=1e-6
+  )
 
 
 def test_float64_weights_stay_float64(x64):
   c = _comparisons(m=40)
   c = Comparisons.from_arrays(
-      np.asarray(c.a), np.asarray(c.b), np.asarray(c.outcome, dtype=np.float64), weight=np.ones(40)
+    np.asarray(c.a), np.asarray(c.b), np.asarray(c.outcome, dtype=np.float64), weight=np.ones(40)
   )
   w = bs.bootstrap_scores(jax.random.key(0), c, _weights, num_replicas=3, batch_size=2)
   assert w.dtype == jnp.float64
@@ -418,12 +450,16 @@ def test_float64_weights_stay_float64(x64):
 def test_a_new_temperature_does_not_recompile_the_bootstrap():
   """STEScoreFn's temperatures are traced: same settings, other temperatures -> no new compilation."""
   c = _comparisons(m=12)
-  first = bs.bootstrap_scores(jax.random.key(4), c, bs.ste_score_fn(tau=0.02, gamma_c=0.05), num_replicas=3)
+  first = bs.bootstrap_scores(
+    jax.random.key(4), c, bs.ste_score_fn(tau=0.02, gamma_c=0.05), num_replicas=3
+  )
   compiled = bs._bootstrap._cache_size()
-  again = bs.bootstrap_scores(jax.random.key(4), c, bs.ste_score_fn(tau=0.3, gamma_c=0.2), num_replicas=3)
+  again = bs.bootstrap_scores(
+    jax.random.key(4), c, bs.ste_score_fn(tau=0.3, gamma_c=0.2), num_replicas=3
+  )
   assert bs._bootstrap._cache_size() == compiled
   expect = jax.vmap(lambda k: bs.ste_score_fn(tau=0.3, gamma_c=0.2)(bs.resample_comparisons(k, c)))(
-      jax.random.split(jax.random.key(4), 3)
+    jax.random.split(jax.random.key(4), 3)
   )
   np.testing.assert_allclose(again.uncovered, expect.uncovered, atol=1e-6)
   assert not np.allclose(first.uncovered, again.uncovered)

@@ -7,11 +7,11 @@ import pytest
 
 from ste_jax.stats import comparison_diagnostics
 from ste_jax.stats._graph import (
-    component_labels,
-    connected_components,
-    is_strongly_connected,
-    reached_from,
-    strongly_connected_within_components,
+  component_labels,
+  connected_components,
+  is_strongly_connected,
+  reached_from,
+  strongly_connected_within_components,
 )
 
 
@@ -35,7 +35,11 @@ def _graphs():
 
 GRAPHS = _graphs()
 # Compiled once per shape for every test here.
-_labels, _same, _reach = jax.jit(component_labels), jax.jit(connected_components), jax.jit(reached_from)
+_labels, _same, _reach = (
+  jax.jit(component_labels),
+  jax.jit(connected_components),
+  jax.jit(reached_from),
+)
 _within, _strong = jax.jit(strongly_connected_within_components), jax.jit(is_strongly_connected)
 
 
@@ -53,7 +57,9 @@ def test_graph_searches_match_networkx(A):
   np.testing.assert_array_equal(np.asarray(_same(A)), expect[:, None] == expect[None, :])
   rng = np.random.default_rng(n)
   sources = rng.random(n) < 0.2
-  reach = set(np.flatnonzero(sources)).union(*(nx.descendants(G, s) for s in np.flatnonzero(sources)))
+  reach = set(np.flatnonzero(sources)).union(
+    *(nx.descendants(G, s) for s in np.flatnonzero(sources))
+  )
   np.testing.assert_array_equal(np.asarray(_reach(A, sources)), np.isin(np.arange(n), list(reach)))
   within = all(nx.is_strongly_connected(G.subgraph(c)) for c in nx.weakly_connected_components(G))
   assert bool(_within(A)) == within
@@ -68,7 +74,9 @@ def test_bradley_terry_existence_condition_matches_networkx(A):
   G.add_edges_from(zip(*np.nonzero(A)))
   connected, separable = comparison_diagnostics(wins.astype(np.float32))
   assert bool(connected) == nx.is_weakly_connected(G)
-  assert bool(separable) == (not all(nx.is_strongly_connected(G.subgraph(c)) for c in nx.weakly_connected_components(G)))
+  assert bool(separable) == (
+    not all(nx.is_strongly_connected(G.subgraph(c)) for c in nx.weakly_connected_components(G))
+  )
 
 
 def test_bad_shapes_name_the_argument():

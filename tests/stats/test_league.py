@@ -1,6 +1,5 @@
 """The tennis-like sparse league: shapes, determinism, heavy tails, outcomes, the planted cycle."""
 
-
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -35,7 +34,7 @@ def test_dtype_follows_x64_and_the_argument(x64):
   league = stats.sparse_league(jax.random.key(1), num_agents=30, num_comparisons=200)
   assert league.P.dtype == jnp.float64 and league.comparisons.outcome.dtype == jnp.float64
   league = stats.sparse_league(
-      jax.random.key(2), num_agents=30, num_comparisons=200, dtype=jnp.float32
+    jax.random.key(2), num_agents=30, num_comparisons=200, dtype=jnp.float32
   )
   assert league.P.dtype == jnp.float32 and league.strength.dtype == jnp.float32
   assert league.comparisons.outcome.dtype == jnp.float32
@@ -66,8 +65,11 @@ def test_games_per_agent_are_heavy_tailed(seed):
 @pytest.mark.parametrize("num_agents", [2, 5])
 def test_no_self_pairs_even_with_few_agents(num_agents):
   league = stats.sparse_league(
-      jax.random.key(num_agents), num_agents=num_agents, num_comparisons=5000, locality=1.0,
-      activity_shape=0.5,
+    jax.random.key(num_agents),
+    num_agents=num_agents,
+    num_comparisons=5000,
+    locality=1.0,
+    activity_shape=0.5,
   )
   a, b = np.asarray(league.comparisons.a), np.asarray(league.comparisons.b)
   assert np.all(a != b) and a.min() >= 0 and max(a.max(), b.max()) < num_agents
@@ -108,7 +110,7 @@ def test_P_is_bradley_terry_in_the_strengths():
 @pytest.mark.parametrize("cycle_strength", [0.05, 0.5, 3.0])
 def test_cycle_strength_plants_a_three_cycle_among_the_top_three(cycle_strength):
   league = stats.sparse_league(
-      jax.random.key(7), num_agents=50, num_comparisons=400, cycle_strength=cycle_strength
+    jax.random.key(7), num_agents=50, num_comparisons=400, cycle_strength=cycle_strength
   )
   s = np.asarray(league.strength)
   t1, t2, t3 = np.argsort(s)[::-1][:3]
@@ -140,23 +142,23 @@ def test_no_comparisons():
 
 
 @pytest.mark.parametrize(
-    "kwargs,name",
-    [
-        ({"num_agents": 1}, "num_agents"),
-        ({"num_agents": 2.5}, "num_agents"),
-        ({"num_agents": True}, "num_agents"),
-        ({"num_agents": 2, "cycle_strength": 1.0}, "num_agents"),
-        ({"num_comparisons": -1}, "num_comparisons"),
-        ({"num_comparisons": 10.0}, "num_comparisons"),
-        ({"activity_shape": 0.0}, "activity_shape"),
-        ({"activity_shape": float("nan")}, "activity_shape"),
-        ({"strength_scale": -0.1}, "strength_scale"),
-        ({"locality": 1.5}, "locality"),
-        ({"locality": -0.1}, "locality"),
-        ({"cycle_strength": -1.0}, "cycle_strength"),
-        ({"cycle_strength": float("inf")}, "cycle_strength"),
-        ({"dtype": jnp.int32}, "dtype"),
-    ],
+  "kwargs,name",
+  [
+    ({"num_agents": 1}, "num_agents"),
+    ({"num_agents": 2.5}, "num_agents"),
+    ({"num_agents": True}, "num_agents"),
+    ({"num_agents": 2, "cycle_strength": 1.0}, "num_agents"),
+    ({"num_comparisons": -1}, "num_comparisons"),
+    ({"num_comparisons": 10.0}, "num_comparisons"),
+    ({"activity_shape": 0.0}, "activity_shape"),
+    ({"activity_shape": float("nan")}, "activity_shape"),
+    ({"strength_scale": -0.1}, "strength_scale"),
+    ({"locality": 1.5}, "locality"),
+    ({"locality": -0.1}, "locality"),
+    ({"cycle_strength": -1.0}, "cycle_strength"),
+    ({"cycle_strength": float("inf")}, "cycle_strength"),
+    ({"dtype": jnp.int32}, "dtype"),
+  ],
 )
 def test_bad_arguments_raise_naming_them(kwargs, name):
   with pytest.raises(ValueError, match=name):

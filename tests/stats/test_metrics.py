@@ -36,16 +36,17 @@ def _topk_f1_sklearn(k):
     pred = np.zeros(len(labels), dtype=int)
     pred[np.argsort(-strict_scores)[:k]] = 1
     return f1_score(labels, pred, zero_division=0)
+
   return metric
 
 
 TIE_CASES = [
-    # scores with tie groups of size <= 3 (few consistent orders), labels
-    (np.array([0.9, 0.5, 0.5, 0.1]), np.array([1, 1, 0, 0])),
-    (np.array([0.7, 0.7, 0.7, 0.2, 0.2, 0.0]), np.array([1, 0, 0, 1, 0, 1])),
-    (np.array([1.0, 1.0, 0.5, 0.5, 0.5, 0.3, 0.3]), np.array([0, 1, 1, 0, 1, 0, 0])),
-    (np.array([0.3, 0.3, 0.3, 0.3, 0.3]), np.array([1, 0, 0, 1, 0])),
-    (np.array([0.1, 0.4, 0.35, 0.8, 0.6, 0.2]), np.array([0, 1, 0, 1, 1, 0])),  # no ties
+  # scores with tie groups of size <= 3 (few consistent orders), labels
+  (np.array([0.9, 0.5, 0.5, 0.1]), np.array([1, 1, 0, 0])),
+  (np.array([0.7, 0.7, 0.7, 0.2, 0.2, 0.0]), np.array([1, 0, 0, 1, 0, 1])),
+  (np.array([1.0, 1.0, 0.5, 0.5, 0.5, 0.3, 0.3]), np.array([0, 1, 1, 0, 1, 0, 0])),
+  (np.array([0.3, 0.3, 0.3, 0.3, 0.3]), np.array([1, 0, 0, 1, 0])),
+  (np.array([0.1, 0.4, 0.35, 0.8, 0.6, 0.2]), np.array([0, 1, 0, 1, 1, 0])),  # no ties
 ]
 
 
@@ -84,7 +85,9 @@ def test_top_k_selection_probability_properties():
   prob = np.asarray(stats.top_k_selection_probability(scores, k=3))
   np.testing.assert_allclose(prob, [0, 1, 2 / 3, 2 / 3, 2 / 3, 0], atol=1e-6)
   for k in range(7):
-    assert float(jnp.sum(stats.top_k_selection_probability(scores, k=k))) == pytest.approx(k, abs=1e-5)
+    assert float(jnp.sum(stats.top_k_selection_probability(scores, k=k))) == pytest.approx(
+      k, abs=1e-5
+    )
 
 
 def test_top_k_f1_jit_and_vmap_agree_with_loop():
@@ -99,17 +102,23 @@ def test_top_k_f1_jit_and_vmap_agree_with_loop():
 def test_jittered_top_k_f1_converges_to_exact(key):
   scores, labels = TIE_CASES[2]
   exact = float(stats.top_k_f1(jnp.asarray(scores, jnp.float32), jnp.asarray(labels)))
-  mc = stats.jittered_top_k_f1(key, jnp.asarray(scores, jnp.float32), jnp.asarray(labels), num_repeats=4000)
+  mc = stats.jittered_top_k_f1(
+    key, jnp.asarray(scores, jnp.float32), jnp.asarray(labels), num_repeats=4000
+  )
   mc = float(mc)
   # MC standard error <= 0.5 / sqrt(4000) ~ 0.008
   assert abs(mc - exact) < 0.03
   # without ties every repeat selects the same set: exact equality.
   s, l = TIE_CASES[4]
   k1, k2 = jax.random.split(jax.random.key(1))
-  got = float(stats.jittered_top_k_f1(k1, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=16))
+  got = float(
+    stats.jittered_top_k_f1(k1, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=16)
+  )
   assert got == pytest.approx(f1_score(l, (s >= np.sort(s)[-3]).astype(int)), abs=1e-6)
   # a jitter larger than all score gaps randomizes the whole order: mean F1 near |C|/n.
-  wide = stats.jittered_top_k_f1(k2, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=4000, jitter=1e3)
+  wide = stats.jittered_top_k_f1(
+    k2, jnp.asarray(s, jnp.float32), jnp.asarray(l), num_repeats=4000, jitter=1e3
+  )
   wide = float(wide)
   assert abs(wide - 0.5) < 0.03
 
@@ -171,9 +180,9 @@ def test_metrics_float64(x64):
   for fn in (stats.top_k_f1, stats.auroc, stats.average_precision, stats.threshold_f1):
     assert fn(s, jnp.asarray(labels)).dtype == jnp.float64
   np.testing.assert_allclose(
-      float(stats.average_precision(s, jnp.asarray(labels))),
-      _oracle_expectation(scores, labels, average_precision_score),
-      atol=1e-12,
+    float(stats.average_precision(s, jnp.asarray(labels))),
+    _oracle_expectation(scores, labels, average_precision_score),
+    atol=1e-12,
   )
 
 
@@ -205,7 +214,9 @@ def test_expected_calibration_error_hand_values():
   assert float(got) == pytest.approx(0.39, abs=1e-6)
   assert float(stats.expected_calibration_error(jnp.array([1.0, 0.0]), jnp.array([1, 0]))) == 0.0
   # two bins: bin [0, 0.5) has p 0.2, 0.3 / labels 0, 1; bin [0.5, 1] has p 0.9 / label 0.
-  got = stats.expected_calibration_error(jnp.array([0.2, 0.3, 0.9]), jnp.array([0, 1, 0]), num_bins=2)
+  got = stats.expected_calibration_error(
+    jnp.array([0.2, 0.3, 0.9]), jnp.array([0, 1, 0]), num_bins=2
+  )
   assert float(got) == pytest.approx((2 / 3) * abs(0.5 - 0.25) + (1 / 3) * 0.9, abs=1e-6)
 
 

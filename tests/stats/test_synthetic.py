@@ -1,6 +1,5 @@
 """Planted-core generator and comparison sampler against a networkx oracle and the spec."""
 
-
 import jax
 import jax.numpy as jnp
 import networkx as nx
@@ -69,7 +68,9 @@ def test_structure_matches_specification(core_size):
 
 def test_random_tournament_outsiders_can_be_cyclic():
   n, s = 30, 3
-  P, core = stats.planted_core_tournament(jax.random.key(3), n=n, core_size=s, outsiders="random_tournament")
+  P, core = stats.planted_core_tournament(
+    jax.random.key(3), n=n, core_size=s, outsiders="random_tournament"
+  )
   outer = np.asarray(P)[np.ix_(~np.asarray(core), ~np.asarray(core))]
   degrees = sorted((outer > 0.5).sum(axis=1).tolist())
   assert degrees != list(range(n - s))  # not transitive
@@ -78,8 +79,8 @@ def test_random_tournament_outsiders_can_be_cyclic():
 def test_labels_are_permuted():
   n, s = 10, 3
   masks = [
-      np.asarray(stats.planted_core_tournament(jax.random.key(seed), n=n, core_size=s).core_mask)
-      for seed in range(12)
+    np.asarray(stats.planted_core_tournament(jax.random.key(seed), n=n, core_size=s).core_mask)
+    for seed in range(12)
   ]
   first = np.zeros(n, dtype=bool)
   first[:s] = True
@@ -91,8 +92,12 @@ def test_labels_are_permuted():
 
 def test_margins_are_parameters_and_validated():
   P, core = stats.planted_core_tournament(
-      jax.random.key(0), n=10, core_size=3,
-      core_margin=(0.4, 0.4), cycle_margin=(0.1, 0.1), outsider_margin=(0.3, 0.3),
+    jax.random.key(0),
+    n=10,
+    core_size=3,
+    core_margin=(0.4, 0.4),
+    cycle_margin=(0.1, 0.1),
+    outsider_margin=(0.3, 0.3),
   )
   P, core = np.asarray(P), np.asarray(core)
   np.testing.assert_allclose(P[np.ix_(core, ~core)], 0.9, atol=1e-6)
@@ -123,7 +128,9 @@ def test_vmapped_pipeline_matches_eager():
   keys = jax.random.split(jax.random.key(9), 4)
   P, core, wins, f1, auc = jax.jit(jax.vmap(trial))(jax.random.clone(keys))  # same keys on purpose
   assert P.shape == (4, 10, 10) and np.all(np.asarray(core).sum(axis=1) == 5)
-  assert np.all((np.asarray(f1) >= 0) & (np.asarray(f1) <= 1)) and np.all(np.isfinite(np.asarray(auc)))
+  assert np.all((np.asarray(f1) >= 0) & (np.asarray(f1) <= 1)) and np.all(
+    np.isfinite(np.asarray(auc))
+  )
   k1, k2 = jax.random.split(keys[2])
   P2, core2 = stats.planted_core_tournament(k1, n=10, core_size=5)
   wins2, _ = stats.sample_comparisons(k2, P2, per_pair=50, missing_rate=0.1)
@@ -177,7 +184,9 @@ def test_sample_means_match_binomial_means():
   P, wins = np.asarray(P, dtype=np.float64), np.asarray(wins, dtype=np.float64)
   p_game = eta / 2 + (1 - eta) * P
   rows, cols = np.triu_indices(n, 1)
-  z = (wins[rows, cols] / m - p_game[rows, cols]) / np.sqrt(p_game[rows, cols] * (1 - p_game[rows, cols]) / m)
+  z = (wins[rows, cols] / m - p_game[rows, cols]) / np.sqrt(
+    p_game[rows, cols] * (1 - p_game[rows, cols]) / m
+  )
   assert np.max(np.abs(z)) < 5.0  # 45 pairs, each within 5 standard deviations
   assert abs(np.mean(z)) < 5.0 / np.sqrt(len(z))
   assert 0.2 < np.std(z) < 2.0  # binomial spread, neither degenerate nor inflated

@@ -1,10 +1,10 @@
 """Temperature scaling and reliability-diagram data."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
 
 from ste_jax.models import PairwiseLogit
 from ste_jax.training import calibrate_temperature, fit_temperature, reliability_diagram

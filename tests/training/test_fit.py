@@ -1,10 +1,10 @@
 """fit(): context-dependent cycle (pairwise model vs Bradley-Terry), determinism, validation."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from flax import nnx
 
 from ste_jax import ste_scores
 from ste_jax.exact import top_cycle
@@ -29,8 +29,17 @@ def test_pairwise_beats_bradley_terry_on_context_dependent_cycle(rng):
   losses, tournaments = {}, {}
   for name, cls in (("pairwise", PairwiseLogit), ("bt", BradleyTerryLogit)):
     model = cls(5, num_context_features=2, embedding_dim=8, hidden_features=(32,), rngs=nnx.Rngs(0))
-    result = fit(jax.random.key(0), model, data, context_features=CONTEXTS, num_steps=150, batch_size=512,
-                 learning_rate=2e-2, heldout_fraction=0.2, progress=False)
+    result = fit(
+      jax.random.key(0),
+      model,
+      data,
+      context_features=CONTEXTS,
+      num_steps=150,
+      batch_size=512,
+      learning_rate=2e-2,
+      heldout_fraction=0.2,
+      progress=False,
+    )
     assert result.history.heldout_log_loss.shape[0] >= 1
     graphdef, state = nnx.split(result.model)
     loss, tournaments[name] = jax.jit(_evaluate, static_argnums=0)(graphdef, state, test)
@@ -47,8 +56,16 @@ def test_pairwise_beats_bradley_terry_on_context_dependent_cycle(rng):
 
 def _fit_small(key, data, seed=0):
   model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(seed))
-  return fit(key, model, data, num_steps=12, batch_size=64, heldout_fraction=0.25, eval_every=4,
-             progress=False)
+  return fit(
+    key,
+    model,
+    data,
+    num_steps=12,
+    batch_size=64,
+    heldout_fraction=0.25,
+    eval_every=4,
+    progress=False,
+  )
 
 
 def test_fit_is_deterministic_per_key_and_anneals(rng):
@@ -58,8 +75,12 @@ def test_fit_is_deterministic_per_key_and_anneals(rng):
   r3 = _fit_small(jax.random.key(2), data)
   for k, v in r1.history.metrics.items():
     np.testing.assert_array_equal(np.asarray(v), np.asarray(r2.history.metrics[k]), err_msg=k)
-  jax.tree.map(lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), r1.params, r2.params)
-  assert not np.array_equal(np.asarray(r1.history.metrics["loss"]), np.asarray(r3.history.metrics["loss"]))
+  jax.tree.map(
+    lambda x, y: np.testing.assert_array_equal(np.asarray(x), np.asarray(y)), r1.params, r2.params
+  )
+  assert not np.array_equal(
+    np.asarray(r1.history.metrics["loss"]), np.asarray(r3.history.metrics["loss"])
+  )
   h = r1.history
   assert h.step.shape == (12,) and h.eval_step.tolist() == [4, 8, 12]
   tau = np.asarray(h.metrics["tau"])

@@ -7,8 +7,13 @@ import pytest
 
 from ste_jax.stats import expected_calibration_error
 from ste_jax.training import (
-    calibration_regularizer, constant_temperature, exponential_anneal, pairwise_cross_entropy,
-    sharpness_regularizer, ste_objective, temperature_schedule,
+  calibration_regularizer,
+  constant_temperature,
+  exponential_anneal,
+  pairwise_cross_entropy,
+  sharpness_regularizer,
+  ste_objective,
+  temperature_schedule,
 )
 
 
@@ -18,7 +23,9 @@ def test_cross_entropy_matches_naive_with_ties_and_weights(rng):
   w = rng.uniform(0, 2, size=20).astype(np.float32)
   p = 1 / (1 + np.exp(-h.astype(np.float64)))
   naive = -(y * np.log(p) + (1 - y) * np.log(1 - p))
-  np.testing.assert_allclose(float(pairwise_cross_entropy(h, y, w)), np.sum(w * naive) / np.sum(w), rtol=1e-5)
+  np.testing.assert_allclose(
+    float(pairwise_cross_entropy(h, y, w)), np.sum(w * naive) / np.sum(w), rtol=1e-5
+  )
   np.testing.assert_allclose(float(pairwise_cross_entropy(h, y)), np.mean(naive), rtol=1e-5)
 
 
@@ -51,7 +58,9 @@ def test_sharpness_regularizer_values_and_gradients():
 def test_calibration_regularizer_equals_ece_and_has_gradient(rng):
   s = jnp.asarray(rng.uniform(size=50), dtype=jnp.float32)
   y = jnp.asarray(rng.uniform(size=50) < 0.5)
-  np.testing.assert_allclose(float(calibration_regularizer(s, y)), float(expected_calibration_error(s, y)), atol=1e-6)
+  np.testing.assert_allclose(
+    float(calibration_regularizer(s, y)), float(expected_calibration_error(s, y)), atol=1e-6
+  )
   g = jax.grad(lambda s: calibration_regularizer(s, y))(s)
   assert bool(jnp.all(jnp.isfinite(g))) and float(jnp.sum(jnp.abs(g))) > 0
   assert float(calibration_regularizer(s, y, jnp.zeros(50))) == 0.0
@@ -60,9 +69,14 @@ def test_calibration_regularizer_equals_ece_and_has_gradient(rng):
 def test_full_objective_combines_terms():
   h, y = jnp.array([0.3, -1.0]), jnp.array([1.0, 0.5])
   s, labels = jnp.array([0.9, 0.2, 0.6]), jnp.array([1.0, 0.0, 1.0])
-  terms = ste_objective(h, y, scores=s, membership=labels, sharpness_weight=0.5, calibration_weight=2.0)
-  expected = (pairwise_cross_entropy(h, y) + 0.5 * sharpness_regularizer(s)
-              + 2.0 * calibration_regularizer(s, labels))
+  terms = ste_objective(
+    h, y, scores=s, membership=labels, sharpness_weight=0.5, calibration_weight=2.0
+  )
+  expected = (
+    pairwise_cross_entropy(h, y)
+    + 0.5 * sharpness_regularizer(s)
+    + 2.0 * calibration_regularizer(s, labels)
+  )
   np.testing.assert_allclose(float(terms.total), float(expected), rtol=1e-6)
   plain = ste_objective(h, y)
   assert float(plain.total) == float(plain.cross_entropy) and float(plain.sharpness) == 0.0
@@ -76,9 +90,11 @@ def test_exponential_anneal_endpoints_traced_and_dtype(x64):
   sched = exponential_anneal(1.0, 0.01, 100)
   vals = jax.jit(jax.vmap(sched))(jnp.array([0, 25, 50, 100, 250]))
   assert vals.dtype == jnp.float64
-  np.testing.assert_allclose(np.asarray(vals), [1.0, 0.01 ** 0.25, 0.1, 0.01, 0.01], rtol=1e-12)
+  np.testing.assert_allclose(np.asarray(vals), [1.0, 0.01**0.25, 0.1, 0.01, 0.01], rtol=1e-12)
   temps = temperature_schedule(sched, gamma=0.5)(jnp.int32(50))
-  np.testing.assert_allclose([float(temps.tau), float(temps.gamma), float(temps.gamma_c)], [0.1, 0.5, 0.5])
+  np.testing.assert_allclose(
+    [float(temps.tau), float(temps.gamma), float(temps.gamma_c)], [0.1, 0.5, 0.5]
+  )
   assert float(constant_temperature(0.2)(7)) == pytest.approx(0.2)
 
 

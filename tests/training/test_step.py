@@ -1,18 +1,24 @@
 """The pure train step: gradients from the STE regularizer, no recompilation, embedding in a user module."""
 
+from flax import nnx
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
-from flax import nnx
 
 from ste_jax import ste_scores
 from ste_jax._checks import default_float_dtype
 from ste_jax.exact import top_cycle
 from ste_jax.models import PairwiseLogit, marginal_tournament, pairwise_logits
 from ste_jax.training import (
-    Temperatures, exponential_anneal, fit, make_ste_loss, make_train_step, pairwise_cross_entropy, sharpness_regularizer,
-    temperature_schedule,
+  Temperatures,
+  exponential_anneal,
+  fit,
+  make_ste_loss,
+  make_train_step,
+  pairwise_cross_entropy,
+  sharpness_regularizer,
+  temperature_schedule,
 )
 from tests.training._data import cycle_comparisons
 
@@ -28,7 +34,8 @@ def test_sharpness_gradient_reaches_model_parameters():
     return sharpness_regularizer(getattr(ste_scores(P, tau=0.1, gamma=0.1), score))
 
   grads_t, grads_u = jax.jit(
-      lambda p: (jax.grad(regularizer)(p, "top_cycle"), jax.grad(regularizer)(p, "uncovered")))(params)
+    lambda p: (jax.grad(regularizer)(p, "top_cycle"), jax.grad(regularizer)(p, "uncovered"))
+  )(params)
   for grads in (grads_t, grads_u):
     leaves = jax.tree.leaves(grads)
     assert all(bool(jnp.all(jnp.isfinite(g))) for g in leaves)
@@ -54,7 +61,11 @@ def test_annealed_regularized_step_does_not_recompile(rng):
   step = make_train_step(graphdef, tx, loss_fn=counting_loss, schedule=schedule, rest=rest)
   params, opt_state, first = step(params, opt_state, data, 0)
   taus = [float(first["tau"])]
-  for t in (1, 2, 7):  # (jax.no_tracing() cannot be used here: entering it changes the jit cache key)
+  for t in (
+    1,
+    2,
+    7,
+  ):  # (jax.no_tracing() cannot be used here: entering it changes the jit cache key)
     params, opt_state, metrics = step(params, opt_state, data, t)
     taus.append(float(metrics["tau"]))
   assert len(traces) == 1
@@ -86,8 +97,18 @@ def test_user_module_with_ste_scores_trains_end_to_end(rng):
     sharp = sharpness_regularizer(model.core_scores(temperatures).top_cycle)
     return ce + 0.05 * sharp, {"cross_entropy": ce, "sharpness": sharp}
 
-  result = fit(jax.random.key(0), model, data, loss_fn=loss_fn, num_steps=60, batch_size=128,
-               learning_rate=3e-2, tau=exponential_anneal(0.5, 0.05, 60), patience=None, progress=False)
+  result = fit(
+    jax.random.key(0),
+    model,
+    data,
+    loss_fn=loss_fn,
+    num_steps=60,
+    batch_size=128,
+    learning_rate=3e-2,
+    tau=exponential_anneal(0.5, 0.05, 60),
+    patience=None,
+    progress=False,
+  )
   ce = np.asarray(result.history.metrics["cross_entropy"])
   assert ce.shape == (60,) and ce[-5:].mean() < ce[:5].mean() - 0.2
   assert np.all(np.isfinite(np.asarray(result.history.metrics["sharpness"])))
@@ -112,10 +133,16 @@ def test_ste_loss_uses_the_smoothed_reachability_by_default(rng):
   P = marginal_tournament(model)
 
   def sharpness(reach_gamma):
-    return float(sharpness_regularizer(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.1, reach_gamma=reach_gamma).top_cycle))
+    return float(
+      sharpness_regularizer(
+        ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.1, reach_gamma=reach_gamma).top_cycle
+      )
+    )
 
   default = float(make_ste_loss(sharpness_weight=1.0)(model, batch, temps)[1]["sharpness"])
-  exact = float(make_ste_loss(sharpness_weight=1.0, reach_gamma=0.0)(model, batch, temps)[1]["sharpness"])
+  exact = float(
+    make_ste_loss(sharpness_weight=1.0, reach_gamma=0.0)(model, batch, temps)[1]["sharpness"]
+  )
   np.testing.assert_allclose(default, sharpness(0.2), rtol=1e-5)
   np.testing.assert_allclose(exact, sharpness(0.0), rtol=1e-5)
   assert abs(sharpness(0.2) - sharpness(0.0)) > 1e-3  # the two settings are told apart
