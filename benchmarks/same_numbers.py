@@ -86,10 +86,12 @@ def runs(out: pathlib.Path) -> dict[str, list[str]]:
   return cases
 
 
-def snapshot(out: pathlib.Path, tree: pathlib.Path) -> None:
+def snapshot(out: pathlib.Path, tree: pathlib.Path, only: list[str] | None = None) -> None:
   out.mkdir(parents=True, exist_ok=True)
   env = dict(os.environ, PYTHONPATH=str(tree))
   for name, args in runs(out).items():
+    if only and name not in only:
+      continue
     cmd = [sys.executable, "-m", "ste_jax", "score", *args, "--output", "json", "--no-progress"]
     done = subprocess.run(cmd, cwd=tree, env=env, capture_output=True, text=True)
     if done.returncode != 0:
@@ -153,13 +155,14 @@ def main() -> int:
   s = sub.add_parser("snapshot")
   s.add_argument("out", type=pathlib.Path)
   s.add_argument("--tree", type=pathlib.Path, default=ROOT)
+  s.add_argument("--only", nargs="*", help="run only these cases")
   c = sub.add_parser("compare")
   c.add_argument("a", type=pathlib.Path)
   c.add_argument("b", type=pathlib.Path)
   c.add_argument("--rtol", type=float, default=1e-6)
   args = p.parse_args()
   if args.cmd == "snapshot":
-    snapshot(args.out, args.tree.resolve())
+    snapshot(args.out, args.tree.resolve(), args.only)
     return 0
   return compare(args.a, args.b, args.rtol)
 
