@@ -1,0 +1,213 @@
+"""Options declared once: a settings field carries its default, type, check and help text.
+
+A settings class is a frozen dataclass whose fields are made with :func:`option`. The same
+declaration gives the Python default, the validation (:func:`check_options`, called from the
+class's ``__post_init__``), the command-line flag (:func:`add_arguments`) and the value read back
+from parsed arguments (:func:`from_arguments`), so a name, a default or a help text is written in
+one place only.
+
+Example:
+  >>> import argparse, dataclasses
+  >>> @dataclasses.dataclass(frozen=True)
+  ... class Demo:
+  ...   replicas: int = option(200, help="bootstrap replicas", check=at_least(0))
+  ...   def __post_init__(self):
+  ...     check_options(self)
+  >>> parser = argparse.ArgumentParser()
+  >>> add_arguments(parser, Demo)
+  >>> from_arguments(Demo, parser.parse_args(["--replicas", "5"]))
+  Demo(replicas=5)
+  >>> Demo(replicas=-1)
+  Traceback (most recent call last):
+  ...
+  ValueError: replicas must be >= 0, got -1.
+"""
+
+import argparse
+from collections.abc import Callable, Sequence
+import dataclasses
+import math
+from typing import Any
+
+Check = Callable[[Any, str], None]
+
+_KEY = "ste_jax.option"
+
+
+@dataclasses.dataclass(frozen=True)
+class OptionSpec:
+  """How one settings field appears on the command line and how its value is checked.
+
+  Attributes:
+    help: the help text (one phrase; the default is appended by :func:`add_arguments`).
+    flag: the long flag (default ``--field-name``); ``None`` keeps the field off the CLI.
+    aliases: further flags accepted for the same field.
+    parse: converts the flag's text to the value (default: the type of the default value).
+    choices: the allowed values, checked in Python and on the command line.
+    check: ``check(value, name)`` raises :class:`ValueError` naming the field.
+    metavar: the flag's placeholder in the help.
+  """
+
+  help: str
+  flag: str | None = ""
+  aliases: tuple[str, ...] = ()
+  parse: Callable[[str], Any] | None = None
+  choices: tuple[Any, ...] | None = None
+  check: Check | None = None
+  metavar: str | None = None
+
+
+def option(
+  default: Any,
+  *,
+  help: str,
+  flag: str | None = "",
+  aliases: Sequence[str] = (),
+  parse: Callable[[str], Any] | None = None,
+  choices: Sequence[Any] | None = None,
+  check: Check | None = None,
+  metavar: str | None = None,
+) -> Any:
+  """A dataclass field declared with everything the Python API and the CLI need.
+
+  Args:
+    default: the default value (immutable).
+    help: the help text.
+    flag: the long flag; ``""`` derives ``--field-name``; ``None`` keeps the option off the CLI.
+    aliases: further flags for the same option.
+    parse: text-to-value conversion for the CLI (default: the default's type; booleans are
+      ``--flag`` / ``--no-flag`` switches).
+    choices: the allowed values.
+    check: ``check(value, name)`` raising :class:`ValueError`.
+    metavar: the flag's placeholder.
+
+  Returns:
+    A :func:`dataclasses.field` carrying an :class:`OptionSpec` in its metadata.
+  """
+  spec = OptionSpec(
+    help=help,
+    flag=flag,
+    aliases=tuple(aliases),
+    parse=parse,
+    choices=None if choices is None else tuple(choices),
+    check=check,
+    metavar=metavar,
+  )
+  return dataclasses.field(default=default, metadata={_KEY: spec})
+
+
+def specs(cls: type) -> dict[str, OptionSpec]:
+  """``field name -> OptionSpec`` of a settings class, in declaration order."""
+  return {f.name: f.metadata[_KEY] for f in dataclasses.fields(cls) if _KEY in f.metadata}
+
+
+def flag_of(name: str, spec: OptionSpec) -> str | None:
+  """The long flag of a field (``None`` when the field has no flag)."""
+  if spec.flag is None:
+    return None
+  return spec.flag or "--" + name.replace("_", "-")
+
+
+def check_options(settings: Any) -> None:
+  """Checks every option of a settings instance (its choices and its ``check``).
+
+  Raises:
+    ValueError: naming the field, the allowed values and the value given.
+  """
+  for name, spec in specs(type(settings)).items():
+    value = getattr(settings, name)
+    if spec.choices is not None and value not in spec.choices:
+      raise ValueError(f"{name} must be one of {spec.choices}, got {value!r}.")
+    if spec.check is not None:
+      spec.check(value, name)
+
+
+def _fields(cls: type) -> dict[str, dataclasses.Field]:
+  return {f.name: f for f in dataclasses.fields(cls)}
+
+
+def add_arguments(
+  parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+  cls: type,
+  *,
+  exclude: Sequence[str] = (),
+  defaults: dict[str, Any] | None = None,
+) -> None:
+  """Adds one flag per option of ``cls`` to an argparse parser (or argument group).
+
+  Args:
+    parser: where the flags go.
+    cls: the settings class.
+    exclude: field names left off this parser.
+    defaults: per-parser defaults that replace the declared ones (e.g. fewer replicas for a demo).
+  """
+  fields = _fields(cls)
+  for name, spec in specs(cls).items():
+    flag = flag_of(name, spec)
+    if flag is None or name in exclude:
+      continue
+    default = (defaults or {}).get(name, fields[name].default)
+    shown = "none" if default is None else default
+    text = f"{spec.help} (default {shown})"
+    if isinstance(fields[name].default, bool) and spec.parse is None:
+      parser.add_argument(
+        flag,
+        *spec.aliases,
+        dest=name,
+        action=argparse.BooleanOptionalAction,
+        default=default,
+        help=text,
+      )
+      continue
+    parse = spec.parse or (type(default) if default is not None else str)
+    parser.add_argument(
+      flag,
+      *spec.aliases,
+      dest=name,
+      type=parse,
+      default=default,
+      choices=spec.choices if spec.parse is None else None,
+      metavar=spec.metavar,
+      help=text,
+    )
+
+
+def from_arguments(cls: type, namespace: argparse.Namespace, **overrides: Any) -> Any:
+  """The settings instance of parsed arguments (fields without a flag keep their defaults)."""
+  values = {name: getattr(namespace, name) for name in specs(cls) if hasattr(namespace, name)}
+  values.update(overrides)
+  return cls(**values)
+
+
+# Reusable checks: each raises ValueError naming the field.
+
+
+def at_least(low: float, *, integer: bool = True) -> Check:
+  """A check that the value is a number (an integer by default) ``>= low``."""
+
+  def check(value: Any, name: str) -> None:
+    kinds = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds) or not value >= low:
+      raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+
+  return check
+
+
+def positive_finite(value: Any, name: str) -> None:
+  """Checks a finite number ``> 0`` (``None`` passes: an unset option)."""
+  if value is None:
+    return
+  if isinstance(value, bool) or not isinstance(value, (int, float)):
+    raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+  if not (math.isfinite(value) and value > 0):
+    raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+
+
+def open_interval(low: float, high: float) -> Check:
+  """A check that the value is a number in ``(low, high)``."""
+
+  def check(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value < high:
+      raise ValueError(f"{name} must be in ({low}, {high}), got {value!r}.")
+
+  return check
