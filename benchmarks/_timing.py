@@ -74,7 +74,8 @@ def patched(module, **constants):
 
 
 def interleaved_medians(calls: dict, rounds: int) -> dict:
-  """Median seconds of each zero-argument call, timed alternately for ``rounds`` rounds after a warm-up.
+  """Median seconds of each zero-argument call, timed alternately for ``rounds`` rounds after a
+  warm-up.
 
   Alternating the calls spreads this VM's drift over all of them; each result is waited for
   (``jax.block_until_ready``).

@@ -19,8 +19,9 @@ to measure what adaptive sampling does to a per-pair level. Every policy stops a
 Usage: python benchmarks/active.py [--quick | --medium] [--seeds S]
   --quick   planted n = 30, |C| = 5 at both levels, 8 seeds (under 2 minutes on 2 CPU cores)
   --medium  the full grid without n = 100 (the n = 100 rows take the longest)
-  default   planted n = 30 (|C| = 3, 5, 7) and n = 100 (|C| = 3, 7), Bradley--Terry with a 3-cycle on
-            top (n = 30), and the Vicuna-80 win-rate matrix (real data, n = 8), 32 seeds (8 at n = 100)
+  default planted n = 30 (|C| = 3, 5, 7) and n = 100 (|C| = 3, 7), Bradley--Terry with a 3-cycle on
+            top (n = 30), and the Vicuna-80 win-rate matrix (real data, n = 8), 32 seeds (8 at n =
+            100)
 """
 
 import argparse
@@ -45,7 +46,7 @@ def planted(n, core, seeds):
 
 
 def bt_cycle(n, seeds, margin=1.0):
-  """Bradley--Terry strengths ``N(0, 1)``; the three strongest form a 3-cycle (logit ``+-margin``)."""
+  """Bradley--Terry strengths ``N(0, 1)``; the top three form a 3-cycle (logit ``+-margin``)."""
 
   def one(key):
     s = jnp.sort(jax.random.normal(key, (n,)))[::-1] + jnp.where(jnp.arange(n) < 3, 1.0, 0.0)
@@ -60,7 +61,7 @@ def bt_cycle(n, seeds, margin=1.0):
 
 
 def real_win_rates(seeds):
-  """The win-rate matrix of the complete Vicuna-80 round robin (ties half), the same for every seed."""
+  """The win-rate matrix of the complete Vicuna-80 round robin (ties half), for every seed."""
   from ste_jax.data import load_comparisons, win_rate_tournament
 
   path = ROOT.parent / "shared" / "data" / "vicuna80_qlora_human" / "comparisons.csv"
@@ -75,7 +76,7 @@ _COMPILED = {}
 
 
 def _simulator(policy, k):
-  """One compiled ``vmap`` of the simulator per policy and ``k``: budget and edge level are traced."""
+  """One compiled ``vmap`` of the simulator per policy and ``k`` (budget, edge level: traced)."""
   if (policy, k) not in _COMPILED:
     _COMPILED[policy, k] = jax.jit(
       jax.vmap(
@@ -168,7 +169,8 @@ def main(argv=None):
   args = parser.parse_args(argv)
   seeds = args.seeds or (8 if args.quick else 32)
   print(
-    "| truth | n | k | c | active: median comparisons / cert / wrong / x uniform | uniform: median / cert / "
+    "| truth | n | k | c | active: median comparisons / cert / wrong / x uniform | uniform: median "
+    "/ cert / "
     "wrong | arena: median / cert / wrong / x uniform |"
   )
   print("|---|---|---|---|---|---|---|")
@@ -191,7 +193,8 @@ def main(argv=None):
   if not args.no_timing:
     t = timing()
     line = (
-      f"one suggest_pairs call at n = 100 (k = 20, compiled): top_cycle {t['top_cycle']:.3f} s, uncovered "
+      f"one suggest_pairs call at n = 100 (k = 20, compiled): top_cycle {t['top_cycle']:.3f} s, "
+      "uncovered "
       f"{t['uncovered']:.3f} s; " + line
     )
   print("\n" + line)

@@ -5,9 +5,9 @@ comparisons, counts wins, builds the posterior-edge tournament ``D`` (paper Eq.
 ``posterior_edge_estimator``) and computes both STE scores (max-min reachability, tau = gamma =
 0.01, the paper's bootstrap setting). Methods:
 
-* ``bootstrap_scores``: ``stats.bootstrap_scores(..., batch_size=B)``: one jit-compiled computation over all
-  replicas (``lax.map`` over chunks of ``B`` vmapped replicas; ``B = 1`` is a compiled sequential
-  loop, often the fastest on CPU, where vmapped replicas cost more per item).
+* ``bootstrap_scores``: ``stats.bootstrap_scores(..., batch_size=B)``: one jit-compiled computation
+  over all replicas (``lax.map`` over chunks of ``B`` vmapped replicas; ``B = 1`` is a compiled
+  sequential loop, often the fastest on CPU, where vmapped replicas cost more per item).
 * ``Python loop, jitted replica``: the baseline of the issue's target, a Python loop over replica
   keys calling one jit-compiled single-replica function (``ste_score_fn(resample_comparisons(key,
   c))``), timed on ``--loop-replicas`` replicas and reported per replica; results are not
@@ -20,7 +20,7 @@ against a NumPy baseline (``np.bincount`` + ``scipy.special.betainc``) in the sa
 ``posterior_edges`` alone on the ``(n, n)`` counts.
 
 Usage:
-  python benchmarks/bootstrap.py           # n=100, m=1e5, R=1000, batch sizes 1 10 100; counts on 1e6
+  python benchmarks/bootstrap.py # n=100, m=1e5, R=1000, batch sizes 1 10 100; counts on 1e6
   python benchmarks/bootstrap.py --quick   # a small configuration, to check that it runs
 Each configuration runs in its own process so peak RSS is per configuration.
 """
@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import (
+from benchmarks._timing import (  # noqa: E402
   compile_and_time,
   fmt_mb,
   machine_description,
@@ -48,7 +48,7 @@ TAU = 0.01
 
 
 def make_comparisons(n: int, m: int, seed: int = 0):
-  """``m`` comparisons between ``n`` agents: a Bradley-Terry ladder with a planted 5-cycle on top."""
+  """``m`` comparisons between ``n`` agents: a Bradley-Terry ladder under a planted 5-cycle."""
   from ste_jax.data import Comparisons
 
   rng = np.random.default_rng(seed)
@@ -187,7 +187,8 @@ def main():
   n, m, R = args.agents, args.comparisons, args.replicas
   print(f"machine: {machine_description()}")
   print(
-    f"bootstrap: n = {n} agents, m = {m:,} comparisons, R = {R:,} multinomial replicas; per replica: "
+    f"bootstrap: n = {n} agents, m = {m:,} comparisons, R = {R:,} multinomial replicas; per "
+    "replica: "
     f"reweight, pair_counts, posterior_edges, ste_scores_from_edges (tau = gamma = {TAU}, max-min "
     "reachability), float32"
   )
@@ -218,7 +219,8 @@ def main():
     ratio = f"{rate / loop_rate:.3g}x" if loop_rate and r is not loop else ""
     ratio_eager = f"{rate / eager_rate:.3g}x" if eager_rate and r is not eager else ""
     print(
-      f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | {rate:.1f} | {ratio} | "
+      f"| {method} | {b} | {fmt(r['compile_s'])} | {fmt(r['run_s'])} | {r['replicas']} | "
+      f"{rate:.1f} | {ratio} | "
       f"{ratio_eager} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} |",
       flush=True,
     )
@@ -226,7 +228,8 @@ def main():
   mc = args.count_comparisons
   print()
   print(
-    f"counts and estimators: n = {n} agents, m = {mc:,} comparisons, float32 (NumPy baseline float64)"
+    f"counts and estimators: n = {n} agents, m = {mc:,} comparisons, float32 (NumPy baseline "
+    "float64)"
   )
   print()
   print("| computation | compile (s) | run (s) | comparisons/s | peak RSS (MB) |")

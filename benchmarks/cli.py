@@ -1,4 +1,5 @@
-"""Wall time and peak memory of ``ste-jax score`` with its defaults on large, sparse inputs (issues 6, 10).
+"""Wall time and peak memory of ``ste-jax score`` with its defaults on large, sparse inputs (issues
+6, 10).
 
 Inputs (written to a temporary CSV, ``a, b, winner``):
 
@@ -83,7 +84,7 @@ def _write(path, a, b, winner) -> None:
 
 
 def run(args: list, source: pathlib.Path) -> tuple[float, float, str, int]:
-  """``(wall s, peak RSS MB, stdout, exit status)`` of ``python -m ste_jax ARGS`` from ``source``."""
+  """``(wall s, peak RSS MB, stdout, exit status)`` of ``python -m ste_jax ARGS`` in ``source``."""
   env = dict(os.environ, PYTHONPATH=str(source))
   with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
     start = time.perf_counter()

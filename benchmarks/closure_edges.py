@@ -71,7 +71,8 @@ def print_header(args, current: str):
 def pivot_table(args):
   print_header(
     args,
-    f"pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, current _PIVOTS_PER_SWEEP = {_maxmin._PIVOTS_PER_SWEEP}",
+    f"pivots per sweep from n = {_maxmin._SWEEP_MIN_N}, current _PIVOTS_PER_SWEEP = "
+    f"{_maxmin._PIVOTS_PER_SWEEP}",
   )
   head = " | ".join(f"edges, {p} (s) | values, {p} (s)" for p in args.pivots)
   print(f"| n | {head} |")
@@ -105,7 +106,8 @@ def main():
     return pivot_table(args)
   print_header(args, f"current _SELECT_KEYS_MIN_N = {_maxmin._SELECT_KEYS_MIN_N}")
   print(
-    "| n | per component (s) | compound select (s) | per component / select | closure values alone (s) |"
+    "| n | per component (s) | compound select (s) | per component / select | closure values alone "
+    "(s) |"
   )
   print("|---:|---:|---:|---:|---:|")
   for n in args.sizes:

@@ -12,7 +12,8 @@ the AOT-compiled function, after a warm-up):
 
 and prints the largest difference between the algorithms' values and gradients (expected 0) and,
 on a GPU, the peak device memory of the process so far (``memory_stats``; it only grows).
-``--batch B`` runs a stack of ``B`` tournaments per call (leading batch axis of ``P``) instead of one.
+``--batch B`` runs a stack of ``B`` tournaments per call (leading batch axis of ``P``) instead of
+one.
 
 Usage: python benchmarks/closure_squaring.py [--sizes 100 300 1000] [--reps 20] [--batch B]
 """
@@ -74,7 +75,8 @@ def main():
     + (f"; a batch of {args.batch} tournaments per call" if args.batch else "")
   )
   print(
-    "| n | algorithm | closure (ms) | ste fwd+bwd (ms) | fwd+bwd ratio to Floyd-Warshall | max abs diff | peak device (MB) |"
+    "| n | algorithm | closure (ms) | ste fwd+bwd (ms) | fwd+bwd ratio to Floyd-Warshall | max abs "
+    "diff | peak device (MB) |"
   )
   print("|---:|---|---:|---:|---:|---:|---:|")
   for n in args.sizes:
@@ -96,7 +98,8 @@ def main():
         float(jnp.max(jnp.abs(grad - base[4]))),
       )
       print(
-        f"| {n} | {algorithm} | {1e3 * t_closure:.3f} | {1e3 * t_grad:.3f} | {t_grad / base[1]:.2f} | "
+        f"| {n} | {algorithm} | {1e3 * t_closure:.3f} | {1e3 * t_grad:.3f} | "
+        f"{t_grad / base[1]:.2f} | "
         f"{diff:.1e} | {peak} |",
         flush=True,
       )

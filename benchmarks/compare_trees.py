@@ -79,7 +79,8 @@ def main():
   print("Median over rounds; ratio = baseline / this tree (> 1: this tree is faster).")
   print()
   print(
-    "| config | baseline fwd (s) | this fwd (s) | fwd ratio | baseline fwd+bwd (s) | this fwd+bwd (s) | fwd+bwd ratio | baseline RSS (MB) | this RSS (MB) |"
+    "| config | baseline fwd (s) | this fwd (s) | fwd ratio | baseline fwd+bwd (s) | this fwd+bwd "
+    "(s) | fwd+bwd ratio | baseline RSS (MB) | this RSS (MB) |"
   )
   print("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
   for c in configs:
@@ -91,8 +92,10 @@ def main():
     med = lambda rs, f: statistics.median(x[f] for x in rs)
     print(
       f"| {key} | {_fmt(med(base, 'forward_s'))} | {_fmt(med(this, 'forward_s'))} | "
-      f"{med(base, 'forward_s') / med(this, 'forward_s'):.2f}x | {_fmt(med(base, 'forward_backward_s'))} | "
-      f"{_fmt(med(this, 'forward_backward_s'))} | {med(base, 'forward_backward_s') / med(this, 'forward_backward_s'):.2f}x | "
+      f"{med(base, 'forward_s') / med(this, 'forward_s'):.2f}x | "
+      f"{_fmt(med(base, 'forward_backward_s'))} | "
+      f"{_fmt(med(this, 'forward_backward_s'))} | "
+      f"{med(base, 'forward_backward_s') / med(this, 'forward_backward_s'):.2f}x | "
       f"{med(base, 'peak_rss_mb'):.0f} | {med(this, 'peak_rss_mb'):.0f} |"
     )
 

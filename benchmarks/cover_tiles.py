@@ -1,12 +1,13 @@
 """The soft cover's tile budgets, timed interleaved: value kernel and reverse kernel.
 
 The cover kernels stream the ``(c, a, b)`` witness terms in tiles whose size is a module constant of
-``ste_jax/ops/_cover_kernels.py``: ``_TILE_ELEMENTS`` (the value kernel) and ``_BACKWARD_TILE_ELEMENTS``
-(the reverse kernel's tiles of one row ``c`` and a block of rows ``a``). For each ``n`` this script
-compiles ``soft_cover_scores(D, gamma_c=0.05)`` forward and ``jax.value_and_grad`` of a weighted sum
-of it once per budget pair (the constants patched before each trace), checks that every pair gives
-the same values and gradients (to float32 rounding), then times them alternately for ``--rounds``
-rounds (one call each per round, after a warm-up) and prints the medians. ``D = sigmoid((P - 1/2) /
+``ste_jax/ops/_cover_kernels.py``: ``_TILE_ELEMENTS`` (the value kernel) and
+``_BACKWARD_TILE_ELEMENTS`` (the reverse kernel's tiles of one row ``c`` and a block of rows ``a``).
+For each ``n`` this script compiles ``soft_cover_scores(D, gamma_c=0.05)`` forward and
+``jax.value_and_grad`` of a weighted sum of it once per budget pair (the constants patched before
+each trace), checks that every pair gives the same values and gradients (to float32 rounding), then
+times them alternately for ``--rounds`` rounds (one call each per round, after a warm-up) and prints
+the medians. ``D = sigmoid((P - 1/2) /
 0.05)`` of a random tournament, as in ``benchmarks/operators.py --parts``. The tiles are those of
 the JAX kernels, so everything runs inside ``ste_jax.ops.native_kernels(False)`` (on the CPU the
 native kernels would otherwise run, whatever the budgets).
@@ -33,15 +34,16 @@ from ste_jax.ops import _cover_kernels  # noqa: E402
 
 
 def compiled_pair(D, W, value_log2: int, backward_log2: int):
-  """(forward, value_and_grad) compiled with the two tile budgets ``2**value_log2``, ``2**backward_log2``."""
+  """(forward, value_and_grad) compiled with the two tile budgets ``2**value_log2``,
+  ``2**backward_log2``."""
   with (
     patched(
       _cover_kernels, _TILE_ELEMENTS=1 << value_log2, _BACKWARD_TILE_ELEMENTS=1 << backward_log2
     ),
     ste_jax.ops.native_kernels(False),
   ):
-    loss = lambda D: jnp.sum(W * ste_jax.soft_cover_scores(D, gamma_c=0.05))
-    forward = jax.jit(lambda D: ste_jax.soft_cover_scores(D, gamma_c=0.05)).lower(D).compile()
+    loss = lambda D: jnp.sum(W * ste_jax.ops.soft_cover_scores(D, gamma_c=0.05))
+    forward = jax.jit(lambda D: ste_jax.ops.soft_cover_scores(D, gamma_c=0.05)).lower(D).compile()
     both = jax.jit(jax.value_and_grad(loss)).lower(D).compile()
     return forward, both
 
@@ -63,11 +65,14 @@ def main():
   print(f"machine: {machine_description()}")
   print(
     f"soft_cover_scores(D, gamma_c=0.05), float32; median of {args.rounds} interleaved rounds; "
-    f"current budgets 2^{_cover_kernels._TILE_ELEMENTS.bit_length() - 1}:2^{_cover_kernels._BACKWARD_TILE_ELEMENTS.bit_length() - 1}"
+    "current budgets "
+    f"2^{_cover_kernels._TILE_ELEMENTS.bit_length() - 1}:"
+    f"2^{_cover_kernels._BACKWARD_TILE_ELEMENTS.bit_length() - 1}"
   )
   print()
   print(
-    "| n | budgets (log2 value:backward) | backward a-rows | forward (s) | fwd+bwd (s) | fwd+bwd vs first |"
+    "| n | budgets (log2 value:backward) | backward a-rows | forward (s) | fwd+bwd (s) | fwd+bwd "
+    "vs first |"
   )
   print("|---:|---|---:|---:|---:|---:|")
   for n in args.sizes:

@@ -174,7 +174,8 @@ def pgn_text(df) -> str:
 
 
 def write_files(folder: pathlib.Path, num_rows: int) -> dict:
-  """Writes ``battles_<rows>.csv`` / ``.parquet`` / ``.pgn`` and the planted rows; returns their paths."""
+  """Writes ``battles_<rows>.csv`` / ``.parquet`` / ``.pgn`` and the planted rows; returns their
+  paths."""
   df, planted = battles(num_rows)
   paths = {fmt: folder / f"battles_{num_rows}.{fmt}" for fmt in FORMATS}
   df.to_csv(paths["csv"], index=False)
@@ -279,7 +280,8 @@ def main(argv=None):
   print(f"machine: {machine_description()}")
   print(
     f"input: synthetic arena battles, {NUM_MODELS} models (Zipf 1.1 popularity), ~20% tie, "
-    f"~10% tie (bothbad), {len(CATEGORIES)} categories, 7 columns, 1 planted bad row per {BAD_EVERY}"
+    f"~10% tie (bothbad), {len(CATEGORIES)} categories, 7 columns, 1 planted bad row per "
+    f"{BAD_EVERY}"
   )
   print()
   print(
@@ -308,7 +310,8 @@ def main(argv=None):
         if "error" in ours or "error" in base:
           failed = True
           print(
-            f"| {n} | {fmt} | {mib:.1f} | {ours.get('error', '')} | | | | {base.get('error', '')} | | | failed |",
+            f"| {n} | {fmt} | {mib:.1f} | {ours.get('error', '')} | | | | {base.get('error', '')} "
+            "| | | failed |",
             flush=True,
           )
           continue
@@ -319,15 +322,18 @@ def main(argv=None):
         verdict = f"{ours['rejected']} rejected, lines ok" if checks else "MISMATCH"
         print(
           f"| {n} | {fmt} | {mib:.1f} | {ours['load_s']:.2f} | {n / ours['load_s']:,.0f} "
-          f"| {ours['counts_first_s']:.2f} / {ours['counts_warm_s']:.3f} | {ours['peak_rss_mib']:.0f} "
-          f"| {base['load_s']:.2f} | {base['peak_rss_mib']:.0f} | {ours['load_s'] / base['load_s']:.1f}x "
+          f"| {ours['counts_first_s']:.2f} / {ours['counts_warm_s']:.3f} | "
+          f"{ours['peak_rss_mib']:.0f} "
+          f"| {base['load_s']:.2f} | {base['peak_rss_mib']:.0f} | "
+          f"{ours['load_s'] / base['load_s']:.1f}x "
           f"| {verdict} |",
           flush=True,
         )
   if start_rss:
     print()
     print(
-      f"peak RSS of a child after its imports, before loading: {min(start_rss):.0f}-{max(start_rss):.0f} MiB"
+      "peak RSS of a child after its imports, before loading: "
+      f"{min(start_rss):.0f}-{max(start_rss):.0f} MiB"
     )
   return 1 if failed else 0
 

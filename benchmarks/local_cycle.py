@@ -59,11 +59,14 @@ def main(argv=None):
   parser.add_argument("--seed", type=int, default=0)
   args = parser.parse_args(argv)
   print(
-    f"machine: {machine_description()}; league n=300, 6000 matches, cycle logit {args.cycle}, seed {args.seed}"
+    f"machine: {machine_description()}; league n=300, 6000 matches, cycle logit {args.cycle}, seed "
+    f"{args.seed}"
   )
   print(
-    "| games per core pair | chosen model | CV log-loss (model / BT) | core records (wins of first / games) "
-    "| table P for those pairs | table's hard TC | contradictions reported | most often in the replicas' TC, "
+    "| games per core pair | chosen model | CV log-loss (model / BT) | core records (wins of first "
+    "/ games) "
+    "| table P for those pairs | table's hard TC | contradictions reported | most often in the "
+    "replicas' TC, "
     "Poisson (P(TC), games) | same, parametric |"
   )
   print("|---|---|---|---|---|---|---|---|---|")
@@ -104,7 +107,8 @@ def main(argv=None):
         ", ".join(f"{names[i]}{'*' if i in core else ''} ({p_tc[i]:.2f}, {games[i]})" for i in top)
       )
     print(
-      f"| {g} | {model} | {m.cv_log_loss:.4f} / {m.bt_cv_log_loss:.4f} | {', '.join(records)} | {', '.join(probs)} "
+      f"| {g} | {model} | {m.cv_log_loss:.4f} / {m.bt_cv_log_loss:.4f} | {', '.join(records)} | "
+      f"{', '.join(probs)} "
       f"| {', '.join(table.top_cycle)} | {shown} | {frequent[0]} | {frequent[1]} |"
     )
   print(f"true Top Cycle (* in the last columns): {', '.join(names[i] for i in core)}")

@@ -1,4 +1,5 @@
-"""Wall time of the model estimator's fit and bootstrap refits on a large arena (``ste-jax score``'s default estimator).
+"""Wall time of the model estimator's fit and bootstrap refits on a large arena (``ste-jax score``'s
+default estimator).
 
 Input: the issue-6 synthetic arena battles of ``benchmarks/cli.py`` (uniformly random pairs, 10 %
 ties, a planted 5-cycle on top of Bradley-Terry strengths), 1,000 agents and 100,000 battles by
@@ -58,7 +59,9 @@ est = _estimators.EdgeEstimator("model", fit.P, fit)
 for batch in (8, 1):
   for call in ("first", "second"):
     t = time.perf_counter()
-    _leaderboard.bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=replicas, batch_size=batch)
+    _leaderboard.bootstrap_hard_memberships(
+      jax.random.key(1), c, est, num_replicas=replicas, batch_size=batch
+    )
     out[f"boot{batch}_{call}"] = time.perf_counter() - t
 print(json.dumps(out))
 """
@@ -153,7 +156,8 @@ def main():
     )
     r = args.replicas
     print(
-      f"| source | fit, first call (s) | fit, second call (s) | s per replica, batch 8 | s per replica, batch 1 "
+      "| source | fit, first call (s) | fit, second call (s) | s per replica, batch 8 | s per "
+      "replica, batch 1 "
       f"| first bootstrap call, batch 8 / 1 ({r} replicas, s) | chosen model |"
     )
     print("|---|---:|---:|---:|---:|---:|---|")
@@ -161,7 +165,8 @@ def main():
       t = child(CHILD, source, path, r)
       print(
         f"| {label} | {t['fit_first']:.1f} | {t['fit_second']:.1f} | {t['boot8_second'] / r:.3f} | "
-        f"{t['boot1_second'] / r:.3f} | {t['boot8_first']:.1f} / {t['boot1_first']:.1f} | {t['chosen']} |",
+        f"{t['boot1_second'] / r:.3f} | {t['boot8_first']:.1f} / {t['boot1_first']:.1f} | "
+        f"{t['chosen']} |",
         flush=True,
       )
 

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 import numpy as np  # noqa: E402
 
-from benchmarks._timing import (
+from benchmarks._timing import (  # noqa: E402
   compile_and_time,
   fmt_mb,
   machine_description,
@@ -91,7 +91,7 @@ def child(n: int, method: str, batch: int = 0) -> dict:
   elif method == "parts":  # where the time of ste_scores' fwd+bwd goes, in one process
     D = jax.nn.sigmoid((P - 0.5) / 0.05)
     reps, min_time = (5, 1.0) if n <= 200 else (3, 0.0)
-    cover = lambda D: jnp.sum(ste_jax.soft_cover_scores(D, gamma_c=0.05))
+    cover = lambda D: jnp.sum(ste_jax.ops.soft_cover_scores(D, gamma_c=0.05))
     top_cycle = lambda P: jnp.sum(ste_jax.ste_scores(P, tau=0.05).top_cycle)
 
     def both(P):
@@ -151,7 +151,8 @@ def main():
     nargs=2,
     default=[100, 100],
     metavar=("B", "N"),
-    help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B = 0: skip)",
+    help="also time jax.vmap over B tournaments of N agents, kernels as a loop vs a batch axis (B "
+    "= 0: skip)",
   )
   parser.add_argument(
     "--xla-kernels",
@@ -165,7 +166,8 @@ def main():
     nargs="*",
     default=[],
     metavar="N",
-    help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the Top-Cycle "
+    help="also split the fwd+bwd time at these sizes: the soft cover alone (forward, fwd+bwd), the "
+    "Top-Cycle "
     "score alone (closure; fwd+bwd) and both scores, in one process",
   )
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
@@ -178,11 +180,13 @@ def main():
   print(f"machine: {machine_description()}")
   if args.sizes:
     print(
-      "ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) + sum(u) w.r.t. P"
+      "ste_scores(P, tau=0.05), float32, jit, K = n-1, exact max-min reachability; grad of sum(t) "
+      "+ sum(u) w.r.t. P"
     )
     print()
     print(
-      "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS (MB) | peak device (MB) "
+      "| n | method | compile fwd (s) | forward (s) | compile grad (s) | fwd+bwd (s) | peak RSS "
+      "(MB) | peak device (MB) "
       "| fwd+bwd vs naive |"
     )
     print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -200,19 +204,23 @@ def main():
         if method.startswith("ste") and "naive" in rows and "error" not in rows["naive"]:
           ratio = f"{rows['naive']['forward_backward_s'] / r['forward_backward_s']:.0f}x faster"
         print(
-          f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | {fmt(r['compile_grad_s'])} | "
-          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | {fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
+          f"| {n} | {method} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | "
+          f"{fmt(r['compile_grad_s'])} | "
+          f"{fmt(r['forward_backward_s'])} | {r['peak_rss_mb']:.0f} | "
+          f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
           flush=True,
         )
   B, nb = args.batch
   if B:
     print()
     print(
-      f"jax.vmap of ste_scores over B = {B} tournaments of n = {nb}: the kernels of the batch as a loop vs a batch axis"
+      f"jax.vmap of ste_scores over B = {B} tournaments of n = {nb}: the kernels of the batch as a "
+      "loop vs a batch axis"
     )
     print()
     print(
-      "| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament (ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |"
+      "| kernels of a batch | compile fwd (s) | forward (s) | fwd+bwd (s) | fwd+bwd per tournament "
+      "(ms) | peak RSS (MB) | peak device (MB) | fwd+bwd vs loop |"
     )
     print("|---|---:|---:|---:|---:|---:|---:|---:|")
     methods = ("batch-loop", "batch-axis") + (
@@ -231,15 +239,18 @@ def main():
       )
       print(
         f"| {method.removeprefix('batch-')} | {fmt(r['compile_fwd_s'])} | {fmt(r['forward_s'])} | "
-        f"{fmt(r['forward_backward_s'])} | {1e3 * r['forward_backward_s'] / B:.2f} | {r['peak_rss_mb']:.0f} | "
+        f"{fmt(r['forward_backward_s'])} | {1e3 * r['forward_backward_s'] / B:.2f} | "
+        f"{r['peak_rss_mb']:.0f} | "
         f"{fmt_mb(r.get('peak_device_mb'))} | {ratio} |",
         flush=True,
       )
   if args.parts:
     print()
     print(
-      "Where the fwd+bwd time goes (one process per n; D = sigmoid((P - 1/2) / 0.05), gamma_c = tau = 0.05). "
-      "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction of them per tile, "
+      "Where the fwd+bwd time goes (one process per n; D = sigmoid((P - 1/2) / 0.05), gamma_c = "
+      "tau = 0.05). "
+      "Each pass of the soft cover evaluates n^3 exponentials; its forward is one fused reduction "
+      "of them per tile, "
       "so twice the cover's forward is what two such passes cost here."
     )
     print()
@@ -257,7 +268,8 @@ def main():
           continue
         print(
           f"| {n} | {kernels} | {fmt(r['cover_forward_s'])} | {fmt(r['cover_fwd_bwd_s'])} | "
-          f"{fmt(2 * r['cover_forward_s'])} | {fmt(r['top_cycle_fwd_bwd_s'])} | {fmt(r['ste_fwd_bwd_s'])} |",
+          f"{fmt(2 * r['cover_forward_s'])} | {fmt(r['top_cycle_fwd_bwd_s'])} | "
+          f"{fmt(r['ste_fwd_bwd_s'])} |",
           flush=True,
         )
   if args.hard_n:

@@ -38,7 +38,8 @@ _DEFAULT_PAPER = os.path.join(
 
 
 def appendix_namespace(paper: str) -> dict:
-  """Executes the appendix's code blocks (Core Functions up to the Training Loop); returns their names."""
+  """Executes the appendix's code blocks (Core Functions up to the Training Loop); returns their
+  names."""
   with open(paper, encoding="utf-8") as f:
     tex = f.read()
   start, end = tex.index(r"\subsection{Core Functions}"), tex.index(r"\subsection{Training Loop}")
@@ -78,15 +79,18 @@ def main():
   import ste_jax
 
   print(
-    f"machine: {machine_description()}; torch {torch.__version__} ({torch.get_num_threads()} threads)"
+    f"machine: {machine_description()}; torch {torch.__version__} ({torch.get_num_threads()} "
+    "threads)"
   )
   print(
-    f"ste_scores(P, tau=0.05) vs the paper's compute_ste_scores(P, tau=0.05), {args.dtype}, K = n - 1; "
+    f"ste_scores(P, tau=0.05) vs the paper's compute_ste_scores(P, tau=0.05), {args.dtype}, K = n "
+    "- 1; "
     f"grad of sum(t) + sum(u) w.r.t. P; medians of {args.rounds} interleaved rounds"
   )
   print()
   print(
-    "| n | appendix forward (s) | appendix fwd+bwd (s) | ste forward (s) | ste fwd+bwd (s) | fwd+bwd: ste faster by | max abs diff t, u | max abs diff grad |"
+    "| n | appendix forward (s) | appendix fwd+bwd (s) | ste forward (s) | ste fwd+bwd (s) | "
+    "fwd+bwd: ste faster by | max abs diff t, u | max abs diff grad |"
   )
   print("|---:|---:|---:|---:|---:|---:|---:|---:|")
   for n in args.sizes:

@@ -13,11 +13,12 @@ Top-Cycle score ``t``):
   does not give.
 * ``STE-model``: STE on the model tournament ``P̂`` of ``fit_model_tournament`` (Bradley-Terry plus
   a low-rank intransitive term chosen by cross-validation over unit comparisons, fitted on the win
-  counts; it predicts every pair, observed or not), ``tau = gamma = 0.01``, exact max-min reachability
-  (``ste_scores(P̂)``). Tables 3-4 only, and only on a slice of the grid (``model_ns`` agents, the
-  first ``model_seeds`` seeds; the fit is a cross-validated L-BFGS solve per trial and compiles once
-  per data shape): its rows there pool fewer trials than the other methods', and the table "STE-model
-  on its slice" compares it with STE-post and BTL on the same trials (paired differences).
+  counts; it predicts every pair, observed or not), ``tau = gamma = 0.01``, exact max-min
+  reachability (``ste_scores(P̂)``). Tables 3-4 only, and only on a slice of the grid (``model_ns``
+  agents, the first ``model_seeds`` seeds; the fit is a cross-validated L-BFGS solve per trial and
+  compiles once per data shape): its rows there pool fewer trials than the other methods', and the
+  table "STE-model on its slice" compares it with STE-post and BTL on the same trials (paired
+  differences).
 * ``BTL``: Bradley-Terry maximum likelihood (``bradley_terry``; its documented prior when the data
   are not identifiable).
 * ``Win``: empirical win rate (``win_rate``).
@@ -28,7 +29,8 @@ exact expectation under uniformly random tie-breaking (scores within 1e-12 tie; 
 (a calibration diagnostic, STE only). Intervals: mean +- 1.96 sd / sqrt(N) over the trial rows (over
 the seeds in Table 5), as in the paper.
 
-Generator (``planted_core_tournament`` / ``sample_comparisons``, issue 5's specification): core beats
+Generator (``planted_core_tournament`` / ``sample_comparisons``, issue 5's specification): core
+  beats
 outsiders by 1/2 + U(0.20, 0.30), a regular rotation inside the core, outsiders in a random strict
 order (1/2 + U(0.12, 0.45)), exactly round(mu * n(n-1)/2) missing pairs, m games per kept pair with
 label noise eta = 0.02. Each trial has its own key (derived from n, |C|, m, mu, seed), so trials are
@@ -42,9 +44,9 @@ n = 50, m >= 5 slice.
 Float64 (``jax_enable_x64``) by default, so that the 1e-12 tie rule means what it says (in float32
 many saturated posterior edges round to exactly 1); ``--float32`` to compare.
 
-A thin driver: the experiments, tables and figures live in :mod:`ste_jax.benchmarking` (the installed
-``ste-jax planted`` runs the same code); this script only sets its default output folder and its
-name in the report.
+A thin driver: the experiments, tables and figures live in :mod:`ste_jax.benchmarking` (the
+installed ``ste-jax planted`` runs the same code); this script only sets its default output folder
+and its name in the report.
 
 Usage:
   python benchmarks/planted_core.py                # full grid (5-7 min on 2 CPU cores)

@@ -1,27 +1,30 @@
-"""Tournament-solution family: ste_jax (JAX, CPU) next to pref_voting and OpenSpiel (where installed).
+"""Tournament-solution family: ste_jax (JAX, CPU) next to pref_voting and OpenSpiel (where
+installed).
 
 For each n in --sizes, one random tournament (float32, the library default; continuous
 probabilities, no ties) is solved by each method. JAX times are the median of `--reps` runs (one
-run above n = 300) of the AOT-compiled function (compile time reported separately); pref_voting is timed once per call (it is
-skipped above --pv-max-n, where a single call takes too long). The ratio is pref_voting / ste_jax.
-All run in this process, on the same machine, one after the other.
+run above n = 300) of the AOT-compiled function (compile time reported separately); pref_voting is
+timed once per call (it is skipped above --pv-max-n, where a single call takes too long). The ratio
+is pref_voting / ste_jax. All run in this process, on the same machine, one after the other.
 
 OpenSpiel (test extras; skipped when ``open_spiel`` or cvxpy does not import, and above --os-max-n)
 is timed once per call, like pref_voting, for the three solutions it implements, on the same
 tournament in float64 (its code is NumPy float64) with ``P_ba = 1 - P_ab`` restored exactly, so that
 its alpha-Rank recognizes the constant-sum game and uses its closed-form fixation probabilities:
 
-* maximal_lottery: ``lp_solver.solve_zero_sum_matrix_game`` on the margins ``P - P^T`` (cvxpy + ECOS;
-  it solves the LPs of both players);
+* maximal_lottery: ``lp_solver.solve_zero_sum_matrix_game`` on the margins ``P - P^T`` (cvxpy +
+  ECOS; it solves the LPs of both players);
 * nash_average: ``nash_averaging.nash_averaging`` (maximum-entropy Nash, cvxpy + Clarabel);
 * alpha_rank: ``alpharank.compute([P], m=50, alpha=10, use_local_selection_model=False)``, the model
-  ``ste_jax.alpha_rank`` implements (OpenSpiel's default, the local selection model, is another one).
+  ``ste_jax.ops.alpha_rank`` implements (OpenSpiel's default, the local selection model, is another
+  one).
 
 Each call includes building the pyspiel matrix game; one warm-up call on a 3 x 3 game (cvxpy's first
 solve) is not timed. The last column is the largest difference between the two answers, ste_jax
 recomputed in float64 on OpenSpiel's input (untimed; float32 maximal lotteries lose accuracy from
 about n = 100, see the second table); OpenSpiel's solvers stop at about 1e-7 .. 1e-8 (its Nash
-averaging, with Clarabel's default tolerances, was 8e-6 off at n = 100 where its LP agreed to 6e-10).
+averaging, with Clarabel's default tolerances, was 8e-6 off at n = 100 where its LP agreed to
+6e-10).
 
 A second table checks the maximal-lottery supports (the bipartisan and essential sets) of the same
 tournaments against SciPy's HiGHS LP solver (one feasibility LP per margin matrix; for these
@@ -124,24 +127,24 @@ def _answer(name, out):
 
 def soft_ml_fwd_bwd(M):
   w = jnp.arange(M.shape[-1], dtype=M.dtype)
-  return jax.value_and_grad(lambda M: jnp.dot(w, ste_jax.soft_maximal_lottery(M, temperature=0.1)))(
-    M
-  )
+  return jax.value_and_grad(
+    lambda M: jnp.dot(w, ste_jax.ops.soft_maximal_lottery(M, temperature=0.1))
+  )(M)
 
 
 def jax_methods():
   return {
     "top_cycle": ste_jax.top_cycle,
     "uncovered_set": ste_jax.uncovered_set,
-    "schwartz_set": ste_jax.schwartz_set,
-    "bipartisan_set": ste_jax.bipartisan_set,
-    "essential_set": ste_jax.essential_set,
-    "minimal_covering_set": ste_jax.minimal_covering_set,
-    "maximal_lottery": lambda P: ste_jax.maximal_lottery(ste_jax.margin_matrix(P)),
-    "banks_set": ste_jax.banks_set,
-    "soft_ml fwd+bwd (tau=0.1)": lambda P: soft_ml_fwd_bwd(ste_jax.margin_matrix(P)),
-    "nash_average": lambda P: ste_jax.nash_average(ste_jax.margin_matrix(P)),
-    "alpha_rank (alpha=10)": lambda P: ste_jax.alpha_rank(P, alpha=10.0),
+    "schwartz_set": ste_jax.exact.schwartz_set,
+    "bipartisan_set": ste_jax.exact.bipartisan_set,
+    "essential_set": ste_jax.exact.essential_set,
+    "minimal_covering_set": ste_jax.exact.minimal_covering_set,
+    "maximal_lottery": lambda P: ste_jax.exact.maximal_lottery(ste_jax.exact.margin_matrix(P)),
+    "banks_set": ste_jax.exact.banks_set,
+    "soft_ml fwd+bwd (tau=0.1)": lambda P: soft_ml_fwd_bwd(ste_jax.exact.margin_matrix(P)),
+    "nash_average": lambda P: ste_jax.ops.nash_average(ste_jax.exact.margin_matrix(P)),
+    "alpha_rank (alpha=10)": lambda P: ste_jax.ops.alpha_rank(P, alpha=10.0),
   }
 
 
@@ -180,7 +183,8 @@ def main():
   else:
     spiel = "not installed (no OpenSpiel column)"
   print(
-    f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: {spiel}"
+    f"jax {jax.__version__} on {jax.default_backend()}, {os.cpu_count()} CPU cores; OpenSpiel: "
+    f"{spiel}"
   )
   pv = pref_voting_methods()
   rows = []
@@ -225,19 +229,22 @@ def main():
         (n, name, f"{run_s:.4f}", f"{compile_s:.1f}", pv_s, ratio, os_s, os_ratio, os_diff)
       )
       print(
-        f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} {ratio}"
+        f"  n={n:5d} {name:28s} {run_s:9.4f} s (compile {compile_s:5.1f} s) pref_voting {pv_s} "
+        f"{ratio}"
         f"{f' OpenSpiel {os_s} {os_ratio} max|diff| {os_diff}' if os_s else ''}",
         flush=True,
       )
   print()
   print(
-    "| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax | OpenSpiel (s) "
+    "| n | solution | ste_jax run (s) | compile (s) | pref_voting (s) | pref_voting / ste_jax | "
+    "OpenSpiel (s) "
     "| OpenSpiel / ste_jax | max abs diff to OpenSpiel (float64) |"
   )
   print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
   for n, name, run_s, compile_s, pv_s, ratio, os_s, os_ratio, os_diff in rows:
     print(
-      f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} | {os_s} | {os_ratio} | {os_diff} |"
+      f"| {n} | {name} | {run_s} | {compile_s} | {pv_s} | {ratio} | {os_s} | {os_ratio} | "
+      f"{os_diff} |"
     )
   print()
   support_accuracy(args.sizes)
@@ -257,7 +264,7 @@ def support_accuracy(sizes):
       cells = []
       for x64 in (False, True):
         with jax.enable_x64(x64):
-          M = ste_jax.margin_matrix(
+          M = ste_jax.exact.margin_matrix(
             jnp.asarray(P, jnp.float64 if x64 else jnp.float32), majority=majority
           )
           _, support, verified = jax.block_until_ready(

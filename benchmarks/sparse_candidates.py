@@ -1,4 +1,5 @@
-"""Sparse data, unsettled top: what the leaderboard says about the true Top Cycle, and whether the replicas' candidates hold it.
+"""Sparse data, unsettled top: what the leaderboard says about the true Top Cycle, and whether the
+replicas' candidates hold it.
 
 Two kinds of sparse data, each over several seeds, each run through ``ste_jax.evaluate.core_table``
 with its defaults (model estimator, 200 parametric bootstrap replicas, verdicts at 0.95):
@@ -21,13 +22,14 @@ higher ``P(TC)`` than every member of the point estimate's Top Cycle above it) a
 estimate's order (tier, then soft scores: the table's order before that rule) with its number of
 games, and how
 many pairs among the true members and among the table's first 10 rows
-(``CoreTable.head_to_head``) were compared; the case of the table's answer line (``CoreTable.answer``:
-certified, partly certified, not settled) with how many of the agents it names are true members
-(not settled: the three agents most often in the replicas' Top Cycles), and in how many runs it
-certified an agent outside the true Top Cycle;
+(``CoreTable.head_to_head``) were compared; the case of the table's answer line
+(``CoreTable.answer``: certified, partly certified, not settled) with how many of the agents it
+names are true members (not settled: the three agents most often in the replicas' Top Cycles), and
+in how many runs it certified an agent outside the true Top Cycle;
 and of the 10 pairs ``suggest_pairs`` proposes
 (seed 0), how many touch a candidate, with the relevance from posterior draws (``plausible_cores=
-None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such data).
+None``) and from the replicas' cores (``replica_cores``, what ``ste-jax suggest`` uses on such
+data).
 
 Usage: .venv/bin/python benchmarks/sparse_candidates.py [--seeds 0 1 2 3] [--kinds uniform league]
 """
@@ -134,8 +136,14 @@ def run(kind: str, seed: int, cycle: float) -> dict:
     ),
     "seconds": seconds,
     "touching": touching,
-    "core_pairs": f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of {len(truth) * (len(truth) - 1) // 2}",
-    "top_pairs": f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of {TOP_ROWS * (TOP_ROWS - 1) // 2}",
+    "core_pairs": (
+      f"{int((totals[np.ix_(truth, truth)] > 0).sum()) // 2} of "
+      f"{len(truth) * (len(truth) - 1) // 2}"
+    ),
+    "top_pairs": (
+      f"{int(np.triu(table.head_to_head(TOP_ROWS).compared, 1).sum())} of "
+      f"{TOP_ROWS * (TOP_ROWS - 1) // 2}"
+    ),
     "answer": _answer_cell(table.answer(TOP_ROWS), [table.agents[i] for i in truth]),
   }
 
@@ -162,13 +170,18 @@ def main(argv=None):
   )
   args = parser.parse_args(argv)
   print(
-    f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric replicas, "
+    f"machine: {machine_description()}; core_table defaults (model estimator, 200 parametric "
+    "replicas, "
     f"confidence 0.95); league cycle logit {args.cycle}"
   )
   print(
-    "| data | seed | agents | true TC | point TC (true members) | certified in / out | TC candidates at 0.95 "
-    "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | candidates hold the true TC | true members: table row (row in the point estimate's order; games; * = candidate) "
-    f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | answer: case (named agents in the true TC) "
+    "| data | seed | agents | true TC | point TC (true members) | certified in / out | TC "
+    "candidates at 0.95 "
+    "(share of replicas held) | point TC: soft TC score, P(TC); best soft TC score of the rest | "
+    "candidates hold the true TC | true members: table row (row in the point estimate's order; "
+    "games; * = candidate) "
+    f"| pairs among them compared | pairs among the first {TOP_ROWS} rows compared | answer: case "
+    "(named agents in the true TC) "
     "| suggested pairs touching a candidate, posterior / model (of 10) | seconds |"
   )
   print("|---|---:|---:|---:|---|---|---|---|---|---|---|---|---|---|---:|")
@@ -184,10 +197,13 @@ def main(argv=None):
         tuple(any(m[j] == 1 for m in r["members"]) for j in (0, 1))
       )
       print(
-        f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | {r['in']} / "
-        f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, {r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
+        f"| {kind} | {seed} | {r['agents']} | {r['truth']} | {r['point']} ({r['point_true']}) | "
+        f"{r['in']} / "
+        f"{r['out']} | {r['candidates']} ({r['share']:.0%}) | {r['soft'][0]:.2f}, "
+        f"{r['soft'][1]:.2f}; {r['soft'][2]:.2f} | "
         f"{'yes' if r['holds_truth'] else 'no'} | "
-        f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | {r['core_pairs']} | {r['top_pairs']} | {r['answer'][0]} | "
+        f"{', '.join(f'{k} ({k0}; {g}){chr(42) * c}' for k, k0, g, c in r['members'])} | "
+        f"{r['core_pairs']} | {r['top_pairs']} | {r['answer'][0]} | "
         f"{r['touching']['posterior']} / {r['touching']['model']} | "
         f"{r['seconds']:.1f} |",
         flush=True,
@@ -196,7 +212,8 @@ def main(argv=None):
     print(f"{kind}: the candidates held the whole true Top Cycle in {sum(h)} of {len(h)} runs")
   for kind, m in misleading.items():
     print(
-      f"{kind}: the answer certified an agent outside the true Top Cycle in {sum(m)} of {len(m)} runs"
+      f"{kind}: the answer certified an agent outside the true Top Cycle in {sum(m)} of {len(m)} "
+      "runs"
     )
   for counts, what in (
     (top_rows, f"true Top-Cycle members in the first {TOP_ROWS} rows:"),
@@ -209,7 +226,8 @@ def main(argv=None):
       now, before = (sum(x[k] for x in pairs) for k in (0, 1))
       unit = " runs" if counts is first_row else ""
       print(
-        f"{kind}: {what} {now} of {len(pairs)}{unit} in the table's order, {before} of {len(pairs)}{unit} "
+        f"{kind}: {what} {now} of {len(pairs)}{unit} in the table's order, {before} of "
+        f"{len(pairs)}{unit} "
         "in the point estimate's order"
       )
 

@@ -125,7 +125,8 @@ def main():
   print(f"machine: {machine_description()}")
   print(
     f"train step (jit, float32, Adam): n = {N_AGENTS} agents, {N_COMPARISONS} comparisons, "
-    f"{N_CONTEXTS} contexts, batch {BATCH}, PairwiseLogit 16-d embeddings + MLP 64-64; {steps} timed steps"
+    f"{N_CONTEXTS} contexts, batch {BATCH}, PairwiseLogit 16-d embeddings + MLP 64-64; {steps} "
+    "timed steps"
   )
   print()
   print(

@@ -36,10 +36,10 @@ game, and the row count does not depend on the games.
 Per trial and estimator (``posterior``, ``model``, ``winrate``; :mod:`ste_jax.evaluate._estimators`)
 the verdicts are computed as ``membership_verdicts`` computes them: a fit key and a bootstrap key,
 :func:`~ste_jax.evaluate._estimators.build_estimator` on the data, ``R`` bootstrap replicas as the
-leaderboard draws them by default (:func:`~ste_jax.evaluate._leaderboard.bootstrap_hard_memberships`:
-outcomes redrawn from the fitted model and warm-started refits for the model estimator, Poisson
-weights over unit comparisons for the others; compiled once per shape), and
-:func:`~ste_jax.evaluate._verdicts.verdicts_from_replicas`.
+leaderboard draws them by default
+(:func:`~ste_jax.evaluate._leaderboard.bootstrap_hard_memberships`: outcomes redrawn from the fitted
+model and warm-started refits for the model estimator, Poisson weights over unit comparisons for the
+others; compiled once per shape), and :func:`~ste_jax.evaluate._verdicts.verdicts_from_replicas`.
 
 In the ``league`` settings the number of observed pairs varies between trials, and the model fit
 compiles once per number of pairs. Each trial's data therefore get zero-weight rows on unobserved
@@ -197,7 +197,8 @@ def trial_key(*path):
 
 
 def simulate(setting: Setting, trial: int):
-  """``(wins, observed, P)`` of one trial as NumPy arrays: win counts, observed pairs, true tournament."""
+  """``(wins, observed, P)`` of one trial as NumPy arrays: win counts, observed pairs, true
+  tournament."""
   import jax
   import numpy as np
 
@@ -239,8 +240,8 @@ def pad_pairs(observed, num_pairs: int):
 
 
 def counts_to_comparisons(wins, pairs):
-  """Aggregated comparisons: for each pair ``a < b`` of ``pairs``, the rows ``(a, b, 1)`` with weight
-  ``wins[a, b]`` and ``(a, b, 0)`` with weight ``wins[b, a]`` (either may be 0).
+  """Aggregated comparisons: for each pair ``a < b`` of ``pairs``, the rows ``(a, b, 1)`` with
+  weight ``wins[a, b]`` and ``(a, b, 0)`` with weight ``wins[b, a]`` (either may be 0).
 
   The leaderboard splits a row of integer weight ``w`` into ``w`` unit comparisons, both for the
   cross-validation folds of the model and for the bootstrap, so these rows give the estimators and
@@ -268,7 +269,7 @@ def counts_to_comparisons(wins, pairs):
 
 
 def padding_check(wins, observed, padded, key, estimators) -> dict:
-  """``{estimator: max |edge difference|}`` between the data with and without the zero-weight pairs."""
+  """``{estimator: max |edge difference|}`` between the data with and without zero-weight pairs."""
   import numpy as np
 
   from ste_jax.evaluate._estimators import build_estimator
@@ -288,7 +289,7 @@ def padding_check(wins, observed, padded, key, estimators) -> dict:
 
 
 def verdict_counts(labels, truth) -> dict:
-  """Counts of one concept's verdict labels against the true membership ``truth`` (``(n,)`` bool)."""
+  """Counts of one concept's verdict labels against the true membership ``truth`` (``(n,)``)."""
   import numpy as np
 
   v = np.asarray(labels)
@@ -306,7 +307,8 @@ def verdict_counts(labels, truth) -> dict:
 
 
 def share_rule_labels(probability):
-  """The earlier rule: ``in`` if ``p >= c``, ``out`` if ``p <= 1 - c`` (``p``: share of replicas' hard cores)."""
+  """The earlier rule: ``in`` if ``p >= c``, ``out`` if ``p <= 1 - c`` (``p``: share of replicas'
+  hard cores)."""
   import numpy as np
 
   p = np.asarray(probability, dtype=np.float64)
@@ -452,7 +454,7 @@ def wilson(k: int, n: int, z: float = Z95) -> tuple:
 
 
 def share(k: int, n: int) -> str:
-  """``"p [lo, hi] (k/n)"``: the share ``p = k/n`` and its Wilson interval (``—`` when ``n = 0``)."""
+  """``"p [lo, hi] (k/n)"``: the share ``p = k/n`` and its Wilson interval (``—`` if ``n = 0``)."""
   if n == 0:
     return "— (0/0)"
   lo, hi = wilson(k, n)
@@ -460,11 +462,12 @@ def share(k: int, n: int) -> str:
 
 
 def summarize(df):
-  """Counts summed per (setting, rule, estimator, concept), plus pooled rows per rule, estimator and concept.
+  """Counts summed per (setting, rule, estimator, concept), plus pooled rows per rule, estimator and
+  concept.
 
   Returns:
-    A DataFrame with ``COUNT_FIELDS`` columns, ``trials``, ``rule`` and ``setting`` (``"all settings"`` and
-    ``"all planted"`` for the pooled rows).
+    A DataFrame with ``COUNT_FIELDS`` columns, ``trials``, ``rule`` and ``setting`` (``"all
+    settings"`` and ``"all planted"`` for the pooled rows).
   """
   import pandas as pd
 
@@ -492,7 +495,8 @@ def md_table(header, rows) -> str:
 
 
 def verdict_table(summary) -> str:
-  """The Markdown table of a :func:`summarize` frame (rules: certified, certified+imputed, share, half)."""
+  """The Markdown table of a :func:`summarize` frame (rules: certified, certified+imputed, share,
+  half)."""
   order = {"certified": 0, "certified+imputed": 1, "share": 2, "half": 3}
   summary = summary.sort_values("rule", key=lambda r: r.map(order), kind="stable")
   header = [
@@ -538,19 +542,29 @@ def report(df, checks, cfg: Config, *, command: str, seconds: float) -> str:
     f"Command: `{command}`",
     f"Machine: {machine_description()}",
     f"Date: {datetime.date.today().isoformat()}",
-    f"Trials: {cfg.num_trials} data sets ({', '.join(f'{s.trials} × {s.label}' for s in cfg.settings())}); "
-    f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} bootstrap replicas per trial and estimator "
-    "(the leaderboard's default resampling: outcomes redrawn from the fitted model, which is refitted, for "
-    f"the model estimator; Poisson weights over unit comparisons for the others); verdicts at confidence {CONFIDENCE:g}: rule `certified` "
-    "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` = "
-    "reaches every agent through sure edges, within two for UC; `out` = does not through the edges not "
-    f"surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model only: the "
-    f"model's predictions for pairs never compared count), rule `share` (the earlier rule: `in` if P >= {CONFIDENCE:g}, `out` if P <= "
-    f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent) and rule `half` (TC only: where no agent is certified "
+    f"Trials: {cfg.num_trials} data sets "
+    f"({', '.join(f'{s.trials} × {s.label}' for s in cfg.settings())}); "
+    f"estimators {', '.join(cfg.estimators)}; {cfg.num_replicas} bootstrap replicas per trial and "
+    "estimator "
+    "(the leaderboard's default resampling: outcomes redrawn from the fitted model, which is "
+    "refitted, for "
+    "the model estimator; Poisson weights over unit comparisons for the others); verdicts at "
+    f"confidence {CONFIDENCE:g}: rule `certified` "
+    "(what the leaderboard reports: sure edges = oriented the same way in >= 95% of replicas; `in` "
+    "= "
+    "reaches every agent through sure edges, within two for UC; `out` = does not through the edges "
+    "not "
+    "surely reversed; a pair never compared is sure neither way), rule `certified+imputed` (model "
+    "only: the "
+    "model's predictions for pairs never compared count), rule `share` (the earlier rule: `in` if "
+    f"P >= {CONFIDENCE:g}, `out` if P <= "
+    f"{1 - CONFIDENCE:.2g}, P = share of replicas whose hard core holds the agent) and rule `half` "
+    "(TC only: where no agent is certified "
     "`in`, `in` = the agents with P >= 0.5; no `out`); truth = hard Top Cycle "
     "(TC) / Uncovered Set (UC) of the true P.",
     "",
-    "Wrong `in` share = share of `in` verdicts whose agent is not in the true set; wrong `out` share = "
+    "Wrong `in` share = share of `in` verdicts whose agent is not in the true set; wrong `out` "
+    "share = "
     "share of `out` verdicts whose agent is in it; undetermined share = share of all agent-trials. "
     "Wilson 95% intervals over agent-trials (not independent within a trial).",
     "",

@@ -1,4 +1,4 @@
-"""Builds and executes the notebooks from their cell sources, so that they are committed with outputs.
+"""Builds and executes the notebooks from their cell sources, so they are committed with outputs.
 
 Usage: python notebooks/build_notebooks.py [NAME ...]   (default: all)
 
@@ -37,7 +37,7 @@ from ste_jax.training import reliability_diagram
 
 rng = np.random.default_rng(0)
 P_true = np.full((2, 5, 5), 0.5)
-for c, win in ((0, 0.95), (1, 0.05)):                 # 0 > 1 > 2 > 0 in context 0, reversed in context 1
+for c, win in ((0, 0.95), (1, 0.05)):  # 0 > 1 > 2 > 0 in context 0, reversed in context 1
     for i, j in ((0, 1), (1, 2), (2, 0)):
         P_true[c, i, j], P_true[c, j, i] = win, 1 - win
     for i in range(3):
@@ -59,19 +59,20 @@ print(train.num_comparisons, "training comparisons,", test.num_comparisons, "tes
   ),
   (
     "md",
-    "## Fit both models (`ste.fit`: minibatches, held-out split, early stopping on held-out log-loss)",
+    "## Fit both models (`ste.fit`: minibatches, held-out split, early stopping on its log-loss)",
   ),
   (
     "code",
     """results, test_loss, tournaments = {}, {}, {}
-for name, cls in (("PairwiseLogit", ste.PairwiseLogit), ("BradleyTerryLogit", ste.BradleyTerryLogit)):
+models = {"PairwiseLogit": ste.PairwiseLogit, "BradleyTerryLogit": ste.BradleyTerryLogit}
+for name, cls in models.items():
     model = cls(5, num_context_features=2, embedding_dim=8, hidden_features=(32,), rngs=nnx.Rngs(0))
     r = ste.fit(jax.random.key(0), model, train, context_features=contexts, num_steps=150,
                 batch_size=512, learning_rate=2e-2, heldout_fraction=0.2, progress=False)
     results[name] = r
     h = pairwise_logits(r.model, test, context_features=contexts)
-    test_loss[name] = float(ste.pairwise_cross_entropy(h, test.outcome, test.weight))
-    tournaments[name] = ste.marginal_tournament(r.model, contexts=contexts, weights=Q)
+    test_loss[name] = float(ste.training.pairwise_cross_entropy(h, test.outcome, test.weight))
+    tournaments[name] = ste.models.marginal_tournament(r.model, contexts=contexts, weights=Q)
 for name, loss in test_loss.items():
     print(f"{name:18s} test log-loss {loss:.3f}")""",
   ),
@@ -90,7 +91,8 @@ ax.set_xlabel("step"); ax.set_ylabel("held-out log-loss"); ax.legend(); fig.tigh
     print(name)
     print("  hard Top Cycle:", np.flatnonzero(np.asarray(ste.top_cycle(P))).tolist(),
           " hard Uncovered Set:", np.flatnonzero(np.asarray(ste.uncovered_set(P))).tolist())
-    print("  t =", np.round(np.asarray(s.top_cycle), 3), " u =", np.round(np.asarray(s.uncovered), 3))
+    print("  t =", np.round(np.asarray(s.top_cycle), 3),
+          " u =", np.round(np.asarray(s.uncovered), 3))
 print("planted core: [0, 1, 2]")""",
   ),
   (
@@ -106,16 +108,19 @@ and, at best, a Condorcet winner.""",
   (
     "code",
     """model = results["PairwiseLogit"].model
-scaling = ste.calibrate_temperature(model, results["PairwiseLogit"].heldout, context_features=contexts)
+heldout = results["PairwiseLogit"].heldout
+scaling = ste.training.calibrate_temperature(model, heldout, context_features=contexts)
 print("fitted temperature:", float(scaling.temperature))
 h = pairwise_logits(model, test, context_features=contexts)
 fig, ax = plt.subplots(figsize=(4, 4))
 for label, logits in (("raw", h), ("temperature-scaled", h / scaling.temperature)):
     rd = reliability_diagram(jax.nn.sigmoid(logits), test.outcome, test.weight)
     ok = np.isfinite(np.asarray(rd.confidence))
-    ax.plot(np.asarray(rd.confidence)[ok], np.asarray(rd.accuracy)[ok], "o-", label=f"{label} (ECE {float(rd.ece):.3f})")
+    ax.plot(np.asarray(rd.confidence)[ok], np.asarray(rd.accuracy)[ok], "o-",
+            label=f"{label} (ECE {float(rd.ece):.3f})")
 ax.plot([0, 1], [0, 1], "k:", lw=1)
-ax.set_xlabel("predicted P(a beats b)"); ax.set_ylabel("observed frequency"); ax.legend(); fig.tight_layout()""",
+ax.set_xlabel("predicted P(a beats b)"); ax.set_ylabel("observed frequency")
+ax.legend(); fig.tight_layout()""",
   ),
 ]
 
@@ -125,8 +130,8 @@ QUICKSTART = [
     """# 01 — Quickstart: from a battles file to set-valued cores
 
 Load real pairwise comparisons (the Vicuna-80 human votes shipped with the package), estimate the
-tournament, compute STE Top-Cycle / Uncovered-Set scores with bootstrap uncertainty, and compare with
-win rate and Bradley–Terry. Public API only.""",
+tournament, compute STE Top-Cycle / Uncovered-Set scores with bootstrap uncertainty, and compare
+with win rate and Bradley–Terry. Public API only.""",
   ),
   (
     "code",
@@ -136,7 +141,8 @@ import jax, numpy as np
 import ste_jax as ste
 from ste_jax import plotting
 
-path = importlib.resources.files("ste_jax") / "_bundled" / "vicuna80_qlora_human" / "comparisons.csv"
+bundled = importlib.resources.files("ste_jax") / "_bundled"
+path = bundled / "vicuna80_qlora_human" / "comparisons.csv"
 comparisons, report = ste.load_comparisons(path)
 print(report.summary())
 print(comparisons.agents)""",
@@ -144,40 +150,46 @@ print(comparisons.agents)""",
   ("md", "## Tournament, STE-posterior-edge scores (paper §6.1) and the hard cores"),
   (
     "code",
-    """counts = ste.pair_counts(comparisons)            # ties count 1/2 to each side
-P = ste.win_rate_tournament(counts)               # missing pairs would be 1/2
-D = ste.posterior_edges(counts.wins)              # Jeffreys prior; D = 0 for unobserved / even pairs
+    """counts = ste.data.pair_counts(comparisons)  # ties count 1/2 to each side
+P = ste.data.win_rate_tournament(counts)     # missing pairs would be 1/2
+D = ste.data.posterior_edges(counts.wins)    # Jeffreys prior; D = 0 for unobserved / even pairs
 scores = ste.ste_scores_from_edges(D, gamma=0.01)
 hard_tc, hard_uc = ste.top_cycle(P), ste.uncovered_set(P)
-bt = ste.bradley_terry(counts.wins)
-wr = ste.win_rate(counts.wins)
+bt = ste.stats.bradley_terry(counts.wins)
+wr = ste.stats.win_rate(counts.wins)
 for i in np.argsort(-np.asarray(scores.top_cycle)):
-    print(f"{comparisons.agents[i]:15s} t={float(scores.top_cycle[i]):.3f} u={float(scores.uncovered[i]):.3f} "
-          f"TC={bool(hard_tc[i])!s:5s} UC={bool(hard_uc[i])!s:5s} win rate={float(wr.rates[i]):.3f} BT={float(bt.scores[i]):+.2f}")""",
+    print(f"{comparisons.agents[i]:15s} t={float(scores.top_cycle[i]):.3f} "
+          f"u={float(scores.uncovered[i]):.3f} TC={bool(hard_tc[i])!s:5s} "
+          f"UC={bool(hard_uc[i])!s:5s} win rate={float(wr.rates[i]):.3f} "
+          f"BT={float(bt.scores[i]):+.2f}")""",
   ),
   ("md", "## Bootstrap uncertainty: 200 replicas in one compiled `vmap`"),
   (
     "code",
-    """replicas = ste.bootstrap_scores(jax.random.key(0), comparisons, ste.ste_score_fn(tau=0.01),
-                                num_replicas=200, batch_size=8)
-ci = ste.percentile_intervals(replicas.top_cycle)
-p_in = ste.inclusion_frequency(replicas.top_cycle, threshold=0.5)
+    """score_fn = ste.stats.ste_score_fn(tau=0.01)
+replicas = ste.stats.bootstrap_scores(jax.random.key(0), comparisons, score_fn,
+                                      num_replicas=200, batch_size=8)
+ci = ste.stats.percentile_intervals(replicas.top_cycle)
+p_in = ste.stats.inclusion_frequency(replicas.top_cycle, threshold=0.5)
 for i in np.argsort(-np.asarray(scores.top_cycle)):
-    print(f"{comparisons.agents[i]:15s} t in [{float(ci.lower[i]):.3f}, {float(ci.upper[i]):.3f}]  P(t > 1/2) = {float(p_in[i]):.2f}")""",
+    print(f"{comparisons.agents[i]:15s} t in [{float(ci.lower[i]):.3f}, {float(ci.upper[i]):.3f}]  "
+          f"P(t > 1/2) = {float(p_in[i]):.2f}")""",
   ),
   ("md", "## Plots: the majority tournament with the core, the win-rate matrix, scores with CIs"),
   (
     "code",
-    """plotting.plot_tournament(P, comparisons.agents, np.asarray(hard_tc), scores=scores.top_cycle, title="majority tournament")""",
+    """plotting.plot_tournament(P, comparisons.agents, np.asarray(hard_tc), scores=scores.top_cycle,
+                         title="majority tournament")""",
   ),
   (
     "code",
-    """plotting.plot_heatmap(P, comparisons.agents, scores=scores.top_cycle, title="win rates, ordered by t")""",
+    """plotting.plot_heatmap(P, comparisons.agents, scores=scores.top_cycle,
+                      title="win rates, ordered by t")""",
   ),
   (
     "code",
-    """plotting.plot_score_bars(comparisons.agents, scores.top_cycle, lower=ci.lower, upper=ci.upper,
-                         core=np.asarray(hard_tc), label="Top-Cycle score t")""",
+    """plotting.plot_score_bars(comparisons.agents, scores.top_cycle, lower=ci.lower,
+                         upper=ci.upper, core=np.asarray(hard_tc), label="Top-Cycle score t")""",
   ),
 ]
 
@@ -187,8 +199,8 @@ GRADIENTS = [
     """# 03 — Gradients through core scores
 
 The STE scores are differentiable functions of the tournament `P` and of the temperatures
-(paper §3, Thm. "Consistency of STE"): `jax.grad` works through them, `jax.vmap` batches them, and they
-can sit inside a Flax model.""",
+(paper §3, Thm. "Consistency of STE"): `jax.grad` works through them, `jax.vmap` batches them, and
+they can sit inside a Flax model.""",
   ),
   (
     "code",
@@ -225,7 +237,8 @@ for k, (name, arr) in enumerate((("Top-Cycle t", sw.top_cycle), ("Uncovered u", 
     axes[k].semilogx(np.asarray(taus), np.asarray(arr))
     axes[k].invert_xaxis(); axes[k].set_xlabel("tau = gamma"); axes[k].set_title(name)
 axes[0].legend([f"agent {i}" for i in range(5)], fontsize=7); fig.tight_layout()
-print("hard limit:", np.asarray(ste.top_cycle(P)).astype(int), np.asarray(ste.uncovered_set(P)).astype(int))""",
+print("hard limit:", np.asarray(ste.top_cycle(P)).astype(int),
+      np.asarray(ste.uncovered_set(P)).astype(int))""",
   ),
   ("md", "## `vmap` over many tournaments"),
   (
@@ -234,7 +247,8 @@ print("hard limit:", np.asarray(ste.top_cycle(P)).astype(int), np.asarray(ste.un
 U = jax.random.uniform(key, (1000, 30, 30))
 Ps = jnp.triu(U, 1) + jnp.swapaxes(jnp.triu(1 - U, 1), -1, -2) + 0.5 * jnp.eye(30)
 batch = jax.jit(lambda Ps: ste.ste_scores(Ps, tau=0.02))(Ps)   # leading batch axes work directly
-print(batch.top_cycle.shape, "mean core size (t > 1/2): %.2f" % float(jnp.mean(jnp.sum(batch.top_cycle > 0.5, -1))))""",
+core_size = float(jnp.mean(jnp.sum(batch.top_cycle > 0.5, -1)))
+print(batch.top_cycle.shape, "mean core size (t > 1/2): %.2f" % core_size)""",
   ),
   (
     "md",
@@ -249,7 +263,7 @@ A pairwise model whose marginal tournament is pushed to have a sharp core (paper
     def __init__(self, n, *, rngs):
         self.logits = ste.PairwiseLogit(n, embedding_dim=4, hidden_features=(16,), rngs=rngs)
     def __call__(self):
-        return ste.marginal_tournament(self.logits)
+        return ste.models.marginal_tournament(self.logits)
 
 model = Tournament(5, rngs=nnx.Rngs(0))
 graphdef, params = nnx.split(model)
@@ -259,7 +273,8 @@ opt_state = tx.init(params)
 def loss(params):
     P_hat = nnx.merge(graphdef, params)()
     fit_term = jnp.mean((P_hat - P) ** 2)
-    return fit_term + 0.01 * ste.sharpness_regularizer(ste.ste_scores(P_hat, tau=0.05).top_cycle)
+    t = ste.ste_scores(P_hat, tau=0.05).top_cycle
+    return fit_term + 0.01 * ste.training.sharpness_regularizer(t)
 
 @jax.jit
 def step(params, opt_state):
@@ -272,7 +287,8 @@ for i in range(300):
     params, opt_state, value = step(params, opt_state)
 P_hat = nnx.merge(graphdef, params)()
 print("final loss", float(value))
-print("learned core:", np.asarray(ste.top_cycle(P_hat)).astype(int), " true core:", np.asarray(ste.top_cycle(P)).astype(int))""",
+print("learned core:", np.asarray(ste.top_cycle(P_hat)).astype(int),
+      " true core:", np.asarray(ste.top_cycle(P)).astype(int))""",
   ),
 ]
 
@@ -293,7 +309,7 @@ import matplotlib.pyplot as plt
 import ste_jax as ste
 from ste_jax.stats import top_k_f1, auroc
 
-P, core = ste.planted_core_tournament(jax.random.key(0), n=30, core_size=5)
+P, core = ste.stats.planted_core_tournament(jax.random.key(0), n=30, core_size=5)
 print("planted core:", np.flatnonzero(np.asarray(core)).tolist())
 print("hard Top Cycle of P:", np.flatnonzero(np.asarray(ste.top_cycle(P))).tolist())""",
   ),
@@ -302,14 +318,16 @@ print("hard Top Cycle of P:", np.flatnonzero(np.asarray(ste.top_cycle(P))).tolis
     "code",
     """def trial(key, per_pair, missing_rate, n=30, core_size=5):
     k1, k2 = jax.random.split(key)
-    P, core = ste.planted_core_tournament(k1, n=n, core_size=core_size)
-    wins, observed = ste.sample_comparisons(k2, P, per_pair=per_pair, missing_rate=missing_rate)
+    P, core = ste.stats.planted_core_tournament(k1, n=n, core_size=core_size)
+    wins, observed = ste.stats.sample_comparisons(
+        k2, P, per_pair=per_pair, missing_rate=missing_rate)
     scores = {
-        "STE-post": ste.ste_scores_from_edges(ste.posterior_edges(wins), gamma=0.01).top_cycle,
-        "BTL": ste.bradley_terry(wins).scores,
-        "Win": ste.win_rate(wins).rates,
+        "STE-post": ste.ste_scores_from_edges(ste.data.posterior_edges(wins), gamma=0.01).top_cycle,
+        "BTL": ste.stats.bradley_terry(wins).scores,
+        "Win": ste.stats.win_rate(wins).rates,
     }
-    return {name: (round(float(top_k_f1(s, core)), 3), round(float(auroc(s, core)), 3)) for name, s in scores.items()}
+    return {name: (round(float(top_k_f1(s, core)), 3), round(float(auroc(s, core)), 3))
+            for name, s in scores.items()}
 
 print(trial(jax.random.key(1), per_pair=20, missing_rate=0.1))""",
   ),
@@ -368,14 +386,17 @@ from ste_jax.evaluate import simulate_certification   # the simulator behind ben
 
 SEEDS, K, ROUNDS = 16, 4, 1000
 POLICIES = ("active", "uniform", "arena")
-run = {p: jax.jit(jax.vmap(lambda key, P, p=p: simulate_certification(key, P, policy=p, k=K, max_rounds=ROUNDS)))
-       for p in POLICIES}                              # one compiled computation per policy, all seeds at once
+# one compiled computation per policy, all seeds at once
+run = {p: jax.jit(jax.vmap(
+           lambda key, P, p=p: simulate_certification(key, P, policy=p, k=K, max_rounds=ROUNDS)))
+       for p in POLICIES}
 
-planted = jax.vmap(lambda k: ste.planted_core_tournament(k, n=8, core_size=3).P)(
+planted = jax.vmap(lambda k: ste.stats.planted_core_tournament(k, n=8, core_size=3).P)(
     jax.random.split(jax.random.key(1), SEEDS))
-path = importlib.resources.files("ste_jax") / "_bundled" / "vicuna80_qlora_human" / "comparisons.csv"
+bundled = importlib.resources.files("ste_jax") / "_bundled"
+path = bundled / "vicuna80_qlora_human" / "comparisons.csv"
 comparisons, _ = ste.load_comparisons(path)
-vicuna = ste.win_rate_tournament(comparisons)        # the complete round robin's win rates (ties half)
+vicuna = ste.data.win_rate_tournament(comparisons)  # the full round robin's win rates (ties half)
 truths = {"planted core (n = 8, |C| = 3)": planted,
           "Vicuna-80 human votes (real, n = 8)": jnp.broadcast_to(vicuna, (SEEDS,) + vicuna.shape)}
 print("Vicuna-80 agents:", comparisons.agents)""",
@@ -394,7 +415,8 @@ for ax, t in zip(axes, truths):
         ax.plot(budget, share, label=p)
         wrong = (r.certified & ~r.correct).sum()
         print(f"{t:38s} {p:8s} median {np.median(r.comparisons):6.0f} comparisons, "
-              f"certified {r.certified.mean():.2f}, wrong certified cores {wrong}/{r.certified.sum()}")
+              f"certified {r.certified.mean():.2f}, "
+              f"wrong certified cores {wrong}/{r.certified.sum()}")
     ax.set_xlabel("comparisons (warm-up included)"); ax.set_title(t, fontsize=9)
 axes[0].set_ylabel("share of runs certified"); axes[0].legend(); fig.tight_layout()""",
   ),
@@ -416,7 +438,8 @@ already certified, and what would be compared next?""",
 print(f"edge level {float(s.edge_level):.5f} (= 1 - 0.05/28), certified: {bool(s.certified)}")
 print(dict(zip(comparisons.agents, s.verdicts().tolist())))
 for (a, b), p, score in zip(np.asarray(s.pairs), np.asarray(s.probability), np.asarray(s.score)):
-    print(f"{comparisons.agents[a]} vs {comparisons.agents[b]}: probability {p:.2f}, score {score:.2f}")""",
+    print(f"{comparisons.agents[a]} vs {comparisons.agents[b]}: "
+          f"probability {p:.2f}, score {score:.2f}")""",
   ),
 ]
 

@@ -12,21 +12,23 @@ import numpy as np
 import pytest
 
 # The suite is compile-bound: most tests run small programs (many of them eagerly: one XLA
-# compilation per primitive and shape), so XLA:CPU compile time, not run time, dominates `make test`.
-# `make test` sets STE_JAX_TEST_FAST_COMPILE=1, and then two flags are added to XLA_FLAGS: without
-# XLA:CPU's MLIR fusion emitters and without LLVM's optimization passes the default suite compiles
-# much faster. They change code generation, not the computation, and each test compares values
-# computed under the same flags; but
-# a bug that only the optimizer exposes (such as a fused multiply-add residual) would pass unseen, so
-# `.ci/run` also runs the operator tests with XLA's default code generation (`make test-codegen`),
-# and `make test-slow` uses it too (its compute-heavy tests need the optimizer). The flags are set before JAX initializes its backend (tests create arrays only when
-# collected or run), inherited by pytest-xdist workers and by subprocesses the tests start, and only
-# where this XLA knows them (an unknown flag in XLA_FLAGS aborts the process).
+# compilation per primitive and shape), so XLA:CPU compile time, not run time, dominates `make
+# test`. `make test` sets STE_JAX_TEST_FAST_COMPILE=1, and then two flags are added to XLA_FLAGS:
+# without XLA:CPU's MLIR fusion emitters and without LLVM's optimization passes the default suite
+# compiles much faster. They change code generation, not the computation, and each test compares
+# values computed under the same flags; but
+# a bug that only the optimizer exposes (such as a fused multiply-add residual) would pass unseen,
+# so `.ci/run` also runs the operator tests with XLA's default code generation (`make
+# test-codegen`), and `make test-slow` uses it too (its compute-heavy tests need the optimizer). The
+# flags are set before JAX initializes its backend (tests create arrays only when collected or run),
+# inherited by pytest-xdist workers and by subprocesses the tests start, and only where this XLA
+# knows them (an unknown flag in XLA_FLAGS aborts the process).
 _FAST_COMPILE_FLAGS = ("--xla_cpu_use_fusion_emitters=false", "--xla_backend_optimization_level=0")
 
 
 def _with_fast_compile_flags(env):
-  """``XLA_FLAGS`` plus the fast-compile flags it lacks, or ``None`` (not asked for, present, or unknown)."""
+  """``XLA_FLAGS`` plus the fast-compile flags it lacks, or ``None`` (not asked for, present, or
+  unknown)."""
   if env.get("STE_JAX_TEST_FAST_COMPILE") != "1":
     return None
   flags = env.get("XLA_FLAGS", "")

@@ -30,7 +30,7 @@ def random_tournament(rng, n, *, margin=0.1, tie_prob=0.0):
 
 
 def planted_cycle_tournament(rng, n, core, *, margin=0.1):
-  """Random tournament whose first ``core`` agents (an odd rotation) beat everyone else; permuted."""
+  """Random tournament whose first ``core`` agents (an odd rotation) beat all others; permuted."""
   P = random_tournament(rng, n, margin=margin)
   for i in range(core):
     for j in range(core, n):
@@ -57,7 +57,8 @@ def nx_digraph(A):
 
 
 def nx_top_cycle(P):
-  """Smith set: the source component of the condensation of the weak majority graph (ties both ways)."""
+  """Smith set: the source component of the condensation of the weak majority graph (ties both
+  ways)."""
   n = P.shape[0]
   C = nx.condensation(nx_digraph(P >= 0.5))
   sources = [c for c in C.nodes if C.in_degree(c) == 0]
@@ -145,7 +146,8 @@ def naive_edges(P, tau):
 
 
 def is_concrete_zero(x) -> bool:
-  """``x == 0`` for a concrete value; ``False`` for a traced one (a positive temperature by contract)."""
+  """``x == 0`` for a concrete value; ``False`` for a traced one (a positive temperature by
+  contract)."""
   try:
     return bool(x == 0)
   except jax.errors.ConcretizationTypeError:
@@ -179,7 +181,8 @@ def naive_reachability(D, K, gamma):
 
 
 def naive_cover(D, gamma_c):
-  """Eqs. soft_cover_violation and soft_cover_score as a dense (c, a, b) tensor (a traced ``gamma_c``: positive)."""
+  """Eqs. soft_cover_violation and soft_cover_score as a dense (c, a, b) tensor (a traced
+  ``gamma_c``: positive)."""
   n = D.shape[-1]
   term = D[None, :, :] * (1.0 - D[:, None, :])  # [c, a, b]
   idx = jnp.arange(n)

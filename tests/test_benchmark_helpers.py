@@ -27,7 +27,8 @@ def test_appendix_code_is_read_from_the_verbatim_blocks_between_its_headings(tmp
   tex = tmp_path / "paper.tex"
   tex.write_text(
     "\\begin{verbatim}\nraise RuntimeError('before')\n\\end{verbatim}\n"
-    "\\subsection{Core Functions}\n\\begin{verbatim}\ndef f(x):\n    return 2 * x\n\\end{verbatim}\n"
+    "\\subsection{Core Functions}\n\\begin{verbatim}\ndef f(x):\n    return 2 * "
+    "x\n\\end{verbatim}\n"
     "text\n\\begin{verbatim}\ndef g(x):\n    return f(x) + 1\n\\end{verbatim}\n"
     "\\subsection{Training Loop}\n\\begin{verbatim}\nraise RuntimeError('after')\n\\end{verbatim}\n"
   )

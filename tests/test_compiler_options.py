@@ -1,4 +1,4 @@
-"""Tests for ste_jax/_compiler_options.py: same values as jax.jit, the option reaches the compiler."""
+"""Tests for ste_jax/_compiler_options.py: jax.jit's values; the option reaches the compiler."""
 
 import functools
 

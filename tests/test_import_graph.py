@@ -52,7 +52,8 @@ def _nearest_module(name: str, modules: dict[str, Path]) -> str | None:
 
 
 def _imports(module: str, source: str, modules: dict[str, Path]) -> set[str]:
-  """Intra-package modules imported anywhere in ``source``, the text of ``module`` (top level and inside functions)."""
+  """Intra-package modules imported anywhere in ``source``, the text of ``module`` (top level and
+  inside functions)."""
   tree = ast.parse(source, filename=module)
   targets: set[str] = set()
   for node in ast.walk(tree):
@@ -93,7 +94,8 @@ def import_graph() -> dict[str, set[str]]:
 def _shortest_path(
   edges: dict[str, list[str]], members: set[str], start: str, goal: str
 ) -> list[str]:
-  """Shortest path ``start -> ... -> goal`` inside ``members`` (breadth-first; ``goal`` is reachable)."""
+  """Shortest path ``start -> ... -> goal`` inside ``members`` (breadth-first; ``goal`` is
+  reachable)."""
   parents = {start: start}
   frontier = [start]
   while goal not in parents:
@@ -113,10 +115,10 @@ def _shortest_path(
 def plain_module_cycles(graph: dict[str, set[str]], packages: set[str]) -> list[list[str]]:
   """Cycles of the import graph restricted to plain modules, each as ``[a, b, ..., a]``.
 
-  Package ``__init__`` modules (``packages``) are dropped first, so a cycle through an ``__init__`` is not
-  reported.
-  Not every elementary cycle is listed (there may be exponentially many): for each import edge inside a
-  strongly connected component, the shortest cycle through that edge, without repeats.
+  Package ``__init__`` modules (``packages``) are dropped first, so a cycle through an ``__init__``
+  is not reported.
+  Not every elementary cycle is listed (there may be exponentially many): for each import edge
+  inside a strongly connected component, the shortest cycle through that edge, without repeats.
   """
   plain = set(graph) - set(packages)
   edges = {m: sorted(graph[m] & plain) for m in sorted(plain)}
@@ -166,7 +168,8 @@ def plain_module_cycles(graph: dict[str, set[str]], packages: set[str]) -> list[
         if len(component) > 1:
           components.append(sorted(component))
 
-  # Every edge inside a component closes a cycle with the shortest path back: report each distinct one.
+  # Every edge inside a component closes a cycle with the shortest path back: report each distinct
+  # one.
   cycles: list[list[str]] = []
   seen: set[tuple[str, ...]] = set()
   for component in sorted(components):

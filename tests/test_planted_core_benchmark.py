@@ -57,7 +57,8 @@ def test_planted_core_quick(tmp_path):
   f1 = cell.groupby("method").f1.mean()
   assert f1["STE-post"] > f1["BTL"], f1.to_dict()
 
-  # STE-model (Tables 3-4 only): one row per trial of its slice, paired with the other methods' rows.
+  # STE-model (Tables 3-4 only): one row per trial of its slice, paired with the other methods'
+  # rows.
   script = _load_script()
   quick = script.QUICK
   model = grid[grid.method == script.MODEL_METHOD]

@@ -1,4 +1,5 @@
-"""Figures of :mod:`ste_jax.plotting`: what they draw (order, directions, values) and that they write a PNG."""
+"""Figures of :mod:`ste_jax.plotting`: what they draw (order, directions, values) and that they
+write a PNG."""
 
 import numpy as np
 import pytest

@@ -3,12 +3,12 @@
 ``ste-jax planted`` and ``benchmarks/planted_core.py`` (a thin driver in a source checkout) both run
 :func:`planted_core_main`. Not imported by ``import ste_jax``. The planted-core names need pandas,
 tqdm, Flax and Optax (the STE-model rows), and matplotlib for the figures, so they are imported on
-first use (PEP 562): ``machine_description`` (jax only, used by every script in ``benchmarks/``) loads
-none of them.
+first use (PEP 562): ``machine_description`` (jax only, used by every script in ``benchmarks/``)
+loads none of them.
 """
 
-import importlib
-import typing
+import importlib as _importlib
+import typing as _typing
 
 from ste_jax.benchmarking._machine import machine_description as machine_description
 
@@ -21,7 +21,7 @@ _LAZY_NAMES = {
   "run_planted_core": ("ste_jax.benchmarking._planted_core", "run_planted_core"),
 }
 
-if typing.TYPE_CHECKING:
+if _typing.TYPE_CHECKING:
   from ste_jax.benchmarking._planted_core import PlantedCoreResult as PlantedCoreResult
   from ste_jax.benchmarking._planted_core import main as planted_core_main
   from ste_jax.benchmarking._planted_core import run_planted_core as run_planted_core
@@ -30,11 +30,11 @@ if typing.TYPE_CHECKING:
   from ste_jax.benchmarking._planted_experiments import Config as PlantedCoreConfig
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
   if name not in _LAZY_NAMES:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
   module, attr = _LAZY_NAMES[name]
-  value = getattr(importlib.import_module(module), attr)
+  value = getattr(_importlib.import_module(module), attr)
   globals()[name] = value
   return value
 

@@ -19,6 +19,7 @@ from ._report import PositionBias as PositionBias
 from ._report import RejectedRow as RejectedRow
 from ._schemas import SCHEMAS as SCHEMAS
 from ._schemas import detect_schema as detect_schema
+from ._settings import LoadSettings as LoadSettings
 from ._tabular import from_dataframe as from_dataframe
 from ._tabular import load_comparisons as load_comparisons
 from ._task_results import from_task_results as from_task_results
@@ -35,14 +36,15 @@ Comparisons.from_task_results = staticmethod(from_task_results)
 __all__ = [
   "Comparisons",
   "LoadReport",
+  "LoadSettings",
   "OutcomePolicy",
   "PairCounts",
   "PositionBias",
   "RejectedRow",
   "SCHEMAS",
   "WeightedTournament",
-  "from_dataframe",
   "detect_schema",
+  "from_dataframe",
   "from_task_results",
   "load_comparisons",
   "load_llmfao_raw",

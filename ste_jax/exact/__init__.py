@@ -1,6 +1,7 @@
 """Hard tournament solutions (independent of the soft operators in :mod:`ste_jax.ops`), the same
-solutions of arbitrary (complete or partial) Boolean relations, and their witnesses (majority paths
-and covers)."""
+solutions of arbitrary (complete or partial) Boolean relations, their witnesses (majority paths and
+covers), and :func:`solution_memberships`: the whole solution family of one tournament in one call
+(its lotteries include :func:`ste_jax.ops.nash_average` and :func:`ste_jax.ops.alpha_rank`)."""
 
 from ste_jax.exact._lotteries import bipartisan_set as bipartisan_set
 from ste_jax.exact._lotteries import essential_set as essential_set
@@ -11,6 +12,8 @@ from ste_jax.exact._relations import condensation_tiers as condensation_tiers
 from ste_jax.exact._relations import kings_in_relation as kings_in_relation
 from ste_jax.exact._relations import reach_all as reach_all
 from ste_jax.exact._relations import uncovered_in_relation as uncovered_in_relation
+from ste_jax.exact._solution_memberships import SOLUTION_NAMES as SOLUTION_NAMES
+from ste_jax.exact._solution_memberships import solution_memberships as solution_memberships
 from ste_jax.exact._solutions import condorcet_winner as condorcet_winner
 from ste_jax.exact._solutions import copeland_set as copeland_set
 from ste_jax.exact._solutions import majority_tournament as majority_tournament
@@ -28,6 +31,7 @@ from ste_jax.exact._witnesses import witness_path as witness_path
 
 __all__ = [
   "BANKS_MAX_N",
+  "SOLUTION_NAMES",
   "banks_set",
   "bipartisan_set",
   "condensation_tiers",
@@ -46,6 +50,7 @@ __all__ = [
   "reach_all",
   "reached_agents",
   "schwartz_set",
+  "solution_memberships",
   "top_cycle",
   "uncovered_in_relation",
   "uncovered_set",

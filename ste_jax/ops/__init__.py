@@ -1,5 +1,6 @@
 """Pure array kernels of the STE operators (paper §3.2-3.4). Depend on jax only (the soft cover also
-has native CPU kernels, C++ built at first use and called through ``jax.ffi``: :mod:`ste_jax.ops._native`)."""
+has native CPU kernels, C++ built at first use and called through ``jax.ffi``:
+:mod:`ste_jax.ops._native`)."""
 
 from ste_jax.ops._batching import batching_mode as batching_mode
 from ste_jax.ops._covering import soft_cover_scores as soft_cover_scores

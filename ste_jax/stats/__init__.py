@@ -38,7 +38,7 @@ from ._synthetic import SampledComparisons as SampledComparisons
 from ._synthetic import planted_core_tournament as planted_core_tournament
 from ._synthetic import sample_comparisons as sample_comparisons
 
-__all__ = (
+__all__ = [
   "BradleyTerryResult",
   "HodgeRankResult",
   "League",
@@ -75,4 +75,4 @@ __all__ = (
   "top_k_selection_probability",
   "validate_wins",
   "win_rate",
-)
+]

@@ -1,4 +1,5 @@
-"""vmap_by_platform and batching_mode: the CPU loop and the accelerator batch axis give the per-item results."""
+"""vmap_by_platform and batching_mode: the CPU loop and the accelerator batch axis give the per-item
+results."""
 
 import jax
 import jax.numpy as jnp
@@ -12,7 +13,7 @@ from ste_jax.ops._batching import current_batching_mode, vmap_by_platform
 
 @pytest.fixture(params=["auto", "vectorize"])
 def batching(request):
-  """Runs the test in the default mode (a loop on the CPU), then with the accelerators' batch axis."""
+  """Runs the test in the default mode (a loop on the CPU), then with the accelerator batch axis."""
   with batching_mode(request.param):
     yield request.param
 

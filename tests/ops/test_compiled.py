@@ -61,18 +61,19 @@ def test_nested_in_jit_grad_and_vmap():
 
 
 def _eager_cases():
-  """``(fn, args, kwargs)`` of every decorated operator on one 7-agent tournament with ties (float64)."""
+  """``(fn, args, kwargs)`` of every decorated operator on one 7-agent tournament with ties
+  (float64)."""
   rng = np.random.default_rng(3)
   P = jnp.asarray(oracles.random_tournament(rng, 7, tie_prob=0.2))
-  D = ste_jax.soft_majority_edges(P, tau=0.1)
+  D = ste_jax.ops.soft_majority_edges(P, tau=0.1)
   return P, [
     (ste_jax.ste_scores, (P,), dict(tau=0.07)),
     (ste_jax.ops.soft_cover_violation, (D,), dict(gamma_c=0.0)),
     (ste_jax.ste_scores, (P,), dict(tau=0.0)),
     (ste_jax.ste_scores_from_edges, (D,), dict(gamma=0.05, max_path_length=3)),
-    (ste_jax.soft_reachability, (D,), dict(gamma=0.1, max_path_length=2)),
-    (ste_jax.soft_cover_scores, (D,), dict(gamma_c=0.05)),
-    (ste_jax.soft_uncovered_score, (D,), dict(gamma_c=0.3)),
+    (ste_jax.ops.soft_reachability, (D,), dict(gamma=0.1, max_path_length=2)),
+    (ste_jax.ops.soft_cover_scores, (D,), dict(gamma_c=0.05)),
+    (ste_jax.ops.soft_uncovered_score, (D,), dict(gamma_c=0.3)),
   ]
 
 
@@ -95,15 +96,15 @@ def test_eager_operators_equal_their_undecorated_functions(x64):
   )  # the scores (soft) and the hard cover kernel; every entry in the slow test
   M = P - P.T
   for fn, args, kwargs in [
-    (ste_jax.soft_maximal_lottery, (M,), dict(temperature=0.2)),
-    (ste_jax.alpha_rank, (P,), dict(alpha=3.0, population_size=7)),
+    (ste_jax.ops.soft_maximal_lottery, (M,), dict(temperature=0.2)),
+    (ste_jax.ops.alpha_rank, (P,), dict(alpha=3.0, population_size=7)),
   ]:
     np.testing.assert_allclose(fn(*args, **kwargs), fn.__wrapped__(*args, **kwargs), rtol=1e-10)
   with pytest.raises(ValueError, match="temperature"):  # positive: a concrete zero array raises
-    ste_jax.soft_maximal_lottery(M, temperature=jnp.float64(0.0))
+    ste_jax.ops.soft_maximal_lottery(M, temperature=jnp.float64(0.0))
   counts = jnp.asarray([[0.0, 8.0], [2.0, 0.0]])
   np.testing.assert_allclose(
-    ste_jax.posterior_edges(counts, prior=(1, 1)),
+    ste_jax.data.posterior_edges(counts, prior=(1, 1)),
     [[0.0, 1.0 - 2.0 * 0.032714843750], [0.0, 0.0]],
     rtol=1e-9,
   )

@@ -1,4 +1,5 @@
-"""Tiled soft cover, values and derivatives, vs the dense transcription of Eqs. soft_cover_violation/score."""
+"""Tiled soft cover, values and derivatives, vs the dense transcription of Eqs.
+soft_cover_violation/score."""
 
 import jax
 import jax.numpy as jnp
@@ -6,8 +7,7 @@ from jax.test_util import check_grads
 import numpy as np
 import pytest
 
-from ste_jax import soft_cover_scores, soft_uncovered_score
-from ste_jax.ops import _cover_kernels
+from ste_jax.ops import _cover_kernels, soft_cover_scores, soft_uncovered_score
 from tests import oracles
 
 
@@ -85,9 +85,9 @@ def test_hard_limit_on_examples():
   np.testing.assert_array_equal(soft_uncovered_score(A, gamma_c=0.0), [1.0, 0.0, 1.0, 1.0])
 
 
-# Batching is checked by default with several rows ``c`` per tile (the small-n layout); the blocks of
-# rows ``a`` (the large-n layout, whose values and gradients the other tests check by default) and
-# the single tile in `make test-slow` (5-10 s each on 2 cores).
+# Batching is checked by default with several rows ``c`` per tile (the small-n layout); the blocks
+# of rows ``a`` (the large-n layout, whose values and gradients the other tests check by default)
+# and the single tile in `make test-slow` (5-10 s each on 2 cores).
 @pytest.mark.parametrize(
   "block_budget",
   [

@@ -6,7 +6,7 @@ from jax.test_util import check_grads
 import numpy as np
 import pytest
 
-from ste_jax import soft_majority_edges
+from ste_jax.ops import soft_majority_edges
 from tests import oracles
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from scipy.special import logsumexp
 
-from ste_jax import normalized_smax, normalized_softmin
+from ste_jax.ops import normalized_smax, normalized_softmin
 
 
 def np_smax(z, gamma, axis=-1):

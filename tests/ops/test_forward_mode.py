@@ -95,8 +95,9 @@ OPERATORS = {
 
 # The smooth products and reachability (O(n^3) dense scans) run in `make test-slow`, and so do the
 # composite scores, the smooth cover and the extrema (2-12 s each on 2 cores since the checks run
-# compiled, 2026-11-27; by default: the closure, the hard cover and the Top-Cycle score here, the smooth cover
-# against the dense equations below, the extrema to second order in tests/ops/test_extrema.py).
+# compiled, 2026-11-27; by default: the closure, the hard cover and the Top-Cycle score here, the
+# smooth cover against the dense equations below, the extrema to second order in
+# tests/ops/test_extrema.py).
 _SLOW_CHECKS = (
   "max_min_product",
   "soft_reachability.smooth",
@@ -201,14 +202,15 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
   )
 
 
-# 2-5 s per layout on 2 cores; one block of rows ``a`` (the layout up to n = 512) is what every other
-# test here runs.
+# 2-5 s per layout on 2 cores; one block of rows ``a`` (the layout up to n = 512) is what every
+# other test here runs.
 @pytest.mark.slow
 @pytest.mark.parametrize(
   "block_budget", [None, 7, 21], ids=["one_block", "row_blocks", "padded_blocks"]
 )
 def test_cover_tangent_blocks_do_not_change_derivatives(x64, patch_trace_constant, block_budget):
-  """n = 7: all rows ``a`` in one block, one row per block (7 // 7), three rows with a padded last block."""
+  """n = 7: all rows ``a`` in one block, one row per block (7 // 7), three rows with a padded last
+  block."""
   if block_budget is not None:
     patch_trace_constant(_cover_kernels, "_BACKWARD_TILE_ELEMENTS", block_budget)
   D = _edges(4, n=7)
@@ -366,9 +368,9 @@ def _scores_loss(P, tau=0.1):
 
 @pytest.mark.parametrize("gamma_c", ["hard", 0.0, 0.005, 0.3])
 def test_cover_reverse_pass_is_the_transpose_of_its_tangent_map(x64, gamma_c):
-  """``jax.vjp`` (the tangent primitive's transpose: the one-pass reverse kernel) equals the transpose
-  JAX derives from the JAX tangent map, in ``D`` and in ``gamma_c`` (``"hard"``: a literal zero; 0.0:
-  a traced zero)."""
+  """``jax.vjp`` (the tangent primitive's transpose: the one-pass reverse kernel) equals the
+  transpose JAX derives from the JAX tangent map, in ``D`` and in ``gamma_c`` (``"hard"``: a literal
+  zero; 0.0: a traced zero)."""
   rng = np.random.default_rng(4)
   n = 7
   D = jnp.asarray(_edges(5, n))

@@ -1,8 +1,9 @@
-"""alpha_rank, nash_average and maximal_lottery against OpenSpiel's own implementations (test-only oracle).
+"""alpha_rank, nash_average and maximal_lottery against OpenSpiel's own implementations (test-only
+oracle).
 
 OpenSpiel (``open_spiel`` in the ``test`` extras) is called, never copied. Each test starts with
-``pytest.importorskip``, so the file is skipped where it does not install; OpenSpiel's Nash averaging
-and maximal-lottery LP also need ``cvxpy`` (with the Clarabel and ECOS solvers).
+``pytest.importorskip``, so the file is skipped where it does not install; OpenSpiel's Nash
+averaging and maximal-lottery LP also need ``cvxpy`` (with the Clarabel and ECOS solvers).
 
 Conventions, checked below:
 
@@ -10,14 +11,14 @@ Conventions, checked below:
   (OpenSpiel's single-population ``payoff_tables[0][r, s]``).
 * alpha-Rank: ours is OpenSpiel's ``alpharank.compute(..., use_local_selection_model=False)``, the
   finite-population model written out in ``alpha_rank``'s docstring (fitness = mean payoff against
-  the rest of the population; OpenSpiel's own alpharank tests use this setting). OpenSpiel's *default*,
-  ``use_local_selection_model=True``, compares only ``payoff[r, s]`` with ``payoff[s, r]``; it equals ours
-  on the skew part ``payoff - payoff^T`` with ``alpha (m - 1) / m`` (tested).
+  the rest of the population; OpenSpiel's own alpharank tests use this setting). OpenSpiel's
+  *default*, ``use_local_selection_model=True``, compares only ``payoff[r, s]`` with ``payoff[s,
+  r]``; it equals ours on the skew part ``payoff - payoff^T`` with ``alpha (m - 1) / m`` (tested).
 * Nash averaging: OpenSpiel's maximum-entropy symmetric Nash (a cvxpy program, default solver
   tolerances) and skill ``A p``; maximal lotteries: OpenSpiel's LP for the row player of the margin
   game (ECOS, tolerances 1e-7). Solver results are compared at ``_SOLVER_ATOL``; where the maximum-
-  entropy choice matters, OpenSpiel's entropy optimum is flat and less accurate, so it is compared at
-  ``_MAXENT_ATOL`` and ours also against the exact hand-derived lotteries.
+  entropy choice matters, OpenSpiel's entropy optimum is flat and less accurate, so it is compared
+  at ``_MAXENT_ATOL`` and ours also against the exact hand-derived lotteries.
 """
 
 import functools
@@ -43,7 +44,8 @@ _MAXENT_ATOL = (
 )
 _N = 8  # every Nash / maximal-lottery game is padded to this n: one solver compilation per worker
 
-# OpenSpiel's symmetric two-player matrix games (pyspiel.load_matrix_game), constant- and general-sum.
+# OpenSpiel's symmetric two-player matrix games (pyspiel.load_matrix_game), constant- and
+# general-sum.
 _SYMMETRIC_GAMES = (
   "matrix_rps",
   "matrix_brps",
@@ -58,7 +60,7 @@ _SYMMETRIC_GAMES = (
 
 @functools.partial(jax.jit, static_argnames="m")
 def _ours_alpha_rank(payoff, alpha, m):
-  return ste_jax.alpha_rank(payoff, alpha=alpha, population_size=m)
+  return ste_jax.ops.alpha_rank(payoff, alpha=alpha, population_size=m)
 
 
 def _openspiel_alpha_rank(payoff, alpha, m, *, local=False):
@@ -85,7 +87,8 @@ def _symmetric_game_payoff(name):
 
 def _random_games(rng, n):
   """An antisymmetric game (constant-sum 0), a win-probability matrix (constant-sum 1; OpenSpiel's
-  closed-form fixation) and a general-sum game with payoffs in [0, 1] (OpenSpiel's k-dependent loop)."""
+  closed-form fixation) and a general-sum game with payoffs in [0, 1] (OpenSpiel's k-dependent
+  loop)."""
   X = rng.normal(size=(n, n))
   return {
     "antisymmetric": X - X.T,
@@ -96,9 +99,10 @@ def _random_games(rng, n):
 
 def _pad(A, n=_N):
   """``A`` (antisymmetric, k x k) plus ``n - k`` dummy agents that every agent of ``A`` beats by
-  ``max|A|`` and that tie with each other. Any optimal strategy ``p`` of ``A`` beats each dummy, so no
-  optimal strategy of the padded game plays one: its maximum-entropy Nash (maximal lottery) is ``A``'s
-  followed by zeros, and the real agents' skills are unchanged (each dummy's is ``-max|A|``)."""
+  ``max|A|`` and that tie with each other. Any optimal strategy ``p`` of ``A`` beats each dummy, so
+  no optimal strategy of the padded game plays one: its maximum-entropy Nash (maximal lottery) is
+  ``A``'s followed by zeros, and the real agents' skills are unchanged (each dummy's is
+  ``-max|A|``)."""
   k = A.shape[0]
   scale = float(np.max(np.abs(A))) or 1.0
   out = np.zeros((n, n))
@@ -110,7 +114,7 @@ def _pad(A, n=_N):
 
 def _ours_nash(A):
   k = A.shape[0]
-  out = ste_jax.nash_average(_pad(A))
+  out = ste_jax.ops.nash_average(_pad(A))
   p, skill = np.asarray(out.distribution), np.asarray(out.skill)
   np.testing.assert_allclose(p[k:], 0.0, atol=1e-12)
   return p[:k], skill[:k]
@@ -118,7 +122,7 @@ def _ours_nash(A):
 
 def _ours_maximal_lottery(M):
   k = M.shape[0]
-  p = np.asarray(ste_jax.maximal_lottery(_pad(M)))
+  p = np.asarray(ste_jax.exact.maximal_lottery(_pad(M)))
   np.testing.assert_allclose(p[k:], 0.0, atol=1e-12)
   return p[:k]
 
@@ -149,8 +153,8 @@ def _entropy(p):
 def test_alpha_rank_matches_openspiel_documented_examples(x64):
   pytest.importorskip("pyspiel")
   pytest.importorskip(_ALPHARANK)
-  # OpenSpiel's alpharank_test: the payoffs of Han et al. (2013), m = 20, alpha = 0.1, and its expected
-  # stationary distribution (4 decimals).
+  # OpenSpiel's alpharank_test: the payoffs of Han et al. (2013), m = 20, alpha = 0.1, and its
+  # expected stationary distribution (4 decimals).
   r, t, p, s, delta, eps = 1.0, 2.0, 0.0, -1.0, 4.0, 0.25
   han = np.array(
     [
@@ -166,9 +170,10 @@ def test_alpha_rank_matches_openspiel_documented_examples(x64):
   np.testing.assert_allclose(
     ours, [0.40966787, 0.07959841, 0.20506998, 0.08505983, 0.2206039], atol=5e-5
   )
-  # OpenSpiel's symmetric matrix games (rock-paper-scissors, biased RPS with payoffs up to 50, RPS with
-  # a null "water" strategy, Shapley's game, prisoner's dilemma, stag hunt, chicken, coordination) at
-  # OpenSpiel's default population m = 50; alpha up to 1 (stronger selection: see the next tests).
+  # OpenSpiel's symmetric matrix games (rock-paper-scissors, biased RPS with payoffs up to 50, RPS
+  # with a null "water" strategy, Shapley's game, prisoner's dilemma, stag hunt, chicken,
+  # coordination) at OpenSpiel's default population m = 50; alpha up to 1 (stronger selection: see
+  # the next tests).
   for name in _SYMMETRIC_GAMES:
     payoff = _symmetric_game_payoff(name)
     for alpha in (0.01, 0.1, 1.0):
@@ -242,8 +247,9 @@ def test_alpha_rank_is_openspiel_local_selection_model_on_the_skew_part(x64):
 
 
 def _two_strategy_alpha_rank(payoff, alpha, m):
-  """Hand-derived 2-strategy alpha-Rank, subtraction-free: pi_0 = rho_{0,1} / (rho_{0,1} + rho_{1,0})
-  with rho_{r,s} = 1 / (1 + sum_l exp(-alpha sum_{k<=l} (f_r(k) - f_s(k)))) (the docstring's formula)."""
+  """Hand-derived 2-strategy alpha-Rank, subtraction-free: pi_0 = rho_{0,1} / (rho_{0,1} +
+  rho_{1,0}) with rho_{r,s} = 1 / (1 + sum_l exp(-alpha sum_{k<=l} (f_r(k) - f_s(k)))) (the
+  docstring's formula)."""
 
   def rho(r, s):
     k = np.arange(1, m)
@@ -262,7 +268,8 @@ def _two_strategy_alpha_rank(payoff, alpha, m):
 def test_alpha_rank_nearly_reducible_chain_matches_openspiel(x64):
   """Stag hunt, m = 10, alpha = 10: a mass of 4.5e-5 that depends on transition rates far below the
   float epsilon. The earlier solve of ``(I - C^T + 1 1^T) pi = 1`` (with ``C_ss = 1 - sum``) lost
-  them: 2e-9 off (relative 4.5e-5); the solve from the generator's rates matches to 1e-9 relative."""
+  them: 2e-9 off (relative 4.5e-5); the solve from the generator's rates matches to 1e-9
+  relative."""
   pytest.importorskip("pyspiel")
   pytest.importorskip(_ALPHARANK)
   payoff = _symmetric_game_payoff("matrix_sh")  # stag hunt [[2, 0], [1, 1]]
@@ -276,8 +283,8 @@ def test_alpha_rank_nearly_reducible_chain_matches_openspiel(x64):
 def test_nash_average_matches_openspiel_documented_examples(x64):
   pytest.importorskip("pyspiel")
   pytest.importorskip(_NASH)
-  # OpenSpiel's nash_averaging_test: transitive game, rock-paper-scissors (both with stated equilibrium
-  # and skills) and a game whose agents 0-2 are dominated; plus OpenSpiel's biased RPS.
+  # OpenSpiel's nash_averaging_test: transitive game, rock-paper-scissors (both with stated
+  # equilibrium and skills) and a game whose agents 0-2 are dominated; plus OpenSpiel's biased RPS.
   trans = np.array([[0.0, -1.0, -1.0], [1.0, 0.0, -1.0], [1.0, 1.0, 0.0]])
   rps = _symmetric_game_payoff("matrix_rps")
   game0 = np.array(
@@ -381,8 +388,8 @@ def test_maximal_lottery_matches_openspiel_lp_random(x64):
 
   rng = np.random.default_rng(17)
   for n in (5, 7, 8):
-    # Random preference profiles with an odd number of voters: every margin is odd, so the margin game
-    # has a unique optimal strategy (Laffond, Laslier and Le Breton 1997).
+    # Random preference profiles with an odd number of voters: every margin is odd, so the margin
+    # game has a unique optimal strategy (Laffond, Laslier and Le Breton 1997).
     alternatives = [f"x{i}" for i in range(n)]
     profile = base.PreferenceProfile(
       votes=[[str(a) for a in rng.permutation(alternatives)] for _ in range(2 * n + 1)]

@@ -6,8 +6,14 @@ from jax.test_util import check_grads
 import numpy as np
 import pytest
 
-from ste_jax import max_min_product, soft_majority_edges, soft_reachability, ste_scores
-from ste_jax.ops import _maxmin, closure_algorithm
+from ste_jax.ops import (
+  _maxmin,
+  closure_algorithm,
+  max_min_product,
+  soft_majority_edges,
+  soft_reachability,
+  ste_scores,
+)
 from tests import oracles
 
 
@@ -28,7 +34,8 @@ def test_exact_closure_equals_literal_products(rng, n, K):
 
 
 def test_squaring_and_floyd_warshall_closures_agree_with_literal_products(x64):
-  """The full closure (K = n - 1) by either algorithm: the literal products' values, equal gradients.
+  """The full closure (K = n - 1) by either algorithm: the literal products' values, equal
+  gradients.
 
   Floyd--Warshall's gradient is checked against autodiff of the literal products in
   ``test_custom_vjp_equals_autodiff_of_literal_products``; equal gradients carry that over.
@@ -149,7 +156,7 @@ def test_invalid_path_length():
 
 
 def test_numpy_integer_path_length_is_static():
-  """A NumPy integer K (as read from a config or an array) is the same static bound as a Python int."""
+  """A NumPy integer K (read from a config or an array) is the same static bound as a Python int."""
   D = random_edges(np.random.default_rng(3), 5, np.float32)
   np.testing.assert_array_equal(
     soft_reachability(D, max_path_length=np.int64(2)), soft_reachability(D, max_path_length=2)
@@ -164,8 +171,8 @@ def perturbed_bottleneck_edges(W, K):
   """Independent oracle: each output's bottleneck edge after breaking ties by flat index.
 
   Adds ``1e-9 * (index + 1) / n**2`` to every entry in float64 (entries are at least ``1e-6`` apart
-  or equal, so the order becomes value-then-index), takes ``K`` literal max-min products in NumPy and
-  reads each output's edge as the unique entry holding its value. Off-diagonal outputs only (the
+  or equal, so the order becomes value-then-index), takes ``K`` literal max-min products in NumPy
+  and reads each output's edge as the unique entry holding its value. Off-diagonal outputs only (the
   diagonal is masked by every caller), flattened.
   """
   n = W.shape[0]
@@ -198,8 +205,8 @@ def test_bottleneck_edges_break_ties_by_index_like_a_perturbation(
   the entries, value then index -- the order of an infinitesimal perturbation, so each derivative is
   that of one linear piece of the closure, and the true derivative wherever the closure is
   differentiable (``test_gradient_at_tied_entries_where_the_closure_is_differentiable``). Checked
-  against :func:`perturbed_bottleneck_edges`, for sweeps of several pivots (here from n = 3 on; n = 10
-  with 3 per sweep pads the matrix to 12) and bounded path lengths (rank closure). The values'
+  against :func:`perturbed_bottleneck_edges`, for sweeps of several pivots (here from n = 3 on; n =
+  10 with 3 per sweep pads the matrix to 12) and bounded path lengths (rank closure). The values'
   closure runs the same sweeps and must equal the literal K-product closure. Both forms of the key
   comparisons (per component, one compound select: ``_SELECT_KEYS_MIN_N``) are run.
   """

@@ -1,4 +1,4 @@
-"""STE scores: paper walkthrough, zero-temperature consistency, invariances, gradients, edge cases."""
+"""STE scores: paper walkthrough, zero-temperature consistency, invariances, gradients, edges."""
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import ste_jax
-from ste_jax import soft_majority_edges, soft_reachability, ste_scores, ste_scores_from_edges
+from ste_jax.ops import soft_majority_edges, soft_reachability, ste_scores, ste_scores_from_edges
 from tests import oracles
 
 WALKTHROUGH_P = np.array(

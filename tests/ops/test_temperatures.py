@@ -263,7 +263,7 @@ def test_non_scalar_temperature_raises():
 
 
 def test_traced_temperatures_are_not_checked_and_negative_acts_as_zero():
-  """Documented: a traced value cannot be checked; a traced negative temperature is the hard limit."""
+  """Documented: a traced value cannot be checked; a traced negative one is the hard limit."""
   rng = np.random.default_rng(24)
   P = jnp.asarray(oracles.random_tournament(rng, 8, margin=0.02), jnp.float32)
   neg = jnp.float32(-0.1)

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax import soft_cover_scores, soft_majority_edges, soft_reachability, ste_scores
+from ste_jax.ops import soft_cover_scores, soft_majority_edges, soft_reachability, ste_scores
 from tests import oracles
 from tests.conftest import tol
 

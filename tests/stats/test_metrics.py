@@ -186,7 +186,8 @@ def test_metrics_float64(x64):
   )
 
 
-# ----------------------------------------------------------------------------- threshold F1, ECE, Jaccard
+# ----------------------------------------------------------------------------- threshold F1, ECE,
+# Jaccard
 
 
 @pytest.mark.parametrize("seed", range(4))

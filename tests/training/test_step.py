@@ -1,4 +1,5 @@
-"""The pure train step: gradients from the STE regularizer, no recompilation, embedding in a user module."""
+"""The pure train step: gradients from the STE regularizer, no recompilation, embedding in a user
+module."""
 
 from flax import nnx
 import jax
@@ -126,7 +127,8 @@ def test_user_module_with_ste_scores_trains_end_to_end(rng):
 
 
 def test_ste_loss_uses_the_smoothed_reachability_by_default(rng):
-  """§6.1: the default loss smooths the reachability at the schedule's ``gamma``; ``0.0`` is the exact closure."""
+  """§6.1: the default loss smooths the reachability at the schedule's ``gamma``; ``0.0`` is the
+  exact closure."""
   model = PairwiseLogit(4, rngs=nnx.Rngs(0), **SMALL)
   batch = cycle_comparisons(rng, 32)
   temps = Temperatures(tau=jnp.float32(0.1), gamma=jnp.float32(0.2), gamma_c=jnp.float32(0.1))
