@@ -20,20 +20,6 @@ PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
 PLANTED_OUT = "planted_core"  # ste-jax planted --out default, relative to the working directory
-SCHEMAS = (
-  "auto",
-  "arena",
-  "mtbench",
-  "arena-hard",
-  "alpacaeval",
-  "inspect",
-  "lm-eval",
-  "tasks",
-  "simple",
-  "winner-loser",
-  "scores",
-  "chess",
-)
 OUTPUTS = ("table", "csv", "json", "markdown")
 
 
@@ -118,85 +104,18 @@ def build_parser() -> argparse.ArgumentParser:
   )
 
   def data_options(p):
+    from ste_jax._options import add_arguments
+    from ste_jax.data import LoadSettings, OutcomePolicy
+
     p.add_argument(
       "file",
       metavar="FILE",
       help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet, "
       ".pgn; .gz/.bz2/.xz ok), or an lm-evaluation-harness output folder",
     )
-    p.add_argument(
-      "--format",
-      choices=SCHEMAS,
-      default="auto",
-      help="input schema (README 'Input formats'): arena (model_a, model_b, winner, or the 55k "
-      "one-hot winner_model_a/_b/winner_tie), mtbench (model_1, model_2, g1_winner, g2_winner), "
-      "arena-hard (model, games), alpacaeval (generator_1, generator_2, preference), inspect (model, "
-      "id, epoch, score_*), lm-eval (samples_*.jsonl: doc_id + metric), tasks (one row per agent and "
-      "task with a score; pairs formed per task), simple (a, b, winner[, context]), winner-loser "
-      "(winner_name, loser_name or winner, loser: tennis match files), scores (home_team, away_team, "
-      "home_score, away_score or team1, team2, score1, score2), chess (White, Black, Result: PGN "
-      "files or tables; or white_id, black_id, winner) or auto (detected from the columns; "
-      "ambiguous files are refused; default)",
-    )
-    p.add_argument(
-      "--agent-column", default="agent", help="tasks format: agent column (default agent)"
-    )
-    p.add_argument("--task-column", default="task", help="tasks format: task column (default task)")
-    p.add_argument(
-      "--score-column",
-      default="score",
-      help="tasks format: score or success column, higher is better (default score)",
-    )
-    p.add_argument(
-      "--context-column",
-      default=None,
-      help="context (category) column (default: 'context' when present; inspect: task_name; "
-      "lm-eval: the task); empty cells go to the context '(none)'",
-    )
-    p.add_argument(
-      "--ties",
-      choices=("half", "drop"),
-      default="half",
-      help="a tie counts 1/2 to each side (half, default) or is dropped (drop)",
-    )
-    p.add_argument(
-      "--both-bad",
-      choices=("half", "drop"),
-      default="half",
-      help="a both-bad tie ('tie (bothbad)', both_bad): half (default) or drop",
-    )
-    p.add_argument(
-      "--fractional",
-      choices=("soft", "weights", "round"),
-      default="soft",
-      help="soft outcomes (AlpacaEval weighted preferences): soft (fractional outcome, default), "
-      "weights (a win for each side weighted by its share) or round (nearest win/loss)",
-    )
-    p.add_argument(
-      "--strong-weight",
-      type=_positive_float,
-      default=3.0,
-      help="weight of a strong Arena-Hard verdict A>>B / B>>A (default 3, as Arena-Hard)",
-    )
-    p.add_argument(
-      "--order-swap",
-      choices=("auto", "tie", "consistent", "separate"),
-      default="auto",
-      help="judges with two presentation orders: tie (disagreeing orders = tie), consistent (keep "
-      "only agreeing orders), separate (one comparison per order) or auto (default: tie for "
-      "mtbench, as FastChat; separate for arena-hard, as Arena-Hard)",
-    )
-    p.add_argument(
-      "--baseline",
-      default=None,
-      help="arena-hard: baseline model when the records name none (default gpt-4-0314)",
-    )
-    p.add_argument(
-      "--metric",
-      default=None,
-      help="inspect: score column (score_<scorer>); lm-eval: metric field (default: detected)",
-    )
-    p.add_argument(
+    add_arguments(_LoadingFlags(p), LoadSettings)  # --format, --agent-column, ..., --metric
+    add_arguments(_LoadingFlags(p), OutcomePolicy)  # --ties, --both-bad, ..., --order-swap
+    p.add_argument(  # the command's choice, not the loader's: the library reports bad rows
       "--skip-bad-rows",
       action="store_true",
       help="drop rows that cannot be read (listed on stderr) instead of stopping at the first",
@@ -461,36 +380,46 @@ def _first_line(e: BaseException) -> str:
   return text.splitlines()[0] if text else type(e).__name__
 
 
+LOADING_DEST = "load_"  # the loading flags' dests: clear of a command's own (explain's AGENT)
+
+
+class _LoadingFlags:
+  """A parser seen by :func:`~ste_jax._options.add_arguments` with ``LOADING_DEST`` dests."""
+
+  def __init__(self, parser: argparse.ArgumentParser):
+    self.parser = parser
+
+  def add_argument(self, *flags: str, dest: str, **kwargs) -> argparse.Action:
+    if kwargs.get("metavar") is None and kwargs.get("choices") is None and "type" in kwargs:
+      kwargs["metavar"] = dest.upper()  # as the help showed it before the prefix
+    return self.parser.add_argument(*flags, dest=LOADING_DEST + dest, **kwargs)
+
+
+def load_settings(args: argparse.Namespace):
+  """The :class:`~ste_jax.data.LoadSettings` of the loading flags (``data_options``)."""
+  from ste_jax._options import specs
+  from ste_jax.data import LoadSettings, OutcomePolicy
+
+  def values(cls):
+    dests = {name: LOADING_DEST + name for name in specs(cls)}
+    return {name: getattr(args, d) for name, d in dests.items() if hasattr(args, d)}
+
+  return LoadSettings(**values(LoadSettings), policy=OutcomePolicy(**values(OutcomePolicy)))
+
+
 def load(args):
   """``(comparisons, report)`` from the ``data_options`` of ``args``; raises :class:`UserError`."""
-  from ste_jax.data import OutcomePolicy, load_comparisons
+  from ste_jax.data import load_comparisons
 
   path = args.file
   if not os.path.exists(path):
     raise UserError(f"file not found: {path}")
-  if os.path.isdir(path) and args.format not in ("auto", "lm-eval"):
+  if os.path.isdir(path) and getattr(args, LOADING_DEST + "schema") not in ("auto", "lm-eval"):
     raise UserError(
       f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)"
     )
   try:
-    policy = OutcomePolicy(
-      tie=args.ties,
-      both_bad=args.both_bad,
-      fractional=args.fractional,
-      strong_weight=args.strong_weight,
-      order_swap=args.order_swap,
-    )
-    comparisons, report = load_comparisons(
-      path,
-      schema=args.format,
-      context=args.context_column,
-      policy=policy,
-      baseline=args.baseline,
-      metric=args.metric,
-      agent=args.agent_column,
-      task=args.task_column,
-      score=args.score_column,
-    )
+    comparisons, report = load_comparisons(path, load_settings(args))
   except UserError:
     raise
   except (OSError, UnicodeDecodeError) as e:

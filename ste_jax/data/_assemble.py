@@ -16,18 +16,21 @@ whether the row's first agent was shown first. :func:`assemble` then
   len(rejected)``.
 """
 
+from collections.abc import Sequence
+
 import numpy as np
 
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport, PositionBias
 from ._rows import all_strings, classify, encode, sorted_names
+from ._settings import LoadSettings
 
 NONE_CONTEXT = "(none)"
 
 
 def context_strings(raw, column: str, mappings: list) -> np.ndarray:
-  """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in ``mappings``)."""
+  """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in mappings)."""
   missing, nan, strings = classify(raw)
   empty = missing | nan
   count = int(empty.sum())
@@ -113,13 +116,11 @@ def assemble(
   position=None,
   position_label: str = "first position",
   context: np.ndarray | None = None,
-  agents=None,
-  contexts=None,
-  strict: bool = False,
+  settings: LoadSettings,
   source: str | None = None,
-  sources=None,
+  sources: np.ndarray | None = None,
   schema: str | None = None,
-  mappings=(),
+  mappings: Sequence[str] = (),
 ) -> tuple[Comparisons, LoadReport]:
   """Builds ``(Comparisons, LoadReport)`` from checked rows and candidate comparisons.
 
@@ -140,9 +141,8 @@ def assemble(
       (policy-dropped rows count: their judgments are valid).
     position_label: who holds the first position, for the report (``"white"``, ``"home team"``).
     context: optional object ``(N,)`` context names (``(none)`` already substituted).
-    agents: optional fixed agent names.
-    contexts: optional fixed context names.
-    strict: raise on the first bad row (policy drops are not errors).
+    settings: the loading options; this step reads ``agents`` and ``contexts`` (fixed names)
+      and ``strict`` (raise on the first bad row; policy drops are not errors).
     source: input description for messages.
     sources: optional object ``(N,)`` file of each row.
     schema: schema name for the report.
@@ -155,6 +155,7 @@ def assemble(
     ValueError: ``"no comparisons"`` (first line: the top rejection reasons with counts and
       first line numbers), or with ``strict`` the first bad row.
   """
+  agents, contexts, strict = settings.agents, settings.contexts, settings.strict
   mappings = list(mappings)
   where = f" in {source}" if source else ""
   num_rows = len(lines)

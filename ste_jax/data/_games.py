@@ -27,12 +27,16 @@ The agents of a schema are fixed by its columns; ``context`` names a context col
 schema (e.g. ``surface``, ``tournament``, ``Event``, ``TimeControl``).
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import _report as R
 from ._assemble import assemble, context_strings
-from ._policies import as_policy
+from ._comparisons import Comparisons
+from ._report import LoadReport
 from ._rows import Rejections, classify, flag_missing_and_nan, tie_drops, tie_mapping
+from ._settings import LoadSettings
 
 # Per schema, the accepted column sets, each ``(first agent, second agent, *outcome columns)``,
 # in order of preference; names are matched without regard to case.
@@ -81,20 +85,17 @@ def _numbers(strings) -> np.ndarray:
 
 
 def game_rows(
-  column,
-  lines,
-  header,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  header: list[str],
   *,
   schema: str,
-  pre=None,
-  context=None,
-  policy=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """Rows of a ``winner-loser``, ``scores`` or ``chess`` table -> ``(Comparisons, LoadReport)``.
 
   Args:
@@ -102,10 +103,11 @@ def game_rows(
     lines: int ``(N,)`` line number of each row (for PGN files, of each game's first tag).
     header: the available column names.
     schema: ``"winner-loser"``, ``"scores"`` or ``"chess"`` (module docstring).
+    settings: the loading options (``agents``, ``contexts``, ``strict``; the ``policy``'s
+      ``tie``).
     pre: optional pre-rejections (malformed records).
     context: optional context column; ``None``: no contexts.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
-    agents, contexts, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``; ``a`` = the winner, the home team or white.
@@ -114,7 +116,7 @@ def game_rows(
     ValueError: no column set of ``schema`` in ``header`` (the message lists the accepted
       ones), no rows, no usable rows, or ``strict`` and a bad row.
   """
-  policy = as_policy(policy)
+  policy = settings.policy
   names = find_columns(header, schema)
   if names is None:
     accepted = " or ".join(", ".join(s) for s in COLUMN_SETS[schema])
@@ -194,9 +196,7 @@ def game_rows(
     position=position,
     position_label=first,
     context=ctx,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema=schema,

@@ -24,14 +24,17 @@ shown first).
   that game silently).
 """
 
+from collections.abc import Callable
 import json
 
 import numpy as np
 
 from . import _report as R
 from ._assemble import assemble, context_strings
-from ._policies import as_policy
+from ._comparisons import Comparisons
+from ._report import LoadReport
 from ._rows import Rejections, classify, flag_missing_and_nan, tie_drops, tie_mapping
+from ._settings import LoadSettings
 
 ARENA_HARD_BASELINE = "gpt-4-0314"
 MTBENCH_LABELS = {"model_1": 1.0, "model_2": 0.0, "tie": 0.5}
@@ -106,32 +109,30 @@ def _finish(
 
 
 def mtbench_rows(
-  column,
-  lines,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
   *,
-  pre=None,
-  context=None,
-  policy=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """MT-Bench pairwise judgments -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array of that column (one entry per row).
     lines: int ``(N,)`` line numbers.
+    settings: the loading options (``agents``, ``contexts``, ``strict``; the ``policy``'s
+      ``order_swap`` and ``tie``).
     pre: optional pre-rejections (malformed records).
     context: optional context column name (e.g. ``"turn"``); ``None``: no contexts.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``order_swap``, ``tie``).
-    agents, contexts, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``; one row per record.
   """
-  policy = as_policy(policy)
+  policy = settings.policy
   n = len(lines)
   if n == 0:
     raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
@@ -179,9 +180,7 @@ def mtbench_rows(
     policy=policy,
     context=ctx,
     mappings=mappings,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema="mtbench",
@@ -201,37 +200,33 @@ def _verdict(game):
 
 
 def arena_hard_rows(
-  column,
-  lines,
-  header,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  header: list[str],
   *,
-  pre=None,
-  baseline=None,
-  context=None,
-  policy=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """Arena-Hard judgment records -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array of that column (one entry per row).
     lines: int ``(N,)`` line numbers.
     header: the available column names.
+    settings: the loading options (``agents``, ``contexts``, ``strict``; ``baseline``: the
+      baseline model when the records have no ``baseline`` field, default ``"gpt-4-0314"``;
+      the ``policy``'s ``order_swap``, ``strong_weight`` and ``tie``).
     pre: optional pre-rejections (malformed records).
-    baseline: the baseline model when the records have no ``baseline`` field (default
-      ``"gpt-4-0314"``).
     context: optional context column name (e.g. ``"category"``); ``None``: no contexts.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``order_swap``, ``strong_weight``, ``tie``).
-    agents, contexts, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``; one row per record; ``a`` is the baseline, ``b`` the model.
   """
-  policy = as_policy(policy)
+  policy, baseline = settings.policy, settings.baseline
   n = len(lines)
   if n == 0:
     raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
@@ -296,9 +291,7 @@ def arena_hard_rows(
     policy=policy,
     context=ctx,
     mappings=mappings,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema="arena-hard",

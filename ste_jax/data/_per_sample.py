@@ -18,12 +18,16 @@
 * **Generic long table** (``--format tasks``): ``agent``, ``task``, ``score`` (any names).
 """
 
+from collections.abc import Callable
 import os
 import re
 
 import numpy as np
 
 from . import _report as R
+from ._comparisons import Comparisons
+from ._report import LoadReport
+from ._settings import LoadSettings
 from ._task_results import pair_on_tasks
 
 INSPECT_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -50,36 +54,34 @@ def _key(*parts) -> np.ndarray:
 
 
 def inspect_rows(
-  column,
-  lines,
-  header,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  header: list[str],
   *,
-  pre=None,
-  metric=None,
-  context=None,
-  policy=None,
-  agents=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """An Inspect AI sample table -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array.
     lines: int ``(N,)`` line numbers.
     header: available column names.
+    settings: the loading options (``agents``, ``strict``, the ``policy``'s ``tie``;
+      ``metric``: the score column, ``score_<scorer>`` or the scorer name, default the only
+      ``score_*`` column, an error lists them when there are several).
     pre: optional pre-rejections.
-    metric: the score column (``score_<scorer>`` or the scorer name); default: the only
-      ``score_*`` column (an error lists them when there are several).
     context: context column; default ``task_name`` when present.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
-    agents, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``.
   """
   scores = [c for c in header if c.startswith("score_")]
+  metric = settings.metric
   if metric is None:
     if len(scores) != 1:
       raise ValueError(
@@ -117,9 +119,7 @@ def inspect_rows(
     raw,
     lines,
     columns=cols,
-    agents=agents,
-    strict=strict,
-    policy=policy,
+    settings=settings,
     source=source,
     sources=sources,
     pre=pre,
@@ -130,33 +130,30 @@ def inspect_rows(
 
 
 def lm_eval_rows(
-  column,
-  lines,
-  header,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  header: list[str],
   *,
-  files=None,
-  pre=None,
-  metric=None,
-  context=None,
-  policy=None,
-  agents=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  files: np.ndarray | None = None,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """lm-evaluation-harness sample lines -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array.
     lines: int ``(N,)`` line numbers.
     header: available field names.
+    settings: the loading options (``agents``, ``strict``, the ``policy``'s ``tie``;
+      ``metric``: the metric field, default the first name in the first line's ``metrics``
+      list present as a field, else the first of ``acc``, ``exact_match``, ``acc_norm``, ...).
     files: optional object ``(N,)`` path of each line's file (model and task from the path).
     pre: optional pre-rejections.
-    metric: the metric field; default: the first name in the first line's ``metrics`` list
-      present as a field, else the first of ``acc``, ``exact_match``, ``acc_norm``, ...
     context: context field; default: the task.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
-    agents, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``.
@@ -183,6 +180,7 @@ def lm_eval_rows(
     mappings.append("task = the samples file name between 'samples_' and the timestamp")
   else:
     task = np.full(n, "task", dtype=object)
+  metric = settings.metric
   if metric is None:
     listed = (
       next((m for m in column("metrics") if isinstance(m, list) and m), None)
@@ -234,9 +232,7 @@ def lm_eval_rows(
     raw,
     lines,
     columns=cols,
-    agents=agents,
-    strict=strict,
-    policy=policy,
+    settings=settings,
     source=source,
     sources=sources,
     pre=pre,

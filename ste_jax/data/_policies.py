@@ -7,11 +7,26 @@ excludes (``tie="drop"``, an inconsistent two-order judgment under ``order_swap=
 is not lost: it is listed in ``LoadReport.rejected`` with reason ``"dropped by policy"``.
 """
 
+import argparse
 import dataclasses
+import math
+
+from .._options import option
 
 TIE_POLICIES = ("half", "drop")
 FRACTIONAL_POLICIES = ("soft", "weights", "round")
 ORDER_SWAP_POLICIES = ("auto", "tie", "consistent", "separate")
+
+
+def positive_number(text: str) -> float:
+  """A command-line value that must be a finite number ``> 0`` (``argparse`` type)."""
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+  if not (value > 0 and math.isfinite(value)):
+    raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+  return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,11 +54,35 @@ class OutcomePolicy:
       ``"auto"`` (default: ``"tie"`` for MT-Bench, ``"separate"`` for Arena-Hard).
   """
 
-  tie: str = "half"
-  both_bad: str = "half"
-  fractional: str = "soft"
-  strong_weight: float = 3.0
-  order_swap: str = "auto"
+  tie: str = option(
+    "half",
+    flag="--ties",
+    choices=TIE_POLICIES,
+    help="a tie counts 1/2 to each side (half) or is dropped (drop)",
+  )
+  both_bad: str = option(
+    "half",
+    choices=TIE_POLICIES,
+    help="a both-bad tie ('tie (bothbad)', both_bad): half or drop",
+  )
+  fractional: str = option(
+    "soft",
+    choices=FRACTIONAL_POLICIES,
+    help="soft outcomes (AlpacaEval weighted preferences): soft (fractional outcome), "
+    "weights (a win for each side weighted by its share) or round (nearest win/loss)",
+  )
+  strong_weight: float = option(
+    3.0,
+    parse=positive_number,
+    help="weight of a strong Arena-Hard verdict A>>B / B>>A (3 as Arena-Hard)",
+  )
+  order_swap: str = option(
+    "auto",
+    choices=ORDER_SWAP_POLICIES,
+    help="judges with two presentation orders: tie (disagreeing orders = tie), consistent (keep "
+    "only agreeing orders), separate (one comparison per order) or auto (tie for "
+    "mtbench, as FastChat; separate for arena-hard, as Arena-Hard)",
+  )
 
   def __post_init__(self):
     for name, allowed in (
@@ -66,7 +105,7 @@ class OutcomePolicy:
     return "separate" if schema == "arena-hard" else "tie"
 
 
-def as_policy(policy) -> OutcomePolicy:
+def as_policy(policy: "OutcomePolicy | dict | None") -> OutcomePolicy:
   """``policy`` as an :class:`OutcomePolicy` (``None``: the defaults; a dict: its fields)."""
   if policy is None:
     return OutcomePolicy()

@@ -34,9 +34,10 @@ from ._counts import PairCounts
 _LARGE_COUNT = {"float32": 25.0, "float64": 2000.0}
 
 # Taylor coefficients in v = u^2 of h(u) / u^2, C0(u) / u and C1(u) / u (see _large_count_margin),
-# used for |u| < 0.3 where the closed forms cancel; truncation below 1e-13 relative there. They are
-# exact rationals, rounded: h(u) = sum_{k >= 1} u^(2k) / (k (2k - 1)); C0 = -5u/12 - 49u^3/480 - ...;
-# C1 = -21u/160 - 2297u^3/24192 - ... (power-series algebra on h, sqrt(1 - u^2) and the C's).
+# used for |u| < 0.3 where the closed forms cancel; truncation below 1e-13 relative there. They
+# are exact rationals, rounded: h(u) = sum_{k >= 1} u^(2k) / (k (2k - 1));
+# C0 = -5u/12 - 49u^3/480 - ...; C1 = -21u/160 - 2297u^3/24192 - ... (power-series algebra on h,
+# sqrt(1 - u^2) and the C's).
 _H_SERIES = (
   1.0,
   0.16666666666666666,
@@ -147,7 +148,9 @@ def _margin(a: jax.Array, b: jax.Array, diff: jax.Array) -> jax.Array:
   return jnp.where(large, _large_count_margin(a, b, diff), 1.0 - 2.0 * q)
 
 
-def posterior_edges(wins, *, prior=(0.5, 0.5)) -> jax.Array:
+def posterior_edges(
+  wins: jax.typing.ArrayLike | PairCounts, *, prior: tuple[float, float] = (0.5, 0.5)
+) -> jax.Array:
   """Posterior-edge evidence ``D`` from pairwise win counts.
 
   .. math::

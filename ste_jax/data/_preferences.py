@@ -14,12 +14,16 @@
   (exactly one of them 1). ``model_a`` is the answer shown first (left).
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from . import _report as R
 from ._assemble import assemble, context_strings
-from ._policies import as_policy
+from ._comparisons import Comparisons
+from ._report import LoadReport
 from ._rows import Rejections, flag_missing_and_nan, tie_drops, tie_mapping
+from ._settings import LoadSettings
 
 ONE_HOT = ("winner_model_a", "winner_model_b", "winner_tie")
 
@@ -33,34 +37,32 @@ def _numbers(strings):
 
 
 def alpacaeval_rows(
-  column,
-  lines,
-  header,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  header: list[str],
   *,
-  pre=None,
-  context=None,
-  policy=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """AlpacaEval annotations -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array of that column.
     lines: int ``(N,)`` line numbers.
     header: the available column names.
+    settings: the loading options (``agents``, ``contexts``, ``strict``; the ``policy``'s
+      ``fractional`` and ``tie``).
     pre: optional pre-rejections.
     context: optional context column (e.g. ``"dataset"``); ``None``: no contexts.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``fractional``, ``tie``).
-    agents, contexts, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``; ``a`` = ``generator_1``, ``b`` = ``generator_2``.
   """
-  policy = as_policy(policy)
+  policy = settings.policy
   n = len(lines)
   if n == 0:
     raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
@@ -116,9 +118,7 @@ def alpacaeval_rows(
     weight=weight,
     drop=tie_drops(out, np.zeros(len(out), dtype=bool), policy),
     context=ctx,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema="alpacaeval",
@@ -127,32 +127,30 @@ def alpacaeval_rows(
 
 
 def arena_onehot_rows(
-  column,
-  lines,
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
   *,
-  pre=None,
-  context=None,
-  policy=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  source=None,
-  sources=None,
-):
+  settings: LoadSettings,
+  pre: np.ndarray | None = None,
+  context: str | None = None,
+  source: str | None = None,
+  sources: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """Chatbot Arena 55k one-hot winners -> ``(Comparisons, LoadReport)`` (module docstring).
 
   Args:
     column: ``column(name)`` -> object array of that column.
     lines: int ``(N,)`` line numbers.
+    settings: the loading options (``agents``, ``contexts``, ``strict``; the ``policy``'s
+      ``tie``).
     pre: optional pre-rejections.
     context: optional context column; ``None``: no contexts.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
-    agents, contexts, strict, source, sources: as in :func:`~ste_jax.data.load_comparisons`.
+    source, sources: as in :func:`~ste_jax.data._assemble.assemble`.
 
   Returns:
     ``(comparisons, report)``; ``a`` = ``model_a`` (shown first).
   """
-  policy = as_policy(policy)
+  policy = settings.policy
   n = len(lines)
   if n == 0:
     raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
@@ -190,9 +188,7 @@ def arena_onehot_rows(
     drop=tie_drops(out, np.zeros(n, dtype=bool), policy),
     position=(np.arange(n), out),
     context=ctx,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema="arena",

@@ -7,6 +7,7 @@ numeric scores (Vicuna-80 / QLoRA human votes) and a left/right/winner CSV with 
 (LLMFAO crowd votes).
 """
 
+from collections.abc import Collection
 import os
 import re
 
@@ -15,6 +16,7 @@ import numpy as np
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
+from ._settings import LoadSettings
 from ._tabular import _parse_jsonl_lines, _read_csv, object_column
 from ._winner_rows import parse_comparison_rows
 
@@ -48,7 +50,10 @@ def _read_jsonl_file(path: str):
 
 
 def load_vicuna80_raw(
-  directory, *, exclude_agents=("claude",), strict: bool = False
+  directory: str | os.PathLike[str],
+  *,
+  exclude_agents: Collection[str] = ("claude",),
+  strict: bool = False,
 ) -> tuple[Comparisons, LoadReport]:
   """Loads the Vicuna-80 human votes (QLoRA paper, PRD split) from the publisher's JSONL files.
 
@@ -120,14 +125,16 @@ def load_vicuna80_raw(
     {k: cat[k] for k in ("a", "b", "winner", "context")},
     cat["lines"],
     columns={"a": "file name", "b": "file name", "winner": "score", "context": "question_id"},
-    strict=strict,
+    settings=LoadSettings(strict=strict),
     source=ratings,
     sources=cat["sources"],
     pre=cat["pre"],
   )
 
 
-def load_llmfao_raw(directory, *, strict: bool = False) -> tuple[Comparisons, LoadReport]:
+def load_llmfao_raw(
+  directory: str | os.PathLike[str], *, strict: bool = False
+) -> tuple[Comparisons, LoadReport]:
   """Loads the LLMFAO crowd votes from the publisher's ``crowd-comparisons.csv``.
 
   Reads ``crowd-comparisons.csv`` (columns ``id, prompt, model_x, model_y, worker, winner, left,
@@ -197,7 +204,7 @@ def load_llmfao_raw(directory, *, strict: bool = False) -> tuple[Comparisons, Lo
     {"a": left, "b": right, "winner": winner, "context": context},
     lines,
     columns={"a": "left", "b": "right", "winner": "winner", "context": "prompt"},
-    strict=strict,
+    settings=LoadSettings(strict=strict),
     source=path,
     pre=pre,
   )

@@ -26,26 +26,20 @@ Auto-detection picks the one schema whose columns are all present; when several 
 refuses, listing them, and when none does it reports the columns it looked for.
 """
 
+from collections.abc import Callable, Iterable
+
+import numpy as np
+
+from ._comparisons import Comparisons
 from ._games import find_columns, game_rows
 from ._judges import arena_hard_rows, mtbench_rows
 from ._per_sample import inspect_rows, lm_eval_rows
 from ._preferences import ONE_HOT, alpacaeval_rows, arena_onehot_rows
+from ._report import LoadReport
+from ._settings import SCHEMAS, LoadSettings
 from ._task_results import pair_on_tasks
 from ._winner_rows import parse_comparison_rows
 
-SCHEMAS = (
-  "arena",
-  "mtbench",
-  "arena-hard",
-  "alpacaeval",
-  "inspect",
-  "lm-eval",
-  "tasks",
-  "simple",
-  "winner-loser",
-  "scores",
-  "chess",
-)
 GAME_SCHEMAS = ("winner-loser", "scores", "chess")
 REQUIRED = {
   "arena": "model_a, model_b, winner (or winner_model_a, winner_model_b, winner_tie)",
@@ -82,7 +76,7 @@ def _matches(schema: str, h: set) -> bool:
   return {"a", "b", "winner"} <= h
 
 
-def detect_schema(header, where: str) -> str | None:
+def detect_schema(header: Iterable[str], where: str) -> str | None:
   """The schema whose identifying columns ``header`` holds; ``None`` when none matches.
 
   Raises:
@@ -136,30 +130,17 @@ def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> 
 
 
 def load_table(
-  header,
-  column,
-  lines,
-  pre,
+  header: list[str],
+  column: Callable[[str], np.ndarray],
+  lines: np.ndarray,
+  pre: np.ndarray | None,
+  settings: LoadSettings,
   *,
   schema: str,
-  source,
-  sources=None,
-  files=None,
-  a=None,
-  b=None,
-  winner="winner",
-  context=None,
-  weight=None,
-  agents=None,
-  contexts=None,
-  strict=False,
-  policy=None,
-  baseline=None,
-  metric=None,
-  agent="agent",
-  task="task",
-  score="score",
-):
+  source: str | None,
+  sources: np.ndarray | None = None,
+  files: np.ndarray | None = None,
+) -> tuple[Comparisons, LoadReport]:
   """Dispatches a read table to the loader of ``schema`` (already resolved, not ``"auto"``).
 
   Args:
@@ -167,20 +148,16 @@ def load_table(
     column: ``column(name)`` -> object array.
     lines: int ``(N,)`` line numbers.
     pre: pre-rejections or ``None``.
-    schema: one of :data:`SCHEMAS`.
+    settings: the loading options (``settings.schema`` may still be ``"auto"``).
+    schema: one of :data:`SCHEMAS`, the schema to read.
     source: input description; sources: per-row file names; files: per-row paths (lm-eval).
-    a, b, winner, weight: arena/simple column names (see ``from_dataframe``).
-    context: context column; ``None``: the schema's default (``context`` when present;
-      Inspect: ``task_name``; lm-eval: the task); ``False``: none.
-    agents, contexts, strict, policy: as in :func:`~ste_jax.data.load_comparisons`.
-    baseline: Arena-Hard baseline model. metric: Inspect/lm-eval score field.
-    agent, task, score: ``tasks`` column names.
 
   Returns:
     ``(comparisons, report)``.
   """
   header = [str(c) for c in header]
   where = source or "the data frame"
+  context, contexts = settings.context, settings.contexts
   for name in (context if isinstance(context, str) else None,):
     if name is not None and name not in header:
       raise ValueError(
@@ -191,55 +168,49 @@ def load_table(
     ctx = "context" if "context" in header else None
   if context is False:
     ctx = None
-  common = dict(agents=agents, strict=strict, source=source, sources=sources, policy=policy)
+  common = dict(settings=settings, source=source, sources=sources)
   if schema in ("arena", "simple"):
+    a, b = settings.a, settings.b
     if (
       schema == "arena"
       and "winner" not in header
       and set(ONE_HOT) <= set(header)
       and (a is None and b is None)
     ):
-      return arena_onehot_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
+      return arena_onehot_rows(column, lines, pre=pre, context=ctx, **common)
     if a is None and b is None:
       a, b = ("model_a", "model_b") if schema == "arena" else ("a", "b")
     cols = resolve_columns(
-      header, a=a, b=b, winner=winner, context=ctx if ctx else False, weight=weight, where=where
+      header,
+      a=a,
+      b=b,
+      winner=settings.winner,
+      context=ctx if ctx else False,
+      weight=settings.weight,
+      where=where,
     )
     if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
       column.prefetch(list(cols.values()))
     raw = {role: column(name) for role, name in cols.items()}
     return parse_comparison_rows(
-      raw,
-      lines,
-      columns=cols,
-      contexts=contexts,
-      pre=pre,
-      schema=schema,
-      a_first=schema == "arena",
-      **common,
+      raw, lines, columns=cols, pre=pre, schema=schema, a_first=schema == "arena", **common
     )
   if schema == "mtbench":
-    return mtbench_rows(column, lines, pre=pre, context=ctx, contexts=contexts, **common)
+    return mtbench_rows(column, lines, pre=pre, context=ctx, **common)
   if schema == "arena-hard":
-    return arena_hard_rows(
-      column, lines, header, pre=pre, baseline=baseline, context=ctx, contexts=contexts, **common
-    )
+    return arena_hard_rows(column, lines, header, pre=pre, context=ctx, **common)
   if schema == "alpacaeval":
-    return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, contexts=contexts, **common)
+    return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, **common)
   if schema in GAME_SCHEMAS:
-    return game_rows(
-      column, lines, header, schema=schema, pre=pre, context=ctx, contexts=contexts, **common
-    )
+    return game_rows(column, lines, header, schema=schema, pre=pre, context=ctx, **common)
   if contexts is not None:
     raise ValueError(f"`contexts` cannot be fixed for the {schema} schema.")
   if schema == "inspect":
-    return inspect_rows(column, lines, header, pre=pre, metric=metric, context=ctx, **common)
+    return inspect_rows(column, lines, header, pre=pre, context=ctx, **common)
   if schema == "lm-eval":
-    return lm_eval_rows(
-      column, lines, header, files=files, pre=pre, metric=metric, context=ctx, **common
-    )
+    return lm_eval_rows(column, lines, header, files=files, pre=pre, context=ctx, **common)
   if schema == "tasks":
-    cols = {"agent": agent, "task": task, "score": score}
+    cols = {"agent": settings.agent, "task": settings.task, "score": settings.score}
     if ctx:
       cols["context"] = ctx
     for role, name in cols.items():

@@ -1,4 +1,4 @@
-"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet, PGN, lm-eval folders).
+"""Comparison tables from data frames and files (CSV, TSV, JSONL, JSON, Parquet, PGN, lm-eval).
 
 The file formats are read here; the *schema* (which columns mean what: Chatbot Arena battles,
 MT-Bench or Arena-Hard judgments, AlpacaEval annotations, Inspect or lm-evaluation-harness
@@ -10,6 +10,7 @@ columns by :mod:`ste_jax.data._schemas`, which hands the columns to that schema'
 import bz2
 import contextlib
 import csv
+import dataclasses
 import gc
 import gzip
 import itertools
@@ -17,6 +18,7 @@ import json
 import lzma
 import os
 import re
+from typing import TYPE_CHECKING, Any
 import warnings
 
 import numpy as np
@@ -24,7 +26,11 @@ import numpy as np
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
-from ._schemas import SCHEMAS, detect_schema, load_table
+from ._schemas import detect_schema, load_table
+from ._settings import LoadSettings, load_settings
+
+if TYPE_CHECKING:
+  import pandas as pd
 
 _FORMATS = {
   ".csv": "csv",
@@ -40,24 +46,12 @@ _COMPRESSION = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
 
 
 def from_dataframe(
-  df,
-  a: str | None = None,
-  b: str | None = None,
-  winner: str = "winner",
-  context: str | bool | None = None,
-  *,
-  weight: str | None = None,
-  agents=None,
-  contexts=None,
-  strict: bool = False,
-  schema: str = "auto",
-  policy=None,
-  **options,
+  df: "pd.DataFrame", settings: LoadSettings | None = None, **overrides: Any
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons from a pandas DataFrame of battles (or of any schema of ``load_comparisons``).
 
   Each row is one comparison between the agents named in columns ``a`` and ``b``; the ``winner``
-  column says who won (see the module docstring for the labels). Bad rows are reported, never
+  column says who won (see :func:`load_comparisons` for the labels). Bad rows are reported, never
   silently dropped: a row with an empty cell, a NaN, an unknown winner label, the same agent on
   both sides, an invalid weight, or (when ``agents``/``contexts`` are fixed) an unknown name is
   listed in ``report.rejected`` with its 1-based row number. ``None``, ``pd.NA`` and empty strings
@@ -66,31 +60,25 @@ def from_dataframe(
 
   Args:
     df: a ``pandas.DataFrame``.
-    a: column with the first agent's name. Default: ``"model_a"``, or ``"a"`` when the frame has
-      columns ``a`` and ``b`` and no ``model_a``.
-    b: column with the second agent's name (default as for ``a``).
-    winner: column with the winner label.
-    context: column with the context (category, prompt, task family). Default: ``"context"``
-      when the frame has one, else no context; ``False`` ignores any context column.
-    weight: optional column with non-negative row weights (default: every row counts once).
-    agents: optional fixed list of agent names (sets the index order); default: the sorted
-      distinct names of the usable rows.
-    contexts: optional fixed list of context names; default: sorted distinct contexts.
-    strict: raise ``ValueError`` on the first bad row (naming its row number) instead of
-      reporting it.
-    schema: ``"auto"`` (detected from the columns; the arena/simple schema when ``a``/``b``
-      are given) or one of the schemas of :func:`load_comparisons`.
-    policy: an :class:`~ste_jax.data.OutcomePolicy` (or a dict of its fields); default: the
-      documented defaults.
-    **options: schema options of :func:`load_comparisons` (``baseline``, ``metric``, ``agent``,
-      ``task``, ``score``).
+    settings: the loading options, a :class:`~ste_jax.data.LoadSettings` (default: its
+      defaults). Its fields: the columns ``a``, ``b`` (default ``"model_a"``/``"model_b"``, or
+      ``"a"``/``"b"`` when the frame has those and no ``model_a``), ``winner``, ``context``
+      (default ``"context"`` when present; ``False`` ignores any context column) and ``weight``
+      (non-negative row weights); fixed ``agents``/``contexts`` names; ``strict`` (raise
+      ``ValueError`` on the first bad row, naming its row number); ``schema`` (``"auto"``:
+      detected from the columns, the arena/simple schema when ``a``/``b`` are given); the outcome
+      ``policy``; the schema options ``baseline``, ``metric``, ``agent``, ``task``, ``score``.
+    **overrides: fields of :class:`~ste_jax.data.LoadSettings` replacing those of ``settings``
+      (``from_dataframe(df, weight="w")``).
 
   Returns:
     ``(comparisons, report)``: a :class:`Comparisons` and a :class:`LoadReport`.
 
   Raises:
+    TypeError: an override that is no field of :class:`~ste_jax.data.LoadSettings`.
     ValueError: a named column is missing (the message names it), the frame has no rows or no
-      usable rows (``"no comparisons"``), or ``strict`` and a row is bad.
+      usable rows (``"no comparisons"``), ``strict`` and a row is bad, or a ``format`` other than
+      ``"auto"`` (data frames have no file format).
 
   Examples:
     >>> import pandas as pd
@@ -100,64 +88,36 @@ def from_dataframe(
     >>> c.agents, report.rows_used, report.rejected[0].describe()
     (('gpt', 'llama'), 1, "line 2: self-comparison ('gpt' vs itself)")
   """
+  settings = load_settings(settings, overrides, "from_dataframe")
+  if settings.format != "auto":
+    raise ValueError(
+      f"format={settings.format!r} applies to files only; a data frame has no file format."
+    )
   header = [str(c) for c in df.columns]
   columns = dict(zip(header, df.columns))
 
   def column(name):
     return df[columns[name]].to_numpy(dtype=object)
 
-  return _dispatch(
-    header,
-    column,
-    np.arange(1, len(df) + 1),
-    None,
-    source=None,
-    where="the data frame",
-    schema=schema,
-    a=a,
-    b=b,
-    winner=winner,
-    context=context,
-    weight=weight,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
-    policy=policy,
-    **options,
+  lines = np.arange(1, len(df) + 1)
+  return _dispatch(header, column, lines, None, settings, source=None, where="the data frame")
+
+
+def _dispatch(header, column, lines, pre, settings, *, source, where, sources=None, files=None):
+  """Resolves ``settings.schema`` (``"auto"``: detection) and calls the schema's loader."""
+  schema = settings.schema
+  if schema == "auto":
+    if settings.a is not None or settings.b is not None:
+      schema = "arena" if settings.a == "model_a" else "simple"
+    else:
+      schema = detect_schema(header, where) or "arena"  # none: arena's column errors
+  return load_table(
+    header, column, lines, pre, settings, schema=schema, source=source, sources=sources, files=files
   )
 
 
-def _dispatch(header, column, lines, pre, *, source, where, schema, **kw):
-  """Resolves ``schema`` (``"auto"``: detection) and calls the schema's loader."""
-  if schema == "auto":
-    if kw.get("a") is not None or kw.get("b") is not None:
-      schema = "arena" if kw.get("a") == "model_a" else "simple"
-    else:
-      schema = detect_schema(header, where) or "arena"  # none: arena's column errors
-  if schema not in SCHEMAS:
-    raise ValueError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")
-  return load_table(header, column, lines, pre, schema=schema, source=source, **kw)
-
-
 def load_comparisons(
-  path,
-  *,
-  format: str = "auto",  # pylint: disable=redefined-builtin
-  strict: bool = False,
-  a: str | None = None,
-  b: str | None = None,
-  winner: str = "winner",
-  context: str | bool | None = None,
-  weight: str | None = None,
-  agents=None,
-  contexts=None,
-  schema: str = "auto",
-  policy=None,
-  baseline: str | None = None,
-  metric: str | None = None,
-  agent: str = "agent",
-  task: str = "task",
-  score: str = "score",
+  path: str | os.PathLike, settings: LoadSettings | None = None, **overrides: Any
 ) -> tuple[Comparisons, LoadReport]:
   """Loads comparisons from a CSV, TSV, JSONL, JSON or Parquet file, or an lm-eval folder.
 
@@ -182,46 +142,59 @@ def load_comparisons(
     ``white_id, black_id, winner`` (white's advantage reported).
 
   Each schema's conventions are documented in its loader module (``_judges``, ``_preferences``,
-  ``_per_sample``, ``_games``); the report names the schema and lists every mapping applied. Rows with an
-  empty context go to the context ``(none)``. Line numbers in the report: for CSV/TSV the header is line 1
-  (the first data row is line 2, a quoted field spanning lines is reported at its first line);
-  for JSONL the first line is line 1 and blank lines are skipped (not counted as rows); for JSON
-  arrays and Parquet files, the 1-based record number; for PGN files, the line of each game's
-  first tag pair (each game's tags are its fields; the movetext is not read). A CSV row with the wrong number of fields,
-  or a JSONL line that is not a JSON object, is rejected as ``"malformed record"``.
+  ``_per_sample``, ``_games``); the report names the schema and lists every mapping applied. Rows
+  with an empty context go to the context ``(none)``. Line numbers in the report: for CSV/TSV the
+  header is line 1 (the first data row is line 2, a quoted field spanning lines is reported at its
+  first line); for JSONL the first line is line 1 and blank lines are skipped (not counted as
+  rows); for JSON arrays and Parquet files, the 1-based record number; for PGN files, the line of
+  each game's first tag pair (each game's tags are its fields; the movetext is not read). A CSV
+  row with the wrong number of fields, or a JSONL line that is not a JSON object, is rejected as
+  ``"malformed record"``.
 
   Args:
     path: file path. ``.gz``, ``.bz2`` and ``.xz`` compression is handled for text formats.
-    format: ``"auto"`` (from the file suffix), ``"csv"``, ``"tsv"``, ``"jsonl"``, ``"json"``,
-      ``"parquet"`` or ``"pgn"``. A ``.json`` file that holds JSON lines is read as JSONL; a PGN
-      file is read with the ``chess`` schema unless its tags match another one.
-    strict: raise on the first bad row (naming its line number) instead of reporting it.
-    a, b, winner, context, weight, agents, contexts: as in :func:`from_dataframe`; ``context``
-      names the context column for every schema (default: ``context`` when present; Inspect:
-      ``task_name``; lm-eval: the task).
-    schema: ``"auto"`` or one of the schemas above.
-    policy: an :class:`~ste_jax.data.OutcomePolicy` or a dict of its fields (ties, both-bad,
-      soft outcomes, strong verdicts, two-order judges); default: its documented defaults.
-    baseline: Arena-Hard baseline when the records have no ``baseline`` field (default
-      ``gpt-4-0314``).
-    metric: Inspect score column / lm-eval metric field (default: detected).
-    agent, task, score: the ``tasks`` schema's column names.
+    settings: the loading options, a :class:`~ste_jax.data.LoadSettings` (default: its
+      defaults): ``format`` (``"auto"``: from the file suffix, or ``"csv"``, ``"tsv"``,
+      ``"jsonl"``, ``"json"``, ``"parquet"``, ``"pgn"``; a ``.json`` file that holds JSON lines
+      is read as JSONL; a PGN file is read with the ``chess`` schema unless its tags match
+      another one), ``schema`` (``"auto"`` or one of the schemas above), ``strict`` (raise on
+      the first bad row, naming its line number, instead of reporting it), the columns ``a``,
+      ``b``, ``winner``, ``weight`` and ``context`` (as in :func:`from_dataframe`; ``context``
+      names the context column for every schema, default: ``context`` when present; Inspect:
+      ``task_name``; lm-eval: the task), fixed ``agents``/``contexts``, the outcome ``policy``
+      (ties, both-bad, soft outcomes, strong verdicts, two-order judges), ``baseline``
+      (Arena-Hard baseline when the records have no ``baseline`` field, default
+      ``gpt-4-0314``), ``metric`` (Inspect score column / lm-eval metric field, default:
+      detected) and ``agent``, ``task``, ``score`` (the ``tasks`` schema's column names).
+    **overrides: fields of :class:`~ste_jax.data.LoadSettings` replacing those of ``settings``
+      (``load_comparisons(path, schema="tasks", context="env")``).
 
   Returns:
     ``(comparisons, report)``.
 
   Raises:
+    TypeError: an override that is no field of :class:`~ste_jax.data.LoadSettings`.
     ValueError: unknown format or schema, an ambiguous schema (the message lists the
       candidates), a named column missing from the file (the message names it), an empty file
       or a file without usable rows (``"no comparisons"``, with the top rejection reasons and
       their first line numbers), or ``strict`` and a bad row.
+
+  Example:
+    >>> import os, tempfile
+    >>> path = os.path.join(tempfile.mkdtemp(), "battles.csv")
+    >>> with open(path, "w") as f:
+    ...   _ = f.write("a,b,winner\\nx,y,a\\ny,x,tie\\nx,x,a\\n")
+    >>> c, report = load_comparisons(path, policy={"tie": "drop"})
+    >>> report.rows_read, report.rows_used, [r.line for r in report.rejected]
+    (3, 1, [3, 4])
   """
+  settings = load_settings(settings, overrides, "load_comparisons")
   path = os.fspath(path)
   files = sources = None
   if os.path.isdir(path):
     available, column, lines, pre, sources, files = _read_samples_folder(path)
   else:
-    fmt, opener = _detect_format(path, format)
+    fmt, opener = _detect_format(path, settings.format)
     if fmt in ("csv", "tsv"):
       available, column, lines, pre = _read_csv(path, opener, "\t" if fmt == "tsv" else ",")
     elif fmt == "jsonl":
@@ -230,8 +203,9 @@ def load_comparisons(
       available, column, lines, pre = _read_json(path, opener)
     elif fmt == "pgn":
       available, column, lines, pre = _read_pgn(path, opener)
-      if schema == "auto":  # tags of another kind than White/Black/Result: the chess schema's error
+      if settings.schema == "auto":  # tags of another kind than White/Black/Result: chess's error
         schema = detect_schema(available, path) or "chess"
+        settings = dataclasses.replace(settings, schema=schema)
     else:
       available, column, lines, pre = _read_parquet(path)
     if os.path.basename(path).startswith("samples_"):
@@ -246,25 +220,11 @@ def load_comparisons(
     column,
     lines,
     pre,
+    settings,
     source=path,
     where=path,
-    schema=schema,
     sources=sources,
     files=files,
-    a=a,
-    b=b,
-    winner=winner,
-    context=context,
-    weight=weight,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
-    policy=policy,
-    baseline=baseline,
-    metric=metric,
-    agent=agent,
-    task=task,
-    score=score,
   )
 
 
@@ -616,9 +576,10 @@ def _read_json(path: str, opener):
   return _records_table(records, np.arange(1, len(records) + 1), pre, keys)
 
 
-# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\`` escapes
-# (written as "unrolled" loops, ``[^"\\\n]*(?:\\.[^"\\\n]*)*``: the same strings as ``(?:[^"\\\n]|\\.)*``
-# without an alternation per character); and a run of such lines (the tag section of a game).
+# A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\``
+# escapes (written as "unrolled" loops, ``[^"\\\n]*(?:\\.[^"\\\n]*)*``: the same strings as
+# ``(?:[^"\\\n]|\\.)*`` without an alternation per character); and a run of such lines (the tag
+# section of a game).
 _PGN_VALUE = r'[^"\\\n]*(?:\\.[^"\\\n]*)*'
 _PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"(' + _PGN_VALUE + r')"[ \t]*\][ \t]*\r?$'
 _PGN_RUNS_PER_CHUNK = 1 << 15  # runs of tag lines (games) whose tags are converted together
@@ -652,7 +613,10 @@ def _read_pgn(path: str, opener):
 
 @contextlib.contextmanager
 def _gc_paused():
-  """Pauses Python's cyclic garbage collector (the objects built here hold no cycles), then restores it."""
+  """Pauses Python's cyclic garbage collector (the objects built here hold no cycles).
+
+  Restores it on exit.
+  """
   enabled = gc.isenabled()
   gc.disable()
   try:

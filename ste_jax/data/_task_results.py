@@ -6,26 +6,33 @@ scores are a tie. For binary success this is the paper's conservative co-success
 policy (paper §6, AgentBench diagnostics): both succeeding or both failing is a tie.
 """
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from . import _report as R
 from ._assemble import context_strings, name_normalization
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
-from ._policies import as_policy
+from ._policies import OutcomePolicy
 from ._report import LoadReport
 from ._rows import Rejections, classify, encode, sorted_names
+from ._settings import LoadSettings
+
+if TYPE_CHECKING:
+  import pandas as pd
 
 
 def from_task_results(
-  df,
+  df: "pd.DataFrame",
   *,
   agent: str = "agent",
   task: str = "task",
   score: str = "score",
   context: str | None = None,
-  agents=None,
+  agents: Sequence[str] | None = None,
   strict: bool = False,
-  policy=None,
+  policy: OutcomePolicy | dict | None = None,
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons between agents that attempted the same tasks.
 
@@ -67,14 +74,11 @@ def from_task_results(
         f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
       )
   raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
+  settings = LoadSettings(
+    agent=agent, task=task, score=score, agents=agents, strict=strict, policy=policy
+  )
   return pair_on_tasks(
-    raw,
-    np.arange(1, len(df) + 1),
-    columns=cols,
-    agents=agents,
-    strict=strict,
-    policy=policy,
-    schema="tasks",
+    raw, np.arange(1, len(df) + 1), columns=cols, settings=settings, schema="tasks"
   )
 
 
@@ -83,15 +87,13 @@ def pair_on_tasks(
   lines: np.ndarray,
   *,
   columns: dict,
-  agents=None,
-  strict: bool = False,
-  policy=None,
+  settings: LoadSettings,
   source: str | None = None,
-  sources=None,
-  pre=None,
+  sources: np.ndarray | None = None,
+  pre: np.ndarray | None = None,
   score_labels: dict | None = None,
   schema: str | None = None,
-  mappings=(),
+  mappings: Sequence[str] = (),
 ) -> tuple[Comparisons, LoadReport]:
   """Per-(agent, task) score rows -> pairwise comparisons on shared tasks.
 
@@ -100,9 +102,8 @@ def pair_on_tasks(
       ``"context"``, one entry per row.
     lines: int ``(N,)`` line number of each row.
     columns: source column name per role (for messages).
-    agents: optional fixed agent order.
-    strict: raise on the first bad row.
-    policy: :class:`~ste_jax.data.OutcomePolicy` (``tie``).
+    settings: the loading options (``agents``: a fixed agent order; ``strict``: raise on the
+      first bad row; the ``policy``'s ``tie``).
     source: input description for messages.
     sources: optional object ``(N,)`` file of each row.
     pre: optional pre-rejections (malformed records, rows excluded by a loader policy).
@@ -116,7 +117,7 @@ def pair_on_tasks(
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  policy = as_policy(policy)
+  policy, agents, strict = settings.policy, settings.agents, settings.strict
   mappings = list(mappings)
   where = f" in {source}" if source else ""
   num_rows = len(lines)

@@ -11,8 +11,10 @@ import numpy as np
 
 from . import _report as R
 from ._assemble import assemble, context_strings
-from ._policies import as_policy
+from ._comparisons import Comparisons
+from ._report import LoadReport
 from ._rows import Rejections, flag_missing_and_nan, tie_drops, tie_mapping
+from ._settings import LoadSettings
 
 # Winner labels (compared after ``strip().lower()``): the simple schema of
 # ``shared/data/*/comparisons.csv`` (a, b, tie) and the Chatbot Arena battle schema (FastChat's
@@ -30,16 +32,13 @@ def parse_comparison_rows(
   lines: np.ndarray,
   *,
   columns: dict,
-  agents=None,
-  contexts=None,
-  strict: bool = False,
+  settings: LoadSettings,
   source: str | None = None,
-  sources=None,
-  pre=None,
-  policy=None,
+  sources: np.ndarray | None = None,
+  pre: np.ndarray | None = None,
   schema: str | None = None,
   a_first: bool = False,
-):
+) -> tuple[Comparisons, LoadReport]:
   """Checks rows with a winner label and builds ``(Comparisons, LoadReport)``.
 
   Labels (after ``strip().lower()``): ``a``/``model_a`` (first agent won), ``b``/``model_b``,
@@ -50,14 +49,12 @@ def parse_comparison_rows(
       ``"weight"``; all of length ``N`` (one entry per input row, in input order).
     lines: int ``(N,)`` line number of each row in its source.
     columns: the source column name of each role present in ``raw`` (for messages).
-    agents: optional fixed agent names; rows naming another agent are rejected.
-    contexts: optional fixed context names; rows with another context are rejected.
-    strict: raise on the first bad row instead of reporting it.
+    settings: the loading options (``agents``, ``contexts``, ``strict``, and the ``policy``'s
+      ``tie`` and ``both_bad``).
     source: description of the input for messages.
     sources: optional object ``(N,)`` source file of each row (multi-file loaders).
     pre: optional object ``(N,)`` of ``None`` or ``(reason, detail)`` for rows already known to
       be bad (malformed records).
-    policy: an :class:`~ste_jax.data.OutcomePolicy` (``tie``, ``both_bad``); default: defaults.
     schema: schema name for the report.
     a_first: the first agent (``a``) was shown first (Chatbot Arena's ``model_a``): report the
       position bias.
@@ -71,7 +68,7 @@ def parse_comparison_rows(
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  policy = as_policy(policy)
+  policy = settings.policy
   where = f" in {source}" if source else ""
   num_rows = len(lines)
   if num_rows == 0:
@@ -156,9 +153,7 @@ def parse_comparison_rows(
     drop=tie_drops(outcome, both_bad, policy),
     position=(np.arange(num_rows), outcome) if a_first else None,
     context=context,
-    agents=agents,
-    contexts=contexts,
-    strict=strict,
+    settings=settings,
     source=source,
     sources=sources,
     schema=schema,

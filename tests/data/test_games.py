@@ -1,10 +1,10 @@
 """Tests for the game-result schemas (``ste_jax/data/_games.py``) and the PGN reader.
 
-Fixtures (``tests/data/fixtures``), written by hand in the public files' layouts: ``atp_matches.csv``
-(Jeff Sackmann's tennis match files), ``football_results.csv`` (international football results,
-with a ``neutral`` column), ``engine_games.pgn`` (a cutechess-style engine tournament) and
-``lichess_games.csv`` (the lichess export's ``white_id, black_id, winner``). Expected counts are
-worked out by hand in the comments.
+Fixtures (``tests/data/fixtures``), written by hand in the public files' layouts:
+``atp_matches.csv`` (Jeff Sackmann's tennis match files), ``football_results.csv``
+(international football results, with a ``neutral`` column), ``engine_games.pgn`` (a
+cutechess-style engine tournament) and ``lichess_games.csv`` (the lichess export's ``white_id,
+black_id, winner``). Expected counts are worked out by hand in the comments.
 """
 
 import gzip
@@ -167,9 +167,12 @@ def _reference_pgn(text):
 
 
 def test_pgn_reader_equals_a_line_by_line_reader_on_random_files(tmp_path, monkeypatch):
-  """Random PGN-like files: tag lines (repeats, escapes, spaces, no movetext between games), movetext,
-  blank lines, stray text first, CRLF, no final newline; records and lines as the reference's (every
-  other file read two runs of tags per chunk, so that games and names span chunks)."""
+  """Random PGN-like files read as a line-by-line reader reads them.
+
+  Tag lines (repeats, escapes, spaces, no movetext between games), movetext, blank lines, stray
+  text first, CRLF, no final newline; records and lines as the reference's (every other file read
+  two runs of tags per chunk, so that games and names span chunks).
+  """
   from ste_jax.data import _tabular
   from ste_jax.data._tabular import _read_pgn
 
