@@ -20,7 +20,6 @@ from ._report import RejectedRow as RejectedRow
 from ._schemas import SCHEMAS as SCHEMAS
 from ._schemas import detect_schema as detect_schema
 from ._settings import LoadSettings as LoadSettings
-from ._settings import LoadSettings as LoadSettings
 from ._tabular import from_dataframe as from_dataframe
 from ._tabular import load_comparisons as load_comparisons
 from ._task_results import from_task_results as from_task_results
@@ -37,7 +36,6 @@ Comparisons.from_task_results = staticmethod(from_task_results)
 __all__ = [
   "Comparisons",
   "LoadReport",
-  "LoadSettings",
   "LoadSettings",
   "OutcomePolicy",
   "PairCounts",
