@@ -2,22 +2,17 @@
 
 jaxlib 0.10's CPU backend routes elementwise-plus-reduction fusions through YNNPACK. When such a
 fusion consumes values gathered by an index array (``s[i] - s[j]`` summed into a log-likelihood
-over the observed pairs) it runs several times slower than XLA's own loop fusion. Measured by
-``python benchmarks/model_fit.py --objective`` (AMD EPYC VM, 2 cores; table in
-``benchmarks/RESULTS.md``): the model estimator's objective over 90,658 observed pairs took
-6.75 ms with the default options and 1.13 ms with :data:`GATHER_FRIENDLY` (its value and
-gradient 5.44 and 4.05 ms), and the estimator's whole fit 114.1 s before and 20.9 s after this
-and the sequential cross-validation of :mod:`ste_jax.evaluate._model_estimator`.
-
-:func:`gather_friendly_jit` compiles one function with that option when the default backend is
-the CPU and with XLA's defaults elsewhere (the option is a CPU backend setting), so nothing else
-in a process is affected.
+over the observed pairs) it runs slower than XLA's own loop fusion
+(``benchmarks/model_fit.py --objective`` times both). :func:`gather_friendly_jit` compiles one
+function without those fusions when the default backend is the CPU and with XLA's defaults
+elsewhere (the option is a CPU backend setting), so nothing else in a process is affected.
 """
 
 import functools
 
 import jax
 
+# XLA:CPU options that turn YNNPACK fusions off. Provenance: benchmarks/model_fit.py --objective.
 GATHER_FRIENDLY = {"xla_cpu_experimental_ynn_fusion_type": ""}
 
 

@@ -25,11 +25,12 @@ Who calls what:
 import math
 import operator
 
+import jax
 import numpy as np
 
 
 def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray:
-  """Checks that ``P`` is a probabilistic tournament (paper §2.2, Definition "Probabilistic Tournament").
+  """Checks that ``P`` is a probabilistic tournament (paper §2.2, "Probabilistic Tournament").
 
   A probabilistic tournament has ``P[a, b] in [0, 1]``, ``P[a, b] + P[b, a] = 1`` and
   ``P[a, a] = 1/2``. Batches ``(..., n, n)`` are checked item by item.
@@ -91,7 +92,8 @@ def validate_tournament(P, *, atol: float = 1e-6, name: str = "P") -> np.ndarray
     idx = tuple(int(i) for i in np.argwhere(bad)[0])
     a, b = idx[-2], idx[-1]
     raise ValueError(
-      f"{name} is not complementary: {name}[{a}, {b}] + {name}[{b}, {a}] = {x[idx] + x[idx[:-2] + (b, a)]:.6g}"
+      f"{name} is not complementary: {name}[{a}, {b}] + {name}[{b}, {a}] = "
+      f"{x[idx] + x[idx[:-2] + (b, a)]:.6g}"
       f" != 1 (atol={atol})."
     )
   del n
@@ -127,7 +129,7 @@ def validate_path_length(max_path_length, name: str = "max_path_length") -> None
 
 
 def validate_symmetric_prior(prior, name: str = "prior") -> tuple[float, float]:
-  """Checks a symmetric Beta prior ``(alpha, alpha)`` with finite ``alpha > 0``; returns it as floats.
+  """Checks a symmetric Beta prior ``(alpha, alpha)``, finite ``alpha > 0``; returns it as floats.
 
   The posterior-edge estimator (paper §6, Eq. ``posterior_edge_estimator``) needs a symmetric
   prior: an asymmetric one would make ``D`` depend on which agent of a pair is called ``a``.
@@ -202,7 +204,7 @@ def validate_number(
   return x
 
 
-def validate_wins(wins, *, name: str = "wins") -> np.ndarray:
+def validate_wins(wins: jax.typing.ArrayLike, *, name: str = "wins") -> np.ndarray:
   """Eager value check of a wins matrix (call outside ``jit``, e.g. in loaders and scripts).
 
   Args:
@@ -214,6 +216,11 @@ def validate_wins(wins, *, name: str = "wins") -> np.ndarray:
 
   Raises:
     ValueError: if ``wins`` is not a square real array with finite, nonnegative entries.
+
+  Examples:
+    >>> from ste_jax.stats import validate_wins
+    >>> validate_wins([[0, 3], [1, 0]]).tolist()
+    [[0, 3], [1, 0]]
   """
   arr = np.asarray(wins)
   if arr.dtype == bool or not (

@@ -7,7 +7,7 @@ import jax
 
 
 def machine_description() -> str:
-  """``"<CPU model>, <cores> cores, jax <version>, backend <backend>"`` (plus the device kind off CPU)."""
+  """``"<CPU model>, <cores> cores, jax <version>, backend <backend>"`` (+ device kind off CPU)."""
   cpus = os.cpu_count()
   try:
     with open("/proc/cpuinfo") as f:

@@ -1,4 +1,4 @@
-"""The planted-core benchmark (paper §6.1-6.4, Tables 2-5): run it, write its files, print its report.
+"""The planted-core benchmark (paper §6.1-6.4, Tables 2-5): run, write its files, print its report.
 
 :func:`run_planted_core` computes the experiment rows (:mod:`._planted_experiments`);
 :func:`main` is the command line shared by ``ste-jax planted`` and ``benchmarks/planted_core.py``:
@@ -12,6 +12,7 @@ exactly 1); ``--float32`` to compare.
 """
 
 import argparse
+from collections.abc import Sequence
 import dataclasses
 import pathlib
 import sys
@@ -32,7 +33,10 @@ from ste_jax.benchmarking._planted_experiments import (
 from ste_jax.benchmarking._planted_figures import FIGURES, figures
 from ste_jax.benchmarking._planted_tables import report_lines
 
-DESCRIPTION = "The paper's planted-core benchmark (§6.1-6.4, Tables 2-5), with our numbers next to the published ones."
+DESCRIPTION = (
+  "The paper's planted-core benchmark (§6.1-6.4, Tables 2-5), with our numbers next to the "
+  "published ones."
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -160,7 +164,12 @@ def parse_args(
   return p.parse_args(argv)
 
 
-def main(argv=None, *, command: str = "ste-jax planted", default_out: str = "planted_core") -> int:
+def main(
+  argv: Sequence[str] | None = None,
+  *,
+  command: str = "ste-jax planted",
+  default_out: str = "planted_core",
+) -> int:
   """Runs the benchmark from command-line arguments, writes its files and prints its report.
 
   Args:

@@ -55,7 +55,7 @@ ROOT_SEED = 20251126
 
 @dataclasses.dataclass(frozen=True)
 class Config:
-  """The benchmark's grid: main recovery grid, oracle cases, bootstrap, sensitivity sweep, STE-model slice."""
+  """The benchmark's grid: recovery grid, oracle cases, bootstrap, sensitivity, STE-model slice."""
 
   ns: tuple = (30, 50, 100)
   core_sizes: tuple = (3, 5, 7)
@@ -253,7 +253,7 @@ def run_grid(
   with_model=False,
   model_time=None,
 ) -> list[dict]:
-  """Rows (dicts) for every (n, |C|, mu) block, vmapped over (m, seed) in chunks of ``cfg.eval_chunk``.
+  """Rows (dicts) for every (n, |C|, mu) block, vmapped over (m, seed) in ``cfg.eval_chunk`` chunks.
 
   Every chunk has the same batch size (the last one padded by repeating a trial), so the generator
   and the compiled evaluation run with one compilation per n. With ``with_model``, the trials with
@@ -396,7 +396,7 @@ def run_bootstrap(cfg: Config, progress=None) -> list[dict]:
   def summarize(scores, core, key):
     f1 = jnp.mean(jax.vmap(lambda x: top_k_f1(x, core))(scores))
     roc = jnp.mean(jax.vmap(lambda x: auroc(x, core))(scores))
-    jac = pairwise_jaccard(core_masks(scores, core_size=s, key=key))
+    jac = pairwise_jaccard(core_masks(key, scores, core_size=s))
     ent = top1_entropy(scores)
     return f1, jac, roc, ent
 

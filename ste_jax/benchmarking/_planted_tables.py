@@ -133,7 +133,7 @@ def recovery_table(df: pd.DataFrame, by, paper, label, deviations, pooled=None) 
 
 
 def model_slice_table(grid: pd.DataFrame, by) -> str | None:
-  """STE-model against STE-post and BTL on the same trials (the STE-model slice), by ``m`` or ``mu``.
+  """STE-model against STE-post and BTL on the same trials (the model slice), by ``m`` or ``mu``.
 
   Paired differences per trial (mean +- 1.96 sd / sqrt(N)); ``by = "mu"`` keeps m >= 5 as Table 4
   does. Returns ``None`` when the grid has no STE-model rows.
@@ -215,7 +215,8 @@ def table5(boot: pd.DataFrame, deviations) -> str:
       if not ok:
         deviations.append(
           f"Table 5, {meth} {key}: ours {fmt(ours)} vs paper {PAPER_TABLE5_NAMES[meth]} "
-          f"{fmt(paper[key])} ({'intervals overlap' if overlap(ours, paper[key]) else 'intervals disjoint'})"
+          f"{fmt(paper[key])} "
+          f"({'intervals overlap' if overlap(ours, paper[key]) else 'intervals disjoint'})"
         )
     cells.append(", ".join(flags))
     rows.append(cells)
@@ -268,7 +269,7 @@ def sensitivity_table(sens: pd.DataFrame):
 def report_lines(
   cfg, orc: pd.DataFrame, grid: pd.DataFrame, boot: pd.DataFrame, sens: pd.DataFrame
 ) -> list[str]:
-  """The report's Markdown lines, from the grid description to the list of deviations from the paper.
+  """The report's Markdown lines, from the grid description to the deviations from the paper.
 
   Args:
     cfg: the :class:`~ste_jax.benchmarking._planted_experiments.Config` that produced the rows.
@@ -286,7 +287,8 @@ def report_lines(
   lines.append("")
   lines.append(
     f"### Table 2 — oracle sanity (true P in; STE τ = γ = {TAU}; mean ± CI over {cfg.oracle_seeds} "
-    "random planted tournaments; UC labels = hard Uncovered Set of P; TC gap = mean t over the core "
+    "random planted tournaments; UC labels = hard Uncovered Set of P; TC gap = mean t over the "
+    "core "
     "minus mean t over the rest)"
   )
   lines.append("")
@@ -321,7 +323,8 @@ def report_lines(
   if slice_m is not None:
     lines.append(
       f"STE-model rows in Tables 3-4 (not in the paper): n ∈ {list(cfg.model_ns)} and seeds "
-      f"< {cfg.model_seeds} only, so they pool fewer and smaller-n trials than the other rows; compare "
+      f"< {cfg.model_seeds} only, so they pool fewer and smaller-n trials than the other rows; "
+      "compare "
       "them on the same trials below."
     )
     lines.append("")
@@ -341,14 +344,16 @@ def report_lines(
     lines.append(model_slice_table(grid, "mu"))
     lines.append("")
   lines.append(
-    f"### Table 5 — bootstrap stability (n = {cfg.boot_n}, |C| = {cfg.boot_core}, m = {cfg.boot_m}, "
-    f"μ = {cfg.boot_mu}, {cfg.boot_replicas} game-level multinomial replicas, {cfg.boot_seeds} seeds; "
+    f"### Table 5 — bootstrap stability (n = {cfg.boot_n}, |C| = {cfg.boot_core}, "
+    f"m = {cfg.boot_m}, μ = {cfg.boot_mu}, {cfg.boot_replicas} game-level multinomial replicas, "
+    f"{cfg.boot_seeds} seeds; "
     "mean ± CI over seeds)"
   )
   lines.append("")
   lines.append(
-    "Per seed: bootstrap F1 / AUROC = mean over replicas of the replica's top-|C| F1 / AUROC against the "
-    "planted core; pairwise Jaccard = mean over replica pairs of the top-|C| sets (ties at the cut broken "
+    "Per seed: bootstrap F1 / AUROC = mean over replicas of the replica's top-|C| F1 / AUROC "
+    "against the planted core; pairwise Jaccard = mean over replica pairs of the top-|C| sets "
+    "(ties at the cut broken "
     "at random); top-1 entropy = entropy (nats) of the replicas' argmax agent."
   )
   lines.append("")

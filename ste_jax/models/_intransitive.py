@@ -45,7 +45,13 @@ class IntransitiveParams(NamedTuple):
 
 
 def init_intransitive_params(
-  key, num_agents: int, max_rank: int, *, rank: int | None = None, scale=0.1, dtype=None
+  key: jax.Array,
+  num_agents: int,
+  max_rank: int,
+  *,
+  rank: int | None = None,
+  scale: float = 0.1,
+  dtype: jax.typing.DTypeLike | None = None,
 ) -> IntransitiveParams:
   """Zero strengths and small random factors (zero factors are a saddle point of the fit).
 
@@ -72,7 +78,9 @@ def init_intransitive_params(
   )
 
 
-def intransitive_logits(params: IntransitiveParams, a, b) -> jax.Array:
+def intransitive_logits(
+  params: IntransitiveParams, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike
+) -> jax.Array:
   """Logits ``h(a, b)`` for index arrays ``a`` and ``b`` (same shape ``(...)``).
 
   Args:
@@ -125,7 +133,14 @@ class IntransitiveLogit(nnx.Module):
     rngs: :class:`flax.nnx.Rngs`.
   """
 
-  def __init__(self, num_agents: int, *, rank: int = 1, param_dtype=None, rngs: nnx.Rngs):
+  def __init__(
+    self,
+    num_agents: int,
+    *,
+    rank: int = 1,
+    param_dtype: jax.typing.DTypeLike | None = None,
+    rngs: nnx.Rngs,
+  ) -> None:
     num_agents = validate_int(num_agents, "num_agents")
     rank = validate_int(rank, "rank", minimum=0)
     self.num_agents = num_agents
@@ -140,7 +155,9 @@ class IntransitiveLogit(nnx.Module):
     u = self.u[...]
     return IntransitiveParams(self.strength[...], u, self.v[...], jnp.ones(u.shape[-1:], u.dtype))
 
-  def __call__(self, a, b, x=None) -> jax.Array:
+  def __call__(
+    self, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None
+  ) -> jax.Array:
     """Logits ``h(a, b)`` of shape ``broadcast(a, b).shape``; ``x`` must be ``None``."""
     if x is not None:
       raise ValueError("IntransitiveLogit has no context features; pass x=None.")

@@ -148,9 +148,9 @@ class PairwiseLogit(nnx.Module):
     embedding_dim: int = 16,
     hidden_features: Sequence[int] = (64, 64),
     activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
-    param_dtype=None,
+    param_dtype: jax.typing.DTypeLike | None = None,
     rngs: nnx.Rngs,
-  ):
+  ) -> None:
     embedding_dim = _init_agent_embedding(
       self, num_agents, num_context_features, embedding_dim, param_dtype, rngs
     )
@@ -162,7 +162,9 @@ class PairwiseLogit(nnx.Module):
       rngs,
     )
 
-  def __call__(self, a, b, x=None) -> jax.Array:
+  def __call__(
+    self, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None
+  ) -> jax.Array:
     """Logits ``h(a, b, x)``.
 
     Args:
@@ -218,9 +220,9 @@ class BradleyTerryLogit(nnx.Module):
     embedding_dim: int = 16,
     hidden_features: Sequence[int] = (64,),
     activation: Callable[[jax.Array], jax.Array] = jax.nn.silu,
-    param_dtype=None,
+    param_dtype: jax.typing.DTypeLike | None = None,
     rngs: nnx.Rngs,
-  ):
+  ) -> None:
     embedding_dim = _init_agent_embedding(
       self, num_agents, num_context_features, embedding_dim, param_dtype, rngs
     )
@@ -232,7 +234,7 @@ class BradleyTerryLogit(nnx.Module):
       rngs,
     )
 
-  def strength(self, a, x=None) -> jax.Array:
+  def strength(self, a: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None) -> jax.Array:
     """Contextual strengths ``s(a, x)`` of shape ``a.shape`` (``x``: ``(..., d)`` or ``None``)."""
     a, _, x = _prepare(a, a, x, self.num_context_features, self.param_dtype)
     z = self.embedding(a)
@@ -240,7 +242,9 @@ class BradleyTerryLogit(nnx.Module):
       z = jnp.concatenate([z, x], axis=-1)
     return self.s(z)[..., 0]
 
-  def __call__(self, a, b, x=None) -> jax.Array:
+  def __call__(
+    self, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None
+  ) -> jax.Array:
     """Logits ``h(a, b, x) = s(a, x) - s(b, x)``; same shapes as :meth:`PairwiseLogit.__call__`."""
     dtype = self.param_dtype
     a, b, x = _prepare(a, b, x, self.num_context_features, dtype)

@@ -1,9 +1,12 @@
-"""Model to tournament: batch logits and the marginal tournament (paper Eq. ``marginal_tournament``)."""
+"""Model to tournament: batch logits and the marginal tournament (Eq. ``marginal_tournament``)."""
+
+from collections.abc import Callable
 
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
+from ste_jax.data import Comparisons
 
 
 def _num_agents(model, num_agents) -> int:
@@ -11,14 +14,20 @@ def _num_agents(model, num_agents) -> int:
     num_agents = getattr(model, "num_agents", None)
     if num_agents is None:
       raise ValueError(
-        "cannot infer the number of agents: the model has no `num_agents` attribute; pass num_agents=."
+        "cannot infer the number of agents: the model has no `num_agents` attribute; "
+        "pass num_agents=."
       )
   if isinstance(num_agents, bool) or not isinstance(num_agents, int) or num_agents < 1:
     raise ValueError(f"num_agents must be an integer >= 1, got {num_agents!r}.")
   return num_agents
 
 
-def pairwise_logits(model, comparisons, *, context_features=None) -> jax.Array:
+def pairwise_logits(
+  model: Callable[..., jax.Array],
+  comparisons: Comparisons,
+  *,
+  context_features: jax.typing.ArrayLike | None = None,
+) -> jax.Array:
   """Logits ``h(a_i, b_i, x_i)`` of every row of a :class:`~ste_jax.data.Comparisons`.
 
   Args:
@@ -42,7 +51,13 @@ def pairwise_logits(model, comparisons, *, context_features=None) -> jax.Array:
   return model(comparisons.a, comparisons.b, x)
 
 
-def marginal_tournament(model, *, contexts=None, weights=None, num_agents=None) -> jax.Array:
+def marginal_tournament(
+  model: Callable[..., jax.Array],
+  *,
+  contexts: jax.typing.ArrayLike | None = None,
+  weights: jax.typing.ArrayLike | None = None,
+  num_agents: int | None = None,
+) -> jax.Array:
   r"""Marginal probabilistic tournament of a pairwise model (paper Eq. ``marginal_tournament``).
 
   .. math::

@@ -1,25 +1,13 @@
 """Batching of the single-tournament kernels: a loop on XLA:CPU, a batch axis on accelerators.
 
-The closure and cover kernels are written for one ``(n, n)`` matrix. Under ``jax.vmap`` they can
-run in two ways, and the better one depends on the backend:
-
-* XLA:CPU: as a compiled loop over the items (``lax.map``). A leading batch axis on every
-  Floyd--Warshall step or cover tile compiled to slower code when the cover's derivative was a
-  hand-written VJP (fwd+bwd of 100 tournaments of n = 100 on the EPYC VM: 0.65x the loop's speed;
-  1.73x on a Xeon VM); with the JVP rule it is within the spread (1.08x and 1.10x in two runs,
-  the forward pass faster once and slower once), so the loop stays the CPU default.
-* GPU / TPU: with the batch as a leading axis (plain ``jax.vmap``): a Floyd--Warshall pivot of one
-  small matrix is a tiny kernel whose launch latency dominates, so a loop over items leaves the
-  device idle (on an H200: the batch axis 35x faster for 100 tournaments, 100x for 1000).
-
-Both figures: ``benchmarks/operators.py --batch B N``, recorded in ``benchmarks/RESULTS.md``.
-
-:func:`vmap_by_platform` gives a kernel a ``custom_vmap`` rule. In the default mode (``"auto"``)
-the rule lowers to one or the other with ``lax.platform_dependent``: the choice is made when the
-computation is compiled for a backend, and the same traced program is correct on all of them.
-:func:`batching_mode` overrides the choice for the computations traced inside a ``with`` block
-(``"loop"`` or ``"vectorize"`` on every backend), e.g. to run the accelerator path on the CPU in
-tests, or to compare both in a benchmark. There is no module-level switch to assign.
+The closure and cover kernels are written for one ``(n, n)`` matrix. :func:`vmap_by_platform`
+gives a kernel a ``custom_vmap`` rule that runs a batch either as a compiled loop over the items
+(``lax.map``) or with a leading batch axis (plain ``jax.vmap``). The default mode ``"auto"`` picks
+the loop on the backends in ``ste_jax._tuning.BATCH_LOOP_PLATFORMS`` (the CPU) and the batch axis
+elsewhere, when the program is compiled (``lax.platform_dependent``): the same traced program is
+correct on every backend. :func:`batching_mode` overrides the choice for the computations traced
+inside a ``with`` block. Why the CPU loops: ``docs/design/batching.md``
+(``benchmarks/operators.py --batch B N`` times both).
 """
 
 import contextlib
@@ -29,13 +17,14 @@ import jax
 from jax import lax
 from jax.custom_batching import custom_vmap
 
+from ste_jax import _tuning
 from ste_jax.ops._trace_option import trace_option
 
 BatchingMode = Literal["auto", "loop", "vectorize"]
 _MODES = ("auto", "loop", "vectorize")
 
 # The backends on which ``"auto"`` runs a batch of kernel calls as a loop over items.
-_LOOP_PLATFORMS_AUTO = ("cpu",)
+_LOOP_PLATFORMS_AUTO = _tuning.BATCH_LOOP_PLATFORMS
 
 # The current mode, read by the batching rule while a computation is traced (part of JAX's cache
 # keys where JAX supports it: :mod:`ste_jax.ops._trace_option`).
@@ -55,6 +44,9 @@ def batching_mode(mode: BatchingMode) -> Iterator[None]:
       other backend, chosen when the program is compiled (``lax.platform_dependent``).
       ``"loop"``: a loop over the items (``lax.map``) on every backend. ``"vectorize"``: a batch
       axis (plain ``jax.vmap``) on every backend.
+
+  Yields:
+    Nothing; the mode applies to the functions traced inside the block.
 
   The mode is read while a computation is *traced*: it applies to the functions traced inside the
   block. Where JAX has ``jax.make_user_context`` the mode is part of JAX's cache keys, so a

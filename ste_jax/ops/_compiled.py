@@ -3,15 +3,15 @@
 Called outside ``jax.jit``, JAX runs a function one operation at a time, and every ``lax.map``,
 ``lax.scan`` or ``lax.cond`` whose body is a fresh closure is traced and compiled again at each
 call: the loops of the soft cover and of the max-min closure made every eager ``ste_scores`` call
-pay for their compilation. :func:`compiled_entry` makes a public operator jit itself (``ste_scores``,
-``ste_scores_from_edges``, ``soft_reachability``, the cover functions, ``soft_uncovered_score``,
-``soft_maximal_lottery``, ``alpha_rank``, ``posterior_edges``; the exact solutions of
-:mod:`ste_jax.exact` are plain ``jax.jit`` functions, having no temperatures): array
+pay for their compilation. :func:`compiled_entry` makes a public operator jit itself
+(``ste_scores``, ``ste_scores_from_edges``, ``soft_reachability``, the cover functions,
+``soft_uncovered_score``, ``soft_maximal_lottery``, ``alpha_rank``, ``posterior_edges``; the exact
+solutions of :mod:`ste_jax.exact` are plain ``jax.jit`` functions, having no temperatures): array
 arguments are traced, structural arguments (``max_path_length``) are static, and a temperature is
 traced unless it is ``None`` or a literal zero -- the literal zero that selects an operator's exact
-kernels (:func:`~ste_jax._checks.is_static_zero`) stays a static literal, so a new temperature
-never recompiles and the hard kernels stay reachable. Concrete temperatures are checked before
-tracing, so a negative or non-finite one still raises ``ValueError`` naming the argument.
+kernels (:func:`~ste_jax._checks.is_static_zero`) stays a static literal, so a new temperature never
+recompiles and the hard kernels stay reachable. Concrete temperatures are checked before tracing, so
+a negative or non-finite one still raises ``ValueError`` naming the argument.
 
 The compiled program is cached per argument shapes and dtypes, static arguments, which
 temperatures are literal zeros, and the trace-time options (:func:`~ste_jax.ops.native_kernels`,
@@ -38,7 +38,7 @@ def _trace_options() -> tuple[str, str, str]:
 
 
 def _is_numeric(value) -> bool:
-  """Whether ``value`` can be a traced argument as it is: a JAX array or a numeric NumPy array/number."""
+  """Whether ``value`` can be traced as it is: a JAX array or a numeric NumPy array or number."""
   if isinstance(value, jax.Array):
     return True
   if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
@@ -52,7 +52,7 @@ def compiled_entry(
   static: tuple[str, ...] = (),
   positive: tuple[str, ...] = (),
 ):
-  """Decorator: calls of the operator run as one ``jax.jit``-compiled computation (module docstring).
+  """Decorator: calls of the operator run as one ``jax.jit``-compiled computation.
 
   Args:
     temperatures: names of the temperature arguments (traced, except ``None`` and literal zeros;

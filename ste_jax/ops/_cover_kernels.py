@@ -1,40 +1,17 @@
-"""The soft cover's kernels (paper §3.4): its value, its tangent map and its reverse pass, tiled.
+"""The soft cover's kernels (paper §3.4, Eq. ``soft_cover_violation``): value, tangent, reverse.
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
-``D(a, b) (1 - D(c, b))``: one exponential per triple ``(c, a, b)``, the dominant cost of STE.
-Nothing here stores the ``(c, a, b)`` tensor; the kernels stream over it, one tournament at a
-time (:mod:`ste_jax.ops._covering` batches them and wires them into JAX's autodiff):
+``D(a, b) (1 - D(c, b))``. The kernels here stream over the ``(c, a, b)`` terms in tiles, one
+tournament at a time, and never store that tensor: ``O(n^2)`` memory in every mode.
 
-* the value (:func:`forward_single`): tiles of ``c_rows x a_rows`` pairs ``(c, a)`` with all their
-  witnesses, flash-attention style. A tile's ``(c_rows, a_rows, n)`` terms (about ``2^18``
-  elements, 1 MB in float32: ``_TILE_ELEMENTS``) are reduced over ``b`` to a log-sum-exp and
-  discarded. Whole rows ``a`` with several rows ``c`` per tile while ``n^2 <= 2^18``, then one row
-  ``c`` and a block of rows ``a``; the outer loop runs over blocks of rows ``a`` and the inner one
-  over rows ``c``, so one block ``D[a_block]`` serves consecutive tiles from cache. The excluded
-  witnesses ``b in {a, c}`` cost nothing per triple: with zero diagonals in ``D`` and ``1 - D``
-  their terms are exactly ``0``, at most every real term, and their known share of each pair's sum
-  is subtracted once per pair. The exponentials are shifted by ``1``, an upper bound of every term,
-  when ``gamma_c >= 1/50`` (one reduction per tile), else by each pair's maximum (a maximum, then a
-  sum).
-* the tangent map (:func:`tangent_single`): ``v_dot = sum_b w (d term) + gamma_c_dot
-  dv/dgamma_c``, with ``w`` the softmax weights over witnesses, linear in the tangents and written
-  in plain JAX over the reverse pass's tiles: one row ``c`` and a block of rows ``a``, laid out
-  ``(b, a)`` (``_BACKWARD_TILE_ELEMENTS``), each tile rebuilding and normalizing its weights from
-  ``D`` under ``jax.checkpoint``. A tangent that is a symbolic zero (``None``) skips its term.
-* the reverse pass (:func:`backward_single`): one pass over the same tiles that rebuilds the
-  weights from the value's per-pair shift and log-sum-exp (one exponential per triple) and
-  accumulates ``dD[a, b] += sum_c ...`` elementwise into an ``(n, a_rows)`` carry while reducing
-  ``dD[c, b] -= sum_a ...`` over a tile's minor axis.
+* :func:`forward_single`: the value, with each pair's shift and log-sum-exp as residuals.
+* :func:`tangent_single`: the tangent map, linear in the tangents, in plain JAX.
+* :func:`backward_single`: the reverse pass (the tangent map's transpose), in one pass.
 
 On the CPU, for float32, the value and the reverse pass run as native kernels
-(:mod:`ste_jax.ops._native`: C++ loops with vectorized polynomial exponentials, called through
-``jax.ffi``) that compute the same sums 2.6x faster than XLA:CPU's exponentials allow
-(``benchmarks/exp_rate.py``); other backends, float64, the hard kernels and CPUs where the native
-kernels could not be built run the JAX kernels here (``lax.platform_dependent``;
-:func:`~ste_jax.ops.native_kernels` switches the native ones off).
-
-Memory: ``O(n^2)`` -- a few ``n x n`` arrays (inputs, outputs, the accumulators of the reverse
-pass) plus the intermediates of one tile or block.
+(:mod:`ste_jax.ops._native`); elsewhere the JAX kernels here run (``lax.platform_dependent``).
+:mod:`ste_jax.ops._covering` batches the kernels and wires them into JAX's autodiff. The tiling and
+the shifts are described in ``docs/design/cover_kernels.md``.
 """
 
 import functools
@@ -44,21 +21,18 @@ import jax
 from jax import lax
 import jax.numpy as jnp
 
+from ste_jax import _tuning
 from ste_jax._checks import eye_mask, split_temperature
 from ste_jax.ops import _native
 
-# Elements of one tile ``(c rows, a rows, n witnesses)`` of the value kernel (1 MB in float32): whole
-# rows ``a`` while ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time.
-# ``benchmarks/operators.py`` measures the result.
-_TILE_ELEMENTS = 1 << 18
+# Elements of one ``(c rows, a rows, n witnesses)`` tile of the value kernel: whole rows ``a`` while
+# ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time.
+_TILE_ELEMENTS = _tuning.COVER_TILE_ELEMENTS
 
-# Elements of one tile ``(n witnesses, a rows)`` of the reverse kernel (one row ``c``; 1 MB in
-# float32), and of the ``(n, a rows)`` accumulator it updates: whole rows ``a`` up to n = 512, then
-# balanced blocks of at most ``2^18 / n`` rows. Its own constant, as its tiles have another shape
-# than the value kernel's; larger budgets (2^19 to 2^21) gave no consistent gain in interleaved runs
-# on the EPYC VM (``python benchmarks/cover_tiles.py``, ``benchmarks/RESULTS.md``, "The cover's
-# backward tiles").
-_BACKWARD_TILE_ELEMENTS = 1 << 18
+# Elements of one ``(n witnesses, a rows)`` tile of the reverse kernel (one row ``c``), and of the
+# ``(n, a rows)`` accumulator it updates: whole rows ``a`` up to ``n = 512``, then balanced blocks
+# of at most ``2^18 / n`` rows. Its own constant, as its tiles have another shape than the value's.
+_BACKWARD_TILE_ELEMENTS = _tuning.COVER_BACKWARD_TILE_ELEMENTS
 
 
 def _tile_shape(n: int) -> tuple[int, int]:
@@ -75,12 +49,11 @@ def _tile_shape(n: int) -> tuple[int, int]:
 
 
 def _backward_block_rows(n: int) -> int:
-  """Rows ``a`` per block of the backward pass, whose tiles hold one row ``c`` (about ``_BACKWARD_TILE_ELEMENTS`` terms, balanced).
+  """Rows ``a`` per block of the backward pass, balanced: tiles of one row ``c``, ``n`` witnesses.
 
-  With one row ``c`` per tile the sum over ``c`` is an elementwise accumulation, not a reduction of
-  the tile; XLA:CPU ran that faster than several rows ``c`` per tile at the sizes tried while
-  developing the kernel, and several rows ``c`` reduced as 3-D tiles several times slower
-  (``benchmarks/operators.py`` measures the result).
+  A block holds about ``_BACKWARD_TILE_ELEMENTS`` terms. With one row ``c`` per tile the sum over
+  ``c`` is an elementwise accumulation rather than a reduction of the tile (the faster form on
+  XLA:CPU; ``benchmarks/operators.py`` times the kernel).
   """
   blocks = -(-n // max(1, _BACKWARD_TILE_ELEMENTS // n))
   return -(-n // blocks)
@@ -106,7 +79,7 @@ _SHIFT_BY_ONE_MIN_GAMMA = 1.0 / 50.0
 
 
 def _witness_factors(D: jax.Array) -> tuple[jax.Array, jax.Array]:
-  """``(D, Y)`` with zero diagonals, ``Y = 1 - D`` off the diagonal: ``term[c, a, b] = D[a, b] Y[c, b]``.
+  """``(D, Y)``, zero diagonals, ``Y = 1 - D`` off them: ``term[c, a, b] = D[a, b] Y[c, b]``.
 
   The zero diagonals make the excluded witnesses' terms exactly ``0`` (``b = a``: ``D[a, a] = 0``;
   ``b = c``: ``Y[c, c] = 0``), below or equal to every real term (``D`` in ``[0, 1]``): they never
@@ -156,11 +129,12 @@ def _weights_by_one(term, inv_g):
 
 
 def _map_tiles(D, Y, tile_fn, num_outputs):
-  """Runs ``tile_fn(Da, y) -> outputs`` over the ``(c_rows, a_rows)`` tiles, assembled ``(n, n)`` ``[c, a]``.
+  """``tile_fn(Da, y) -> outputs`` over the ``(c_rows, a_rows)`` tiles, as ``(n, n)`` ``[c, a]``.
 
   ``Da``: ``(a_rows, n)`` rows of ``D``; ``y``: ``(c_rows, n)`` rows of ``Y``; each output of
-  ``tile_fn`` is ``(c_rows * a_rows,)``, ordered ``(c, a)``. Blocks of rows ``a`` outside, rows ``c``
-  inside, so one block ``D[a_block]`` serves consecutive tiles from cache. Padded rows are zeros.
+  ``tile_fn`` is ``(c_rows * a_rows,)``, ordered ``(c, a)``. Blocks of rows ``a`` outside, rows
+  ``c`` inside, so one block ``D[a_block]`` serves consecutive tiles from cache. Padded rows are
+  zeros.
   """
   n = D.shape[-1]
   c_rows, a_rows = _tile_shape(n)
@@ -186,12 +160,12 @@ def _map_tiles(D, Y, tile_fn, num_outputs):
 
 
 def _tile_terms(Da, y):
-  """``(c_rows * a_rows, n)`` terms ``D[a, b] Y[c, b]`` of one tile, ``b`` minor (reduced as 2-D)."""
+  """``(c_rows * a_rows, n)`` terms ``D[a, b] Y[c, b]`` of one tile, ``b`` minor (reduced 2-D)."""
   return (Da[None, :, :] * y[:, None, :]).reshape(-1, Da.shape[-1])
 
 
 def _forward_by_max(D, Y, g, *, hard):
-  """``(S, aux)`` with ``S`` each pair's maximum term: two reductions per tile (maximum, then sum)."""
+  """``(S, aux)``, ``S`` each pair's maximum term: two reductions per tile (maximum, then sum)."""
   inv_g = g if hard else 1.0 / _divisor(g)
 
   def tile(Da, y):
@@ -205,7 +179,7 @@ def _forward_by_max(D, Y, g, *, hard):
 
 
 def _forward_by_one(D, Y, g):
-  """``(S, aux)`` with ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``): one fused reduction per tile."""
+  """``(S, aux)``, ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``): one fused reduction per tile."""
   inv_g = 1.0 / g
 
   def tile(Da, y):
@@ -234,7 +208,7 @@ def _native_forward(D, Y, g):
 
 
 def _on_platform(native, portable, *args):
-  """``native(*args)`` on the CPU for float32 where the native kernels are built, else ``portable(*args)``.
+  """``native(*args)`` on the CPU for float32 where native kernels exist, else ``portable(*args)``.
 
   Both compute the same values; the choice of backend is made when the program is lowered
   (``lax.platform_dependent``), so the same traced program runs on every backend.
@@ -245,7 +219,7 @@ def _on_platform(native, portable, *args):
 
 
 def forward_single(D, g, *, hard):
-  """One tournament ``(n, n)`` with a zero diagonal: ``(v, S, aux)``, each ``(n, n)`` indexed ``[c, a]``.
+  """One tournament ``(n, n)``, zero diagonal: ``(v, S, aux)``, each ``(n, n)`` indexed ``[c, a]``.
 
   Tiles of ``(c_rows, a_rows)`` pairs (:func:`_tile_shape`, :func:`_map_tiles`); in a tile the
   witness terms ``D[a, b] (1 - D[c, b])`` (excluded witnesses: see :func:`_witness_factors`) are
@@ -265,13 +239,13 @@ def forward_single(D, g, *, hard):
 
 
 def soft_value(S, aux, g, n):
-  """``v = S + g (aux - log(n - 2))`` of the soft kernels; exactly ``v = S`` (the maximum) at ``g <= 0``."""
+  """``v = S + g (aux - log(n - 2))`` of the soft kernels; exactly ``v = S`` at ``g <= 0``."""
   g = jnp.where(g > 0, g, jnp.zeros_like(g))
   return S + g * (aux - math.log(n - 2))
 
 
 def tangent_single(D, g, D_dot, g_dot, *, hard):
-  r"""The JVP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))``: linear in ``(D_dot, g_dot)``, plain JAX.
+  r"""The JVP of ``v[c, a] = smax_b(D[a, b] (1 - D[c, b]))``, linear in ``(D_dot, g_dot)``, in JAX.
 
   .. math::
     \dot v(c, a) = \sum_b w_{cab} \big(\dot D(a, b) (1 - D(c, b)) - D(a, b) \dot D(c, b)\big)
@@ -302,7 +276,7 @@ def tangent_single(D, g, D_dot, g_dot, *, hard):
   if hard:
     v_dot = _tangent_tiles(D, Y, g, D_dot, g_dot, _hard_weights)
     return jnp.where(eye, jnp.zeros_like(v_dot), v_dot)
-  # A traced g <= 0 is the hard limit: its weights, and no g term; the soft branches never see g <= 0.
+  # A traced g <= 0 is the hard limit: its weights, and no g term; soft branches never see g <= 0.
   # The shift the value kernel uses (forward_single): 1 from _SHIFT_BY_ONE_MIN_GAMMA, else each
   # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
   branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
@@ -323,7 +297,10 @@ def tangent_single(D, g, D_dot, g_dot, *, hard):
 
 
 def _hard_weights(term, g):
-  """``(e, e0, S)``: ``1`` at each pair's maximizers over axis 0 (``e0``: a zero term's), ``S`` the maximum."""
+  """``(e, e0, S)``: ``1`` at each pair's maximizers on axis 0, ``S`` the maximum.
+
+  ``e0`` is the weight of a zero term.
+  """
   del g
   S = jnp.max(term, axis=0)
   return (
@@ -348,14 +325,14 @@ def _soft_weights_by_max(term, g):
 
 
 def _soft_weights_by_one(term, g):
-  """``(e, e0, S)``: ``exp((term - 1) / g)``, shifted by ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``)."""
+  """``(e, e0, S)``: ``exp((term - 1) / g)``, shift ``S = 1`` (``g >= _SHIFT_BY_ONE_MIN_GAMMA``)."""
   inv_g = 1.0 / g
   S = jnp.ones(term.shape[1:], term.dtype)
   return _weights_by_one(term, inv_g), _weights_by_one(jnp.zeros_like(S), inv_g), S
 
 
 def _tangent_tiles(D, Y, g, D_dot, g_dot, weights):
-  """:func:`tangent_single` over tiles of one row ``c`` and a block of rows ``a``, laid out ``(b, a)``.
+  """:func:`tangent_single` over tiles of one row ``c`` and a block of rows ``a``, as ``(b, a)``.
 
   ``weights(term, g) -> (e, e0, S)``: the unnormalized weights of a tile's terms over ``b``, the
   weight of a zero term (the two excluded witnesses' share of each pair's sum) and the shift ``S``.
@@ -431,7 +408,7 @@ def backward_single(D, g, v, S, aux, dv, *, hard):
 
 
 def _soft_backward_sums(D, Y, S, scale, g):
-  """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift the forward used (:func:`forward_single`)."""
+  """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift of :func:`forward_single`."""
   inv_g = 1.0 / _divisor(g)
   return lax.cond(
     g >= _SHIFT_BY_ONE_MIN_GAMMA,
@@ -449,14 +426,14 @@ def _soft_backward_sums(D, Y, S, scale, g):
 
 
 def _native_backward(D, Y, S, scale, g):
-  """``(dD_c, dD_a)`` of the soft reverse pass by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
+  """``(dD_c, dD_a)`` of the soft reverse pass by the native kernel (:mod:`ste_jax.ops._native`)."""
   return _native.cover_backward(D, Y, S, scale, g, _SHIFT_BY_ONE_MIN_GAMMA)
 
 
 def _backward_sums(D, Y, S, scale, weights):
   """``(dD_c, dD_a)``: ``-sum_a G D[a, b]`` at ``[c, b]`` and ``sum_c G Y[c, b]`` at ``[a, b]``.
 
-  ``G = weights(term, S[c, a]) * scale[c, a]`` over tiles of one row ``c`` and a block of rows ``a``.
+  ``G = weights(term, S[c, a]) * scale[c, a]`` over tiles of one row ``c``, a block of rows ``a``.
   """
   n = D.shape[-1]
   a_rows = _backward_block_rows(n)

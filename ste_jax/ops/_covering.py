@@ -1,26 +1,11 @@
-"""Soft covering (paper §3.4, Eqs. ``soft_cover_violation`` and ``soft_cover_score``): the operators and their derivative rules.
+"""Soft covering (paper §3.4, Eqs. ``soft_cover_violation``, ``soft_cover_score``) and derivatives.
 
 The violation ``v(c, a)`` is a normalized soft maximum over witnesses ``b`` of
 ``D(a, b) (1 - D(c, b))``, computed by the tiled kernels of :mod:`ste_jax.ops._cover_kernels`
-(native C++ kernels on the CPU for float32, JAX kernels elsewhere) without ever storing the
-``(c, a, b)`` tensor.
-
-Derivatives: one custom JVP rule (:func:`_cover_parts`) serves every mode. Its tangent map is
-bound as a primitive (``ste_jax_cover_tangent``) with hand-written rules, so that each mode runs
-the kernel made for it: forward mode (``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``) evaluates
-the JAX tangent map; reverse mode (``jax.grad``, ``jax.vjp``) transposes it with the one-pass
-reverse kernel (the primitive's transpose rule), reusing the value kernel's per-pair shift and
-log-sum-exp; second order (``jax.hessian``, Hessian-vector products in any nesting)
-differentiates the JAX tangent map and the transpose JAX derives from it. Under ``jax.vmap`` the
-kernels and the primitive run as a loop over items on CPU; with a batch axis (other backends, or
-``batching_mode("vectorize")``) the tangent map is the JAX one, vectorized, and reverse mode the
-transpose JAX derives from it. (An earlier reverse-only custom VJP with the same two kernels is
-gone: this rule runs reverse mode at its speed, ``benchmarks/RESULTS.md``.) A literal
-``gamma_c = 0`` runs the hard kernels (even split among tied maximizers, zero curvature); a traced
-zero runs the soft ones in that limit.
-
-Memory, all modes: ``O(n^2)`` -- a few ``n x n`` arrays plus the intermediates of one tile or
-block -- instead of the ``O(n^3)`` that autodiff of the dense ``(c, a, b)`` tensor would store.
+without storing the ``(c, a, b)`` tensor. One custom JVP rule (:func:`_cover_parts`) serves every
+mode and order; its tangent map is a primitive (``ste_jax_cover_tangent``) whose transpose, used by
+reverse mode, is the one-pass reverse kernel. Memory: ``O(n^2)`` in every mode. Design notes:
+``docs/design/cover_kernels.md``.
 """
 
 import functools
@@ -39,10 +24,10 @@ from ste_jax.ops._cover_kernels import backward_single, forward_single, soft_val
 
 @functools.lru_cache(maxsize=None)
 def _kernels(hard: bool):
-  """The single-tournament kernels (value with residuals, reverse pass); a batch runs as a loop on CPU.
+  """The single-tournament kernels (value with residuals, reverse pass), batched by backend.
 
-  On XLA:CPU a batch axis on every tile compiled to slower code; on a GPU it is what fills the
-  device (measured figures: :mod:`ste_jax.ops._batching`).
+  A batch runs as a loop over items on CPU and with a batch axis elsewhere
+  (``docs/design/batching.md``).
   """
   fwd = vmap_by_platform(functools.partial(forward_single, hard=hard))
   bwd = vmap_by_platform(functools.partial(backward_single, hard=hard))
@@ -51,7 +36,7 @@ def _kernels(hard: bool):
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(2,))
 def _cover_parts(D, g, hard):
-  """``(v, S, aux)`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``.
+  """``(v, S, aux)`` for one tournament ``(n, n)`` and a scalar temperature ``g`` (vmap-able).
 
   ``S`` and ``aux`` (the shift and log-sum-exp of :func:`forward_single`) are residuals that the
   tangent map's transpose reuses; only ``v`` leaves this module, and the rule below declares their
@@ -84,7 +69,7 @@ _cover_parts.defjvp(_cover_parts_jvp, symbolic_zeros=True)
 
 
 def _cover_violation(D, g, hard):
-  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g``; batches via ``jax.vmap``."""
+  """``v`` for one tournament ``(n, n)`` and a scalar temperature ``g`` (vmap-able)."""
   return _cover_parts(D, g, hard)[0]
 
 
@@ -109,7 +94,7 @@ def _cover_tangent_impl(*operands, hard, with_D_dot, with_g_dot):
 
 
 def _cover_tangent_jvp(primals, tangents, *, hard, with_D_dot, with_g_dot):
-  """Second order: the JAX tangent map differentiated by JAX (``S``, ``aux`` only shift the weights)."""
+  """Second order: the JAX tangent map differentiated by JAX (``S``, ``aux`` only shift weights)."""
   D, g, _, _, D_dot, g_dot = _split_tangent_operands(primals, with_D_dot, with_g_dot)
   tD, tg, _, _, tD_dot, tg_dot = _split_tangent_operands(
     [ad.instantiate_zeros(t) for t in tangents], with_D_dot, with_g_dot
@@ -133,7 +118,7 @@ def _cover_tangent_transpose(ct, *operands, hard, with_D_dot, with_g_dot):
 
 
 def _cover_tangent_batch(args, dims, *, hard, with_D_dot, with_g_dot):
-  """A batch as a loop over items on CPU (each item keeps the hand-written transpose), else a batch axis."""
+  """A batch as a loop on CPU (each item keeps the hand-written transpose), else a batch axis."""
   params = dict(hard=hard, with_D_dot=with_D_dot, with_g_dot=with_g_dot)
   batched = [d is not None for d in dims]  # None: not mapped (batching.not_mapped)
   size = next(a.shape[d] for a, d, b in zip(args, dims, batched) if b)
@@ -160,7 +145,7 @@ batching.primitive_batchers[_cover_tangent_p] = _cover_tangent_batch
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(0,))
 def _tangent_transpose(hard, D, g, S, aux, ct):
-  """``(dD, dgamma)``, the transpose of the tangent map at ``(D, g)`` applied to ``ct``: the reverse kernel.
+  """``(dD, dgamma)``: the tangent map's transpose at ``(D, g)`` applied to ``ct`` (reverse kernel).
 
   Its own derivative (reverse mode differentiated again) is that of the transpose JAX derives from
   the JAX tangent map.
@@ -184,11 +169,12 @@ def _tangent_transpose_jvp(hard, primals, tangents):
 
 
 @compiled_entry(temperatures=("gamma_c",))
-def soft_cover_violation(D, *, gamma_c) -> jax.Array:
+def soft_cover_violation(D: jax.typing.ArrayLike, *, gamma_c: jax.typing.ArrayLike) -> jax.Array:
   r"""Soft violation of "c covers a" (Eq. ``soft_cover_violation``), ``v[..., c, a]``.
 
   .. math::
-    v(c, a) = \mathrm{smax}_{\gamma_c}\big(\{D(a, b)\,(1 - D(c, b)) : b \in \mathcal{A} \setminus \{a, c\}\}\big)
+    v(c, a) = \mathrm{smax}_{\gamma_c}\big(\{D(a, b)\,(1 - D(c, b)) :
+      b \in \mathcal{A} \setminus \{a, c\}\}\big)
 
   normalized by ``m = n - 2`` witnesses; the maximum over an empty set (``n <= 2``) is ``0``.
 
@@ -202,6 +188,13 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
 
   Returns:
     ``(..., n, n)`` array indexed ``[c, a]``; the diagonal (``c = a``) is meaningless and set to 0.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> D = jnp.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    >>> v = soft_cover_violation(D, gamma_c=0.0)
+    >>> [float(x) for x in v[:, 0]]  # only agent 2 fails to cover agent 0 (witness 1)
+    [0.0, 0.0, 1.0]
   """
   D = as_float_array(D, "D")
   n = check_square(D, "D")
@@ -224,7 +217,7 @@ def soft_cover_violation(D, *, gamma_c) -> jax.Array:
 
 
 @compiled_entry(temperatures=("gamma_c",))
-def soft_cover_scores(D, *, gamma_c) -> jax.Array:
+def soft_cover_scores(D: jax.typing.ArrayLike, *, gamma_c: jax.typing.ArrayLike) -> jax.Array:
   r"""Soft covering relation (Eq. ``soft_cover_score``), ``cover[..., c, a]``.
 
   .. math::

@@ -13,10 +13,10 @@ from ste_jax._checks import (
 
 
 def tempered_sigmoid(x: jax.Array, t: jax.Array) -> jax.Array:
-  """``sigmoid(x / t)`` for ``t > 0``; its ``t -> 0`` limit, the step ``1[x > 0] + 1[x = 0] / 2``, else.
+  """``sigmoid(x / t)`` for ``t > 0``, else its ``t -> 0`` limit ``1[x > 0] + 1[x = 0] / 2``.
 
-  NaN-free in values and gradients at a traced ``t = 0`` (double ``where``: the smooth branch divides
-  by ``1`` there); the step has zero gradient.
+  NaN-free in values and gradients at a traced ``t = 0`` (double ``where``: the smooth branch
+  divides by ``1`` there); the step has zero gradient.
   """
   positive, t_safe = split_temperature(t)
   soft = jax.nn.sigmoid(x / t_safe)
@@ -24,7 +24,7 @@ def tempered_sigmoid(x: jax.Array, t: jax.Array) -> jax.Array:
   return jnp.where(positive, soft, step)
 
 
-def soft_majority_edges(P, *, tau) -> jax.Array:
+def soft_majority_edges(P: jax.typing.ArrayLike, *, tau: jax.typing.ArrayLike) -> jax.Array:
   r"""Temperature-controlled soft adjacency of the majority tournament (Eq. ``soft_majority_edge``).
 
   .. math::

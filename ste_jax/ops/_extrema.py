@@ -1,4 +1,4 @@
-"""Normalized log-sum-exp extrema (paper §3.3, Eqs. ``normalized_softmin`` and ``normalized_smax``)."""
+"""Normalized log-sum-exp extrema (paper §3.3, Eqs. ``normalized_softmin``, ``normalized_smax``)."""
 
 import jax
 from jax import lax
@@ -44,11 +44,18 @@ def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
   return jnp.squeeze(out, axis=axis)
 
 
-def normalized_smax(z, *, gamma, axis: int = -1, where=None) -> jax.Array:
+def normalized_smax(
+  z: jax.typing.ArrayLike,
+  *,
+  gamma: jax.typing.ArrayLike,
+  axis: int = -1,
+  where: jax.typing.ArrayLike | None = None,
+) -> jax.Array:
   r"""Normalized soft maximum (paper §3.3, Eq. ``normalized_smax``).
 
   .. math::
-    \mathrm{smax}_\gamma(z_1, \dots, z_m) = \gamma \log\Big(\frac{1}{m}\sum_{i=1}^m e^{z_i/\gamma}\Big)
+    \mathrm{smax}_\gamma(z_1, \dots, z_m)
+      = \gamma \log\Big(\frac{1}{m}\sum_{i=1}^m e^{z_i/\gamma}\Big)
 
   with ``m`` the number of entries selected by ``where``. It lies in
   ``[max(z) - gamma log m, max(z)]``, so values in ``[0, 1]`` stay in ``[0, 1]``, and it tends to
@@ -79,11 +86,18 @@ def normalized_smax(z, *, gamma, axis: int = -1, where=None) -> jax.Array:
   return _masked_normalized_lse_max(z, gamma, axis, where, empty_value=0.0)
 
 
-def normalized_softmin(z, *, gamma, axis: int = -1, where=None) -> jax.Array:
+def normalized_softmin(
+  z: jax.typing.ArrayLike,
+  *,
+  gamma: jax.typing.ArrayLike,
+  axis: int = -1,
+  where: jax.typing.ArrayLike | None = None,
+) -> jax.Array:
   r"""Normalized soft minimum (paper §3.3, Eq. ``normalized_softmin``).
 
   .. math::
-    \mathrm{smin}_\gamma(z_1, \dots, z_m) = -\gamma \log\Big(\frac{1}{m}\sum_{i=1}^m e^{-z_i/\gamma}\Big)
+    \mathrm{smin}_\gamma(z_1, \dots, z_m)
+      = -\gamma \log\Big(\frac{1}{m}\sum_{i=1}^m e^{-z_i/\gamma}\Big)
 
   It lies in ``[min(z), min(z) + gamma log m]`` and tends to the minimum as ``gamma -> 0``.
 

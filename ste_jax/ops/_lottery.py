@@ -104,7 +104,9 @@ def _soft_ml_jvp(primals, tangents):
 
 
 @compiled_entry(temperatures=("temperature",), positive=("temperature",))
-def soft_maximal_lottery(M, *, temperature) -> jax.Array:
+def soft_maximal_lottery(
+  M: jax.typing.ArrayLike, *, temperature: jax.typing.ArrayLike
+) -> jax.Array:
   """Soft maximal lottery: the logit (entropy-regularized) equilibrium of the margin game ``M``.
 
   The unique solution of the entropy-regularized symmetric zero-sum game
@@ -169,7 +171,7 @@ class NashAverage(NamedTuple):
   skill: jax.Array
 
 
-def nash_average(payoff) -> NashAverage:
+def nash_average(payoff: jax.typing.ArrayLike) -> NashAverage:
   """Nash averaging (Balduzzi et al. 2018): the max-entropy Nash equilibrium and the skill vector.
 
   For an antisymmetric evaluation matrix ``A`` (agent vs agent, e.g. the logits
@@ -220,7 +222,8 @@ def _alpha_rank_single(payoff: jax.Array, alpha: jax.Array, m: int) -> jax.Array
   pi_ss = d[:, None]
 
   # log of the l-th term of the fixation sum: -alpha * sum_{k=1..l} (f_r(k) - f_s(k)), where with k
-  # mutants f_r(k) = ((k-1) pi_rr + (m-k) pi_rs) / (m-1) and f_s(k) = (k pi_sr + (m-k-1) pi_ss) / (m-1).
+  # mutants f_r(k) = ((k-1) pi_rr + (m-k) pi_rs) / (m-1) and
+  # f_s(k) = (k pi_sr + (m-k-1) pi_ss) / (m-1).
   def term(l):
     l = l.astype(dtype)
     tri = l * (l + 1) / 2
@@ -247,19 +250,22 @@ def _alpha_rank_single(payoff: jax.Array, alpha: jax.Array, m: int) -> jax.Array
 
 
 @compiled_entry(temperatures=("alpha",), static=("population_size",))
-def alpha_rank(payoff, *, alpha, population_size: int = 50) -> jax.Array:
+def alpha_rank(
+  payoff: jax.typing.ArrayLike, *, alpha: jax.typing.ArrayLike, population_size: int = 50
+) -> jax.Array:
   """Single-population alpha-Rank: the stationary distribution of the evolutionary response graph.
 
-  OpenSpiel's definition with ``use_local_selection_model=False`` (``open_spiel/python/egt/alpharank.py``,
-  single population, finite ``alpha``; its default local selection model equals this function on
-  ``payoff - payoff.T`` with ``alpha (m - 1) / m``, as ``tests/ops/test_openspiel_oracle.py`` checks).
-  The stationary solve uses the generator built from the off-diagonal rates alone (no ``1 - sum``
-  diagonal, no added ``1 1^T``), so rates far below the float epsilon keep their precision: on a
-  nearly reducible chain (stag hunt, ``m = 10``, ``alpha = 10``) the small mass matches OpenSpiel
-  and the closed form in float64, where the earlier ``(I - C^T + 1 1^T)`` solve was off by 4.5e-5
-  relative. A population of ``m`` individuals plays the symmetric game ``payoff`` (``payoff[r,
-  s]`` = payoff of strategy ``r`` against ``s``); a mutant ``r`` entering the monomorphic population
-  ``s`` fixates with probability (Fermi / logistic selection, ``k`` mutants)
+  OpenSpiel's definition with ``use_local_selection_model=False``
+  (``open_spiel/python/egt/alpharank.py``, single population, finite ``alpha``; its default local
+  selection model equals this function on ``payoff - payoff.T`` with ``alpha (m - 1) / m``, as
+  ``tests/ops/test_openspiel_oracle.py`` checks). The stationary solve uses the generator built from
+  the off-diagonal rates alone (no ``1 - sum`` diagonal, no added ``1 1^T``), so rates far below the
+  float epsilon keep their precision: on a nearly reducible chain (stag hunt, ``m = 10``,
+  ``alpha = 10``) the small mass matches OpenSpiel and the closed form in float64, where the earlier
+  ``(I - C^T + 1 1^T)`` solve was off by 4.5e-5 relative. A population of ``m`` individuals plays
+  the symmetric game ``payoff`` (``payoff[r, s]`` = payoff of strategy ``r`` against ``s``); a
+  mutant ``r`` entering the monomorphic population ``s`` fixates with probability (Fermi / logistic
+  selection, ``k`` mutants)
 
   .. math::
 

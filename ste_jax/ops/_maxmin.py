@@ -2,24 +2,12 @@
 
 The exact (zero-temperature) reachability of Eqs. ``maxmin_boolean_product`` and
 ``soft_reachability`` is a *bottleneck* (widest-path) closure: ``R[a, b]`` is the largest value
-``w`` such that some walk ``a -> ... -> b`` of at most ``K`` edges uses only edges of weight ``>= w``.
-Each output therefore equals one input entry, the walk's bottleneck edge. This module computes
-
-* the closure for ``K >= n - 1`` by Floyd--Warshall in the max-min semiring (``O(n^3)`` work,
-  ``O(n^2)`` memory, one ``fori_loop`` step per sweep of 8 pivots from ``n = 128``) on CPU, and on accelerators up to
-  ``n = 1024`` by repeated squaring (``O(n^3 log n)`` work in ``ceil(log2(n - 2)) + 1`` large
-  products instead of ``n`` dependent small steps; :func:`closure_algorithm`), and for smaller ``K`` by repeated squaring
-  (``O(n^3 log K)``), and
-* its derivatives with ``O(n^2)`` memory, by one custom JVP rule (:func:`bottleneck_closure`):
-  the tangent of each output is the tangent of its bottleneck edge, a gather. The edges come from
-  the same closure run on distinct keys (value, then flat index): Floyd--Warshall carries the keys
-  as pairs, the other closures run on the entries' *ranks* (a stable sort), so that each bottleneck
-  edge is unique and ties are broken the same way by every algorithm. Forward mode (``jax.jvp``, ``jax.jacfwd``,
-  ``jax.linearize``) uses the rule directly; reverse mode is its transpose, derived by JAX (a
-  scatter-add of each output cotangent onto its bottleneck edge); higher orders differentiate the
-  rule (the closure is piecewise linear: second derivatives are zero).
-
-Plain autodiff through either loop would store every intermediate matrix (``O(n^3)``).
+``w`` such that some walk ``a -> ... -> b`` of at most ``K`` edges uses only edges of weight
+``>= w``. Each output equals one input entry, the walk's bottleneck edge. The closure for
+``K >= n - 1`` runs by Floyd--Warshall or by repeated squaring (:func:`closure_algorithm`), for
+smaller ``K`` by repeated squaring. Its derivatives (:func:`bottleneck_closure`, one custom JVP
+rule) gather the tangent of each output's bottleneck edge. Design notes:
+``docs/design/closure.md``.
 """
 
 import contextlib
@@ -30,6 +18,7 @@ import jax
 from jax import lax
 import jax.numpy as jnp
 
+from ste_jax import _tuning
 from ste_jax.ops._batching import vmap_by_platform
 from ste_jax.ops._trace_option import trace_option
 
@@ -37,37 +26,32 @@ ClosureAlgorithm = Literal["auto", "floyd_warshall", "squaring"]
 _ALGORITHMS = ("auto", "floyd_warshall", "squaring")
 
 # The backends on which ``"auto"`` runs the full closure as Floyd--Warshall at every size; elsewhere
-# it squares up to ``_SQUARING_MAX_N_AUTO`` agents (measured on an H200: :func:`closure_algorithm`).
-_FLOYD_WARSHALL_PLATFORMS_AUTO = ("cpu",)
-_SQUARING_MAX_N_AUTO = 1024
+# it squares up to ``_SQUARING_MAX_N_AUTO`` agents (:func:`closure_algorithm`).
+_FLOYD_WARSHALL_PLATFORMS_AUTO = _tuning.FLOYD_WARSHALL_PLATFORMS
+_SQUARING_MAX_N_AUTO = _tuning.SQUARING_MAX_N
 
 _current_algorithm, _set_algorithm = trace_option("ste_jax_closure_algorithm", "auto")
 
 
 @contextlib.contextmanager
 def closure_algorithm(algorithm: ClosureAlgorithm) -> Iterator[None]:
-  """Context manager: how the exact max-min closure (``K >= n - 1``) is computed in traces inside it.
+  """Context manager: how the exact max-min closure (``K >= n - 1``) is computed in its traces.
 
   Both algorithms give the same values (bottleneck values are input entries; no rounding), the same
-  derivatives and ``O(n^2)`` memory; they differ in speed by backend and size:
+  derivatives and ``O(n^2)`` memory; they differ only in speed, by backend and size.
 
-  * ``"floyd_warshall"``: ``n`` dependent pivot steps of ``O(n^2)`` work each (from ``n = 128``
-    in sweeps of 8 pivots, one pass over the matrix per sweep). The fastest on
-    XLA:CPU (the closure alone at ``n = 100``: 0.13 ms against 0.64 ms for squaring).
-  * ``"squaring"``: ``ceil(log2(n - 2)) + 1`` max-min matrix products (``O(n^3 log n)`` work). On
-    a GPU each pivot step of Floyd--Warshall is a tiny kernel whose launch latency dominates, so a
-    few large products win for one tournament: on an H200, ``ste_scores`` fwd+bwd 0.38 ms against
-    1.78 ms at ``n = 100``, 4.8 against 9.7 ms at ``n = 300``, even at ``n = 1000`` and ``2000``; the
-    closure alone at ``n = 2000`` 41 against 29 ms (GPU figures measured with one pivot per
-    Floyd--Warshall step, before the sweeps). A batch axis fills the device either way
-    (1000 tournaments of ``n = 100``: the same time).
-  * ``"auto"`` (the default outside any block): Floyd--Warshall on CPU; on every other backend
-    squaring for ``n <= 1024`` and Floyd--Warshall above, chosen when the program is compiled
-    (``lax.platform_dependent``).
+  Args:
+    algorithm: ``"floyd_warshall"``: ``n`` dependent pivot steps of ``O(n^2)`` work each (from
+      ``n = 128`` in sweeps of 8 pivots, one pass over the matrix per sweep). ``"squaring"``:
+      ``ceil(log2(n - 2)) + 1`` max-min matrix products (``O(n^3 log n)`` work, a few large
+      kernels: the faster form for one tournament on a GPU). ``"auto"`` (the default outside any
+      block): Floyd--Warshall on CPU; on every other backend squaring for ``n <= 1024`` and
+      Floyd--Warshall above, chosen when the program is compiled (``lax.platform_dependent``).
+      Thresholds: :mod:`ste_jax._tuning` (``benchmarks/closure_squaring.py`` times both).
 
-  Figures: ``benchmarks/closure_squaring.py``, recorded in ``benchmarks/RESULTS.md``. The option is
-  read when a function is traced (part of JAX's cache keys where JAX has
-  ``jax.make_user_context``, as :func:`~ste_jax.ops.batching_mode`).
+  Yields:
+    Nothing; the algorithm applies to the functions traced inside the block. It is part of JAX's
+    cache keys where JAX has ``jax.make_user_context``, as for :func:`~ste_jax.ops.batching_mode`.
 
   Raises:
     ValueError: for another ``algorithm``.
@@ -109,7 +93,10 @@ def _high(dtype):
 
 
 def maxmin_matmul(X: jax.Array, Y: jax.Array) -> jax.Array:
-  """Exact max-min product ``max_c min(X[..., a, c], Y[..., c, b])`` (Eq. ``maxmin_boolean_product``)."""
+  """Exact max-min product ``max_c min(X[..., a, c], Y[..., c, b])``.
+
+  Eq. ``maxmin_boolean_product``; batch axes ``...`` broadcast.
+  """
   return jnp.max(jnp.minimum(X[..., :, :, None], Y[..., None, :, :]), axis=-2)
 
 
@@ -135,7 +122,7 @@ def _bounded_closure(W: jax.Array, K: int) -> jax.Array:
   ``A = W`` with the semiring identity (``+inf``) on its diagonal satisfies
   ``A^{j} = max_{k=0..j} W^{(k)}``, so the result is ``W (x) A^{K-1}``. The exponent's bits are
   static; each product runs in its own ``lax.cond`` / ``scan`` body (XLA fuses chained max-min
-  products badly, see ``PERF_NOTES``).
+  products into slower code).
   """
   eye = jnp.eye(W.shape[-1], dtype=bool)
   A = jnp.where(eye, _high(W.dtype), W)
@@ -162,10 +149,10 @@ def _squared_closure(W: jax.Array) -> jax.Array:
   """Bottleneck closure over walks of any length >= 1 of one ``(n, n)`` matrix, by squaring.
 
   Removing a closed sub-walk never lowers a walk's bottleneck, so walks of at most ``n - 1`` edges
-  suffice, and any ``W (x) A^j`` with ``j >= n - 2`` (``A``: ``W`` with the semiring identity on
-  its diagonal) is the closure: ``ceil(log2(n - 2))`` squarings of ``A`` and one product with ``W``,
-  each in its own loop body (``PERF_NOTES``). Same values as :func:`_floyd_warshall`, diagonal
-  included (the best closed walk).
+  suffice, and any ``W (x) A^j`` with ``j >= n - 2`` (``A``: ``W`` with the semiring identity on its
+  diagonal) is the closure: ``ceil(log2(n - 2))`` squarings of ``A`` and one product with ``W``,
+  each in its own loop body (XLA fuses chained max-min products into slower code). Same values as
+  :func:`_floyd_warshall`, diagonal included (the best closed walk).
   """
   n = W.shape[-1]
   squarings = max(0, n - 3).bit_length()  # the least s with 2**s >= n - 2
@@ -196,14 +183,12 @@ def _rank_dtype(n: int):
   return jnp.float32 if n * n <= _MAX_EXACT_FLOAT32_RANK else jnp.int32
 
 
-# Pivots per sweep of :func:`_floyd_warshall_sweeps` over the whole matrix, from this size on.
-# Below it the matrices stay in cache and one pivot per sweep is as fast; above it each sweep streams
-# the ``(n, n)`` matrices, and 8 pivots per sweep cut that traffic 8-fold and let XLA fuse 8 pivot
-# updates into one pass (``benchmarks/operators.py`` measures the result). 16 per sweep ran as fast
-# as 8 at n = 1000 and 2000, 32 slower (``python benchmarks/closure_edges.py --pivots 8 16 32``):
-# the sweeps are bound by the key comparisons, not by the passes over memory.
-_SWEEP_MIN_N = 128
-_PIVOTS_PER_SWEEP = 8
+# Pivots per sweep of :func:`_floyd_warshall_sweeps` over the whole matrix, from this size on. Below
+# it the matrices stay in cache and one pivot per sweep is as fast; above it each sweep streams the
+# ``(n, n)`` matrices, and several pivots per sweep cut that traffic and let XLA fuse the pivot
+# updates into one pass (``benchmarks/closure_edges.py --pivots 8 16 32``).
+_SWEEP_MIN_N = _tuning.SWEEP_MIN_N
+_PIVOTS_PER_SWEEP = _tuning.PIVOTS_PER_SWEEP
 
 
 def _pivots_per_sweep(n: int) -> int:
@@ -212,12 +197,8 @@ def _pivots_per_sweep(n: int) -> int:
 
 # From this size on, the bottleneck edges' key comparisons are one select on a compound predicate
 # (:func:`_lex_min_select`); below it, minima and selects per component (:func:`_lex_min`). Each
-# form was the faster one on its side on XLA:CPU (``python benchmarks/closure_edges.py``, AMD EPYC
-# VM, 2 cores; ``benchmarks/RESULTS.md``, "Key comparisons of the bottleneck edges"), the edge
-# search alone: per component 0.76 against 1.6 ms at n = 100, even at n = 300 and 500; the compound
-# select 0.098 against 0.116 s at n = 700, 0.30 against 0.51 s at n = 1000, 3.1 against 6.3 s at
-# n = 2000.
-_SELECT_KEYS_MIN_N = 640
+# form is the faster one on its side on XLA:CPU (``benchmarks/closure_edges.py``).
+_SELECT_KEYS_MIN_N = _tuning.SELECT_KEYS_MIN_N
 
 
 def _lex_min(v1, e1, v2, e2):
@@ -233,20 +214,20 @@ def _lex_min(v1, e1, v2, e2):
 
 
 def _lex_max(v1, e1, v2, e2):
-  """The larger of the keys ``(v1, e1)`` and ``(v2, e2)`` (indices are ``>= -1``, ``-1``: no walk)."""
+  """The larger of the keys ``(v1, e1)`` and ``(v2, e2)`` (indices ``>= -1``; ``-1``: no walk)."""
   v = jnp.maximum(v1, v2)
   low = jnp.full_like(e1, -1)
   return v, jnp.maximum(jnp.where(v1 == v, e1, low), jnp.where(v2 == v, e2, low))
 
 
 def _lex_min_select(v1, e1, v2, e2):
-  """:func:`_lex_min` as one select of both components on the lexicographic predicate ``key1 < key2``."""
+  """:func:`_lex_min` as one select of both components on the predicate ``key1 < key2``."""
   first = (v1 < v2) | ((v1 == v2) & (e1 < e2))
   return jnp.where(first, v1, v2), jnp.where(first, e1, e2)
 
 
 def _lex_max_select(v1, e1, v2, e2):
-  """:func:`_lex_max` as one select of both components on the lexicographic predicate ``key2 > key1``."""
+  """:func:`_lex_max` as one select of both components on the predicate ``key2 > key1``."""
   second = (v2 > v1) | ((v2 == v1) & (e2 > e1))
   return jnp.where(second, v2, v1), jnp.where(second, e2, e1)
 
@@ -357,10 +338,10 @@ def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
   """For each output of the closure of one ``(n, n)`` matrix, the flat index of its bottleneck edge.
 
   Entries are ordered by value, then by flat index (equal entries are told apart by their index),
-  whichever algorithm runs:
-  Floyd--Warshall on ``(value, index)`` keys where the closure is Floyd--Warshall
-  (:func:`_floyd_warshall_edges`), else the closure on ranks (:func:`_rank_edges`). Returns
-  ``(n*n,)`` ``int32`` indices, ``-1`` where there is no walk (the diagonal for ``n = 1`` or ``K = 1``).
+  whichever algorithm runs: Floyd--Warshall on ``(value, index)`` keys where the closure is
+  Floyd--Warshall (:func:`_floyd_warshall_edges`), else the closure on ranks (:func:`_rank_edges`).
+  Returns ``(n*n,)`` ``int32`` indices, ``-1`` where there is no walk (the diagonal at ``n = 1`` or
+  ``K = 1``).
   """
   n = W.shape[-1]
   ranked = functools.partial(_rank_edges, K=K)
@@ -380,9 +361,7 @@ def _bottleneck_edges_single(W: jax.Array, *, K: int) -> jax.Array:
 def _kernels(K: int):
   """Single-matrix kernels; a batch runs as a loop on CPU, with a batch axis elsewhere.
 
-  On XLA:CPU a leading batch axis on every Floyd--Warshall step compiled to slower code than the
-  2-D loop; on a GPU the batch axis is what fills the device (measured figures:
-  :mod:`ste_jax.ops._batching`).
+  Why a loop on CPU and a batch axis elsewhere: ``docs/design/batching.md``.
   """
   closure = vmap_by_platform(functools.partial(_closure_single, K=K))
   edges = vmap_by_platform(functools.partial(_bottleneck_edges_single, K=K))
@@ -402,7 +381,7 @@ def _gather_edges(W: jax.Array, edge: jax.Array, fill) -> jax.Array:
 
 @functools.partial(jax.custom_jvp, nondiff_argnums=(1,))
 def bottleneck_closure(W: jax.Array, K: int) -> jax.Array:
-  """Max-min closure of one ``(n, n)`` matrix over walks of ``1..K`` edges, differentiable in every mode.
+  """Max-min closure of one ``(n, n)`` matrix over walks of ``1..K`` edges, differentiable.
 
   Derivatives come from a custom JVP rule: each output equals ``W`` at its bottleneck edge, so its
   tangent is the tangent of that edge, a gather (linear in the tangent). Reverse mode is the

@@ -1,4 +1,6 @@
-"""Soft reachability (paper §3.3, Eqs. ``soft_boolean_product``, ``soft_path_length_k``, ``soft_reachability``).
+"""Soft reachability (paper §3.3).
+
+Eqs. ``soft_boolean_product``, ``soft_path_length_k`` and ``soft_reachability``.
 
 Derivatives, all modes (``jax.grad``, ``jax.jvp``, ``jax.jacfwd``, ``jax.linearize``,
 ``jax.hessian``): the exact closure (``gamma = 0``) through the custom JVP rule of
@@ -31,8 +33,8 @@ from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
 def _pair_softmin(x: jax.Array, y: jax.Array, gamma: jax.Array) -> jax.Array:
   """``smin_gamma(x, y)`` of Eq. ``normalized_softmin`` with ``m = 2``, in a stable closed form.
 
-  ``-g log((e^{-x/g} + e^{-y/g}) / 2) = min(x, y) - g (log1p(e^{-|x - y|/g}) - log 2)``; for a traced
-  ``gamma == 0`` it returns ``min(x, y)``.
+  ``-g log((e^{-x/g} + e^{-y/g}) / 2) = min(x, y) - g (log1p(e^{-|x - y|/g}) - log 2)``; for a
+  traced ``gamma == 0`` it returns ``min(x, y)``.
   """
   low = jnp.minimum(x, y)
   positive, g = split_temperature(gamma)
@@ -40,11 +42,14 @@ def _pair_softmin(x: jax.Array, y: jax.Array, gamma: jax.Array) -> jax.Array:
   return jnp.where(positive, soft, low)
 
 
-def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
+def max_min_product(
+  X: jax.typing.ArrayLike, Y: jax.typing.ArrayLike, *, gamma: jax.typing.ArrayLike = 0.0
+) -> jax.Array:
   r"""Smooth max-min Boolean product (Eq. ``soft_boolean_product``); exact when ``gamma = 0``.
 
   .. math::
-    (X \otimes_\gamma Y)_{ab} = \mathrm{smax}_\gamma\big(\{\mathrm{smin}_\gamma(X_{ac}, Y_{cb}) : c\}\big)
+    (X \otimes_\gamma Y)_{ab}
+      = \mathrm{smax}_\gamma\big(\{\mathrm{smin}_\gamma(X_{ac}, Y_{cb}) : c\}\big)
 
   and, at ``gamma = 0``, :math:`\max_c \min(X_{ac}, Y_{cb})` (Eq. ``maxmin_boolean_product``).
 
@@ -60,12 +65,21 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
 
   Returns:
     Array of shape ``(..., n, p)``. Memory: the ``(..., n, m, p)`` intermediate is materialized.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.ops import max_min_product
+    >>> X = jnp.array([[0.2, 0.9], [0.6, 0.4]])
+    >>> Y = jnp.array([[0.5, 0.1], [0.8, 0.7]])
+    >>> [[round(float(x), 1) for x in row] for row in max_min_product(X, Y)]
+    [[0.8, 0.7], [0.5, 0.4]]
   """
   X = as_float_array(X, "X")
   Y = as_float_array(Y, "Y")
   if X.ndim < 2 or Y.ndim < 2 or X.shape[-1] != Y.shape[-2]:
     raise ValueError(
-      f"X and Y must have shapes (..., n, m) and (..., m, p); got {tuple(X.shape)} and {tuple(Y.shape)}."
+      f"X and Y must have shapes (..., n, m) and (..., m, p); got {tuple(X.shape)} and "
+      f"{tuple(Y.shape)}."
     )
   if X.dtype != Y.dtype:
     raise ValueError(f"X and Y must have the same dtype; got {X.dtype} and {Y.dtype}.")
@@ -77,7 +91,10 @@ def max_min_product(X, Y, *, gamma=0.0) -> jax.Array:
 
 
 def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
-  """Exact max-min reachability of ``(..., n, n)`` weights ``W`` (diagonal ignored); diagonal of the result unspecified."""
+  """Exact max-min reachability of ``(..., n, n)`` weights ``W`` (diagonal ignored).
+
+  The diagonal of the result is unspecified.
+  """
   if W.ndim == 2:
     return bottleneck_closure(W, K)
   flat, batch = flatten_batch(W, 2)
@@ -104,7 +121,9 @@ def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
 
 
 @compiled_entry(temperatures=("gamma",), static=("max_path_length",))
-def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
+def soft_reachability(
+  D: jax.typing.ArrayLike, *, max_path_length: int | None = None, gamma: jax.typing.ArrayLike = 0.0
+) -> jax.Array:
   r"""Bounded soft reachability (Eqs. ``soft_path_length_k`` and ``soft_reachability``).
 
   .. math::
@@ -127,8 +146,8 @@ def soft_reachability(D, *, max_path_length=None, gamma=0.0) -> jax.Array:
   forward mode and second order are plain autodiff of the same scan.
 
   Conventions: the diagonal of ``D`` is treated as zero (no self-loops, Eq. ``soft_majority_edge``),
-  and the diagonal of the returned ``R`` is set to ``0``: it is unused by Eq. ``soft_top_cycle_score``
-  (``b != a``), as in the paper's appendix code.
+  and the diagonal of the returned ``R`` is set to ``0``: it is unused by Eq.
+  ``soft_top_cycle_score`` (``b != a``), as in the paper's appendix code.
 
   Args:
     D: soft adjacency of shape ``(..., n, n)`` with entries in ``[0, 1]``.

@@ -22,13 +22,13 @@ from ste_jax.ops._reachability import soft_reachability, tournament_reachability
 
 
 class STEScores(NamedTuple):
-  """Soft Top-Cycle and Uncovered-Set membership scores, each of shape ``(..., n)`` in ``[0, 1]``."""
+  """Soft Top-Cycle and Uncovered-Set membership scores, each ``(..., n)`` in ``[0, 1]``."""
 
   top_cycle: jax.Array
   uncovered: jax.Array
 
 
-def soft_top_cycle_score(R, *, gamma) -> jax.Array:
+def soft_top_cycle_score(R: jax.typing.ArrayLike, *, gamma: jax.typing.ArrayLike) -> jax.Array:
   r"""Soft Top-Cycle membership (Eq. ``soft_top_cycle_score``).
 
   .. math::
@@ -41,7 +41,15 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
       be checked).
 
   Returns:
-    ``t`` of shape ``(..., n)`` in ``[0, 1]``. With ``n = 1`` the minimum over no opponents is ``1``.
+    ``t`` of shape ``(..., n)`` in ``[0, 1]``. With ``n = 1`` (no opponents) the minimum is ``1``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.ops import soft_reachability
+    >>> P = jnp.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.9], [0.7, 0.1, 0.5]])  # a 3-cycle
+    >>> R = soft_reachability(P)
+    >>> [round(float(x), 1) for x in soft_top_cycle_score(R, gamma=0.0)]  # row minima of R
+    [0.8, 0.7, 0.7]
   """
   R = as_float_array(R, "R")
   check_square(R, "R")
@@ -49,11 +57,12 @@ def soft_top_cycle_score(R, *, gamma) -> jax.Array:
 
 
 @compiled_entry(temperatures=("gamma_c",))
-def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
-  r"""Soft Uncovered-Set membership (Eqs. ``soft_cover_aggregate`` and ``soft_uncovered_set_score``).
+def soft_uncovered_score(D: jax.typing.ArrayLike, *, gamma_c: jax.typing.ArrayLike) -> jax.Array:
+  r"""Soft Uncovered-Set membership (Eqs. ``soft_cover_aggregate``, ``soft_uncovered_set_score``).
 
   .. math::
-    q(a) = \mathrm{smax}_{\gamma_c}\big(\{\mathrm{cover}(c, a) : c \ne a\}\big), \qquad u(a) = 1 - q(a).
+    q(a) = \mathrm{smax}_{\gamma_c}\big(\{\mathrm{cover}(c, a) : c \ne a\}\big),
+    \qquad u(a) = 1 - q(a).
 
   Args:
     D: soft adjacency of shape ``(..., n, n)``.
@@ -63,6 +72,12 @@ def soft_uncovered_score(D, *, gamma_c) -> jax.Array:
 
   Returns:
     ``u`` of shape ``(..., n)`` in ``[0, 1]``; ``u = 1`` when ``n = 1`` (no possible coverer).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> D = jnp.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])  # 0 > 1 > 2, 0 > 2
+    >>> [float(x) for x in soft_uncovered_score(D, gamma_c=0.0)]
+    [1.0, 0.0, 0.0]
   """
   D = as_float_array(D, "D")
   check_square(D, "D")
@@ -80,7 +95,12 @@ def _check_temperatures(**temperatures) -> None:
 
 @compiled_entry(temperatures=("gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
 def ste_scores_from_edges(
-  D, *, gamma, gamma_c=None, max_path_length=None, reach_gamma=0.0
+  D: jax.typing.ArrayLike,
+  *,
+  gamma: jax.typing.ArrayLike,
+  gamma_c: jax.typing.ArrayLike | None = None,
+  max_path_length: int | None = None,
+  reach_gamma: jax.typing.ArrayLike = 0.0,
 ) -> STEScores:
   """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
 
@@ -100,6 +120,13 @@ def ste_scores_from_edges(
 
   Returns:
     :class:`STEScores` with fields of shape ``(..., n)``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> D = jnp.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])  # 0 > 1 > 2, 0 > 2
+    >>> s = ste_scores_from_edges(D, gamma=0.0)
+    >>> [float(x) for x in s.top_cycle], [float(x) for x in s.uncovered]
+    ([1.0, 0.0, 0.0], [1.0, 0.0, 0.0])
   """
   D = as_float_array(D, "D")
   check_square(D, "D")
@@ -116,7 +143,13 @@ def ste_scores_from_edges(
   temperatures=("tau", "gamma", "gamma_c", "reach_gamma"), static=("max_path_length",)
 )
 def ste_scores(
-  P, *, tau=0.05, gamma=None, gamma_c=None, max_path_length=None, reach_gamma=0.0
+  P: jax.typing.ArrayLike,
+  *,
+  tau: jax.typing.ArrayLike = 0.05,
+  gamma: jax.typing.ArrayLike | None = None,
+  gamma_c: jax.typing.ArrayLike | None = None,
+  max_path_length: int | None = None,
+  reach_gamma: jax.typing.ArrayLike = 0.0,
 ) -> STEScores:
   r"""Soft Top-Cycle and Uncovered-Set membership scores of a probabilistic tournament.
 
@@ -126,11 +159,11 @@ def ste_scores(
 
   As ``tau, gamma, gamma_c -> 0`` on a tournament without ties, ``t`` and ``u`` tend to the 0/1
   indicators of the Top Cycle and the Uncovered Set (paper Thm. "Consistency of STE"). *Ties:* an
-  exact tie ``P_ab = 1/2`` gives ``D_ab = D_ba = 1/2`` at every ``tau``, so reachability and covering
-  through a tied pair saturate at ``1/2``, not at 0 or 1: an agent whose membership hinges on a
-  tied pair gets a score near ``1/2`` in the hard limit (e.g. two agents tied with each other and
-  beating everyone else both get ``t -> 1/2``), whereas the hard :func:`~ste_jax.top_cycle` counts a
-  tie both ways (Smith set). Scores are continuous membership strengths, not calibrated
+  exact tie ``P_ab = 1/2`` gives ``D_ab = D_ba = 1/2`` at every ``tau``, so reachability and
+  covering through a tied pair saturate at ``1/2``, not at 0 or 1: an agent whose membership hinges
+  on a tied pair gets a score near ``1/2`` in the hard limit (e.g. two agents tied with each other
+  and beating everyone else both get ``t -> 1/2``), whereas the hard :func:`~ste_jax.top_cycle`
+  counts a tie both ways (Smith set). Scores are continuous membership strengths, not calibrated
   probabilities.
 
   With ``reach_gamma = 0`` the exact max-min closure runs on ``P`` itself and the sigmoid is
@@ -142,18 +175,19 @@ def ste_scores(
   (``jax.hessian``, Hessian-vector products in either nesting), also with ``reach_gamma > 0``. The
   closure and the cover carry custom JVP rules whose tangent maps are transposed for reverse mode
   (the closure's by JAX, the cover's by its hand-written one-pass reverse kernel,
-  :mod:`ste_jax.ops._covering`); both keep ``O(n^2)`` memory; the smooth
-  products (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are subgradients: the closure
-  follows one bottleneck edge among equal ones, a hard maximum splits evenly among tied maximizers.
+  :mod:`ste_jax.ops._covering`); both keep ``O(n^2)`` memory; the smooth products
+  (``reach_gamma > 0``) need ``O(n^3)``. Where a hard limit is not differentiable they are
+  subgradients: the closure follows one bottleneck edge among equal ones, a hard maximum splits
+  evenly among tied maximizers.
 
   Called outside ``jax.jit`` it compiles itself once per shape, static arguments and trace options
   (:mod:`ste_jax.ops._compiled`); inside a user's ``jit``, ``grad`` or ``vmap`` it is a nested
-  ``jit``. Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for each:
-  it is the exact hard limit of that operator, whether the zero is a literal (which compiles the
-  exact kernels) or traced (e.g. ``jax.jit(lambda t: ste_scores(P, tau=t))(0.0)``, which runs the
-  smooth kernels in their limit), with finite values and gradients in both cases. With all of them
-  ``0`` on a tournament without ties, ``t`` and ``u`` are the 0/1 indicators of the Top Cycle and
-  the Uncovered Set. A concrete temperature (Python/NumPy number or a JAX array outside ``jit``)
+  ``jit``. Temperatures are traced scalars (a new value does not recompile) and ``0`` is allowed for
+  each: it is the exact hard limit of that operator, whether the zero is a literal (which compiles
+  the exact kernels) or traced (e.g. ``jax.jit(lambda t: ste_scores(P, tau=t))(0.0)``, which runs
+  the smooth kernels in their limit), with finite values and gradients in both cases. With all of
+  them ``0`` on a tournament without ties, ``t`` and ``u`` are the 0/1 indicators of the Top Cycle
+  and the Uncovered Set. A concrete temperature (Python/NumPy number or a JAX array outside ``jit``)
   that is negative or not finite raises ``ValueError`` naming the argument; traced values cannot be
   checked, and a traced negative value acts as ``0``.
 

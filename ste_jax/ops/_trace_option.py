@@ -15,7 +15,7 @@ import contextvars
 def trace_option(
   name: str, default: str
 ) -> tuple[Callable[[], str], Callable[[str], contextlib.AbstractContextManager]]:
-  """``(current, scoped)``: ``current()`` reads the option, ``scoped(value)`` sets it for a ``with`` block.
+  """``(current, scoped)``: ``current()`` reads the option; ``scoped(value)`` sets it in a ``with``.
 
   Args:
     name: the option's name (for the context-variable fallback).

@@ -3,10 +3,9 @@
 Everything here is jit-able and works on one dense ``(n, n)`` adjacency matrix, by frontier
 propagation in a ``lax.while_loop`` that stops when nothing changes: each step is ``O(n^2)``
 elementwise work (no matrix product), and there are at most as many steps as the longest shortest
-path plus one (connected components: pointer jumping shortens long paths). The transitive closure
-by repeated squaring it replaces cost ``2 ceil(log2(n - 1))`` dense ``n x n`` integer matrix
-products whatever the graph (``benchmarks/cli.py`` at 3,000 agents measures the difference on a
-whole ``ste-jax score`` run: ``benchmarks/RESULTS.md``).
+path plus one (connected components: pointer jumping shortens long paths), where a transitive
+closure by repeated squaring would cost ``2 ceil(log2(n - 1))`` dense ``n x n`` integer matrix
+products whatever the graph (``benchmarks/cli.py`` times a whole ``ste-jax score`` run).
 """
 
 import jax

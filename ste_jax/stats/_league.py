@@ -80,7 +80,7 @@ def sparse_league(
   strength_scale: float = 1.0,
   locality: float = 0.5,
   cycle_strength: float = 0.0,
-  dtype=None,
+  dtype: jax.typing.DTypeLike | None = None,
 ) -> League:
   """A random tennis-like league: heavy-tailed activity, local pairing, Bradley–Terry outcomes.
 

@@ -171,6 +171,13 @@ def jittered_top_k_f1(
 
   Returns:
     Scalar mean F1 over the repeats.
+
+  Examples:
+    >>> import jax, jax.numpy as jnp
+    >>> from ste_jax.stats import jittered_top_k_f1
+    >>> scores, labels = jnp.array([0.9, 0.9, 0.1]), jnp.array([1, 0, 0])  # a tie at the cut
+    >>> round(float(jittered_top_k_f1(jax.random.key(0), scores, labels, k=1)), 1)
+    0.5
   """
   scores, labels = _scores_labels(scores, labels)
   if int(num_repeats) < 1:
@@ -308,6 +315,12 @@ def threshold_f1(
   Returns:
     Scalar F1 ``2 TP / (|pred| + |C|)``; ``0`` when both sets are empty (scikit-learn's
     ``zero_division=0``).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.stats import threshold_f1
+    >>> float(threshold_f1(jnp.array([0.9, 0.4, 0.6]), jnp.array([1, 1, 0])))  # 1 TP, 1 FP, 1 FN
+    0.5
   """
   scores, labels = _scores_labels(scores, labels)
   return _threshold_f1_kernel(scores, labels, threshold)
@@ -341,6 +354,13 @@ def expected_calibration_error(
 
   Returns:
     Scalar in ``[0, 1]``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.stats import expected_calibration_error
+    >>> probs, labels = jnp.array([0.9, 0.8, 0.3, 0.1]), jnp.array([1, 1, 0, 1])
+    >>> round(float(expected_calibration_error(probs, labels, num_bins=2)), 3)  # (0.3 + 0.15) / 2
+    0.225
   """
   probs, labels = _scores_labels(probs, labels)
   num_bins = validate_int(num_bins, "num_bins")
@@ -404,6 +424,12 @@ def jaccard(mask_a: jax.typing.ArrayLike, mask_b: jax.typing.ArrayLike) -> jax.A
 
   Returns:
     Scalar in ``[0, 1]`` in the default float dtype; ``1`` when both sets are empty.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.stats import jaccard
+    >>> round(float(jaccard(jnp.array([True, True, False]), jnp.array([True, False, True]))), 3)
+    0.333
   """
   a = jnp.asarray(mask_a)
   b = jnp.asarray(mask_b)
@@ -426,6 +452,12 @@ def score_gap(scores: jax.typing.ArrayLike, labels: jax.typing.ArrayLike) -> jax
 
   Returns:
     Scalar; NaN if ``C`` or its complement is empty.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.stats import score_gap
+    >>> round(float(score_gap(jnp.array([0.9, 0.7, 0.2]), jnp.array([1, 1, 0]))), 2)  # 0.8 - 0.2
+    0.6
   """
   scores, labels = _scores_labels(scores, labels)
   return _score_gap_kernel(scores, labels)

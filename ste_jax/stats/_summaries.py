@@ -1,4 +1,6 @@
-"""Summaries of bootstrap replicas for the paper's Table 5 (§6, "Robustness to Missingness and Bootstrap Resampling").
+"""Summaries of bootstrap replicas for the paper's Table 5.
+
+Paper §6, "Robustness to Missingness and Bootstrap Resampling".
 
 Pure, jit-able functions of replica scores stacked on axis 0 (as returned by
 :func:`~ste_jax.stats.bootstrap_scores`): :func:`inclusion_frequency`, :func:`percentile_intervals`,
@@ -27,7 +29,8 @@ def _replica_scores(scores, name: str = "scores") -> jax.Array:
   scores = as_float_array(scores, name)
   if scores.ndim < 2:
     raise ValueError(
-      f"{name} must have shape (num_replicas, ..., n) (replicas on axis 0); got {tuple(scores.shape)}."
+      f"{name} must have shape (num_replicas, ..., n) (replicas on axis 0); "
+      f"got {tuple(scores.shape)}."
     )
   if scores.shape[-1] < 1:
     raise ValueError(
@@ -126,28 +129,34 @@ def inclusion_frequency(
 
 
 def core_masks(
+  key: jax.Array | None,
   scores: jax.typing.ArrayLike,
   *,
   core_size: jax.typing.ArrayLike | None = None,
   threshold: jax.typing.ArrayLike | None = None,
-  key=None,
   tie_tol: float = DEFAULT_TIE_TOL,
 ) -> jax.Array:
   """Boolean core of each replica: its top-``core_size`` set or the agents above ``threshold``.
 
   A top-``k`` core has exactly ``k`` agents: ties at the cut-off (scores within ``tie_tol``,
-  single linkage) are broken uniformly at random with ``key``, or, without a key, in favour of
+  single linkage) are broken uniformly at random with ``key``, or, with ``key=None``, in favour of
   the lower agent index (deterministic, but it favours low indices on score plateaus).
 
   Args:
+    key: typed PRNG key for random tie-breaking (top-``k`` only; consumed), or ``None``.
     scores: ``(num_replicas, ..., n)`` or any ``(..., n)`` scores.
     core_size: ``|C|`` in ``[0, n]`` (may be traced).
     threshold: strict score cut-off (may be traced). Exactly one of ``core_size``, ``threshold``.
-    key: optional typed PRNG key for random tie-breaking (top-``k`` only); consumed.
     tie_tol: tie tolerance.
 
   Returns:
     A boolean array of the scores' shape.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.stats import core_masks
+    >>> [bool(x) for x in core_masks(None, jnp.array([0.9, 0.2, 0.7, 0.1]), core_size=2)]
+    [True, False, True, False]
   """
   scores = as_float_array(scores, "scores")
   if scores.ndim < 1:
@@ -249,7 +258,9 @@ class PercentileInterval(NamedTuple):
   upper: Any
 
 
-def percentile_intervals(scores, *, level: jax.typing.ArrayLike = 0.95) -> PercentileInterval:
+def percentile_intervals(
+  scores: jax.typing.ArrayLike, *, level: jax.typing.ArrayLike = 0.95
+) -> PercentileInterval:
   """Percentile bootstrap intervals: the ``(1 - level) / 2`` and ``(1 + level) / 2`` quantiles.
 
   Quantiles over the replica axis (axis 0) with linear interpolation (NumPy's default), leaf by

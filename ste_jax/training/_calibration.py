@@ -15,6 +15,7 @@ import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
 from ste_jax._validation import validate_int
+from ste_jax.data import Comparisons
 from ste_jax.models._tournament import pairwise_logits
 from ste_jax.stats._metrics import binned_calibration_error, calibration_bins
 from ste_jax.training._losses import pairwise_cross_entropy
@@ -51,7 +52,13 @@ def _vectors(values, outcome, weight, name: str):
   return values, y.astype(values.dtype), w.astype(values.dtype)
 
 
-def reliability_diagram(probs, outcome, weight=None, *, num_bins: int = 10) -> ReliabilityDiagram:
+def reliability_diagram(
+  probs: jax.typing.ArrayLike,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike | None = None,
+  *,
+  num_bins: int = 10,
+) -> ReliabilityDiagram:
   """Reliability-diagram data of pairwise win probabilities.
 
   Args:
@@ -80,7 +87,13 @@ def reliability_diagram(probs, outcome, weight=None, *, num_bins: int = 10) -> R
   )
 
 
-def fit_temperature(logits, outcome, weight=None, *, num_iters: int = 50) -> jax.Array:
+def fit_temperature(
+  logits: jax.typing.ArrayLike,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike | None = None,
+  *,
+  num_iters: int = 50,
+) -> jax.Array:
   r"""Temperature ``T > 0`` minimizing the weighted log-loss of ``sigmoid(h / T)``.
 
   The loss is convex in ``beta = 1 / T`` (the logits enter linearly), so ``num_iters`` safeguarded
@@ -137,7 +150,11 @@ class TemperatureScaling(NamedTuple):
 
 
 def calibrate_temperature(
-  model, heldout, *, context_features=None, num_bins: int = 10
+  model: nnx.Module,
+  heldout: Comparisons,
+  *,
+  context_features: jax.typing.ArrayLike | None = None,
+  num_bins: int = 10,
 ) -> TemperatureScaling:
   """Fits temperature scaling of a pairwise model on held-out comparisons.
 

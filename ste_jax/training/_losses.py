@@ -31,7 +31,11 @@ def _like(x, ref: jax.Array, name: str) -> jax.Array:
   return x.astype(ref.dtype)
 
 
-def pairwise_cross_entropy(logits, outcome, weight=None) -> jax.Array:
+def pairwise_cross_entropy(
+  logits: jax.typing.ArrayLike,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike | None = None,
+) -> jax.Array:
   r"""Weighted binary cross-entropy on pairwise logits (paper Eq. ``cross_entropy_loss``).
 
   .. math::
@@ -57,7 +61,7 @@ def pairwise_cross_entropy(logits, outcome, weight=None) -> jax.Array:
   return _safe_weighted_mean(per_row, _like(weight, logits, "weight"))
 
 
-def sharpness_regularizer(scores, *, eps=None) -> jax.Array:
+def sharpness_regularizer(scores: jax.typing.ArrayLike, *, eps: float | None = None) -> jax.Array:
   r"""Mean binary entropy of membership scores (paper Eq. ``sharpness_regularizer``).
 
   .. math::
@@ -86,7 +90,13 @@ def sharpness_regularizer(scores, *, eps=None) -> jax.Array:
   return jnp.mean(ent, axis=-1)
 
 
-def calibration_regularizer(scores, labels, weight=None, *, num_bins: int = 10) -> jax.Array:
+def calibration_regularizer(
+  scores: jax.typing.ArrayLike,
+  labels: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike | None = None,
+  *,
+  num_bins: int = 10,
+) -> jax.Array:
   r"""Expected-calibration-error term :math:`\mathcal{R}_{\mathrm{calib}}` (paper §4.1).
 
   .. math::
@@ -133,16 +143,16 @@ class ObjectiveTerms(NamedTuple):
 
 
 def ste_objective(
-  logits,
-  outcome,
-  weight=None,
+  logits: jax.typing.ArrayLike,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike | None = None,
   *,
-  scores=None,
-  membership=None,
-  sharpness_weight=0.0,
-  calibration_weight=0.0,
+  scores: jax.typing.ArrayLike | None = None,
+  membership: jax.typing.ArrayLike | None = None,
+  sharpness_weight: jax.typing.ArrayLike = 0.0,
+  calibration_weight: jax.typing.ArrayLike = 0.0,
   num_bins: int = 10,
-  eps=None,
+  eps: float | None = None,
 ) -> ObjectiveTerms:
   r"""The full STE training objective (paper Eq. ``full_objective``).
 

@@ -1,4 +1,4 @@
-"""Temperature schedules (paper appendix "Temperature Annealing Schedule", Algorithm ``ste_training``).
+"""Temperature schedules (appendix "Temperature Annealing Schedule", Algorithm ``ste_training``).
 
 A schedule is a pure function ``step -> scalar`` in the style of optax schedules: it takes a
 (possibly traced) integer step and returns a scalar array, so annealing inside a jitted train step
@@ -40,7 +40,7 @@ def _as_step(step) -> jax.Array:
   return step.astype(default_float_dtype())
 
 
-def constant_temperature(value) -> Schedule:
+def constant_temperature(value: float) -> Schedule:
   """A schedule that ignores the step and returns ``value`` (for ablations without annealing).
 
   Args:
@@ -57,7 +57,7 @@ def constant_temperature(value) -> Schedule:
   return schedule
 
 
-def exponential_anneal(z_max, z_min, total_steps: int) -> Schedule:
+def exponential_anneal(z_max: float, z_min: float, total_steps: int) -> Schedule:
   r"""Geometric annealing from ``z_max`` to ``z_min`` (paper appendix, "Temperature Annealing").
 
   .. math::
@@ -108,7 +108,7 @@ def temperature_schedule(
   gamma: Union[float, Schedule, None] = None,
   gamma_c: Union[float, Schedule, None] = None,
 ) -> Callable[[jax.typing.ArrayLike], Temperatures]:
-  """Bundles the schedules of ``tau``, ``gamma`` and ``gamma_c`` (Algorithm ``ste_training``, line 2).
+  """The schedules of ``tau``, ``gamma`` and ``gamma_c`` (Algorithm ``ste_training``, line 2).
 
   Args:
     tau: edge-temperature schedule, or a number for a constant.

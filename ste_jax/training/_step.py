@@ -38,16 +38,16 @@ def _global_norm(tree) -> jax.Array:
 
 def make_ste_loss(
   *,
-  context_features=None,
-  context_weights=None,
-  sharpness_weight=0.0,
+  context_features: jax.typing.ArrayLike | None = None,
+  context_weights: jax.typing.ArrayLike | None = None,
+  sharpness_weight: jax.typing.ArrayLike = 0.0,
   sharpness_score: str = "top_cycle",
-  calibration_weight=0.0,
-  membership=None,
+  calibration_weight: jax.typing.ArrayLike = 0.0,
+  membership: jax.typing.ArrayLike | None = None,
   num_bins: int = 10,
-  max_path_length=None,
-  reach_gamma=None,
-  num_agents=None,
+  max_path_length: int | None = None,
+  reach_gamma: jax.typing.ArrayLike | None = None,
+  num_agents: int | None = None,
 ) -> LossFn:
   """The default loss of the train step: Eq. ``full_objective`` on a minibatch.
 
@@ -135,9 +135,14 @@ def make_train_step(
   *,
   loss_fn: LossFn | None = None,
   schedule: Callable[[jax.typing.ArrayLike], Temperatures] | None = None,
-  rest=None,
-):
-  """A pure, jit-compiled train step ``(params, opt_state, batch, step) -> (params, opt_state, metrics)``.
+  rest: nnx.State | None = None,
+) -> Callable[
+  [nnx.State, optax.OptState, Any, jax.typing.ArrayLike],
+  tuple[nnx.State, optax.OptState, dict[str, jax.Array]],
+]:
+  """A pure, jit-compiled train step.
+
+  ``(params, opt_state, batch, step) -> (params, opt_state, metrics)``.
 
   Inside: ``nnx.merge(graphdef, params, rest)``, the loss and its gradient w.r.t. ``params``,
   ``tx.update`` and :func:`optax.apply_updates`. Nothing is mutated; the caller calls
@@ -202,7 +207,12 @@ def make_train_step(
   return jax.jit(train_step)
 
 
-def make_log_loss_fn(graphdef: nnx.GraphDef, *, context_features=None, rest=None):
+def make_log_loss_fn(
+  graphdef: nnx.GraphDef,
+  *,
+  context_features: jax.typing.ArrayLike | None = None,
+  rest: nnx.State | None = None,
+) -> Callable[[nnx.State, Any], jax.Array]:
   """A jitted ``(params, comparisons) -> scalar`` weighted pairwise log-loss (for held-out data)."""
   extra = () if rest is None else (rest,)
 

@@ -1,0 +1,45 @@
+"""Tuning constants: sizes and thresholds that were chosen by measurement.
+
+Each constant changes speed only, never a result. Each names the benchmark script that measures
+it; the current figures are in ``benchmarks/RESULTS.md``. The modules that use a constant bind it
+to a private module-level name (e.g. ``ste_jax.ops._cover_kernels._TILE_ELEMENTS``) that they read
+when a function is traced, so tests and benchmarks can patch it there.
+"""
+
+# --- The soft cover's tiled kernels (ste_jax/ops/_cover_kernels.py) ---
+
+# Elements of one ``(c rows, a rows, n witnesses)`` tile of the value kernel (1 MB in float32).
+# Provenance: benchmarks/cover_tiles.py (value budget), benchmarks/operators.py.
+COVER_TILE_ELEMENTS = 1 << 18
+
+# Elements of one ``(n witnesses, a rows)`` tile of the reverse kernel (1 MB in float32).
+# Provenance: benchmarks/cover_tiles.py --budgets (larger budgets gave no consistent gain).
+COVER_BACKWARD_TILE_ELEMENTS = 1 << 18
+
+# --- The exact max-min closure (ste_jax/ops/_maxmin.py) ---
+
+# Backends on which ``closure_algorithm("auto")`` runs Floyd--Warshall at every size.
+# Provenance: benchmarks/closure_squaring.py.
+FLOYD_WARSHALL_PLATFORMS = ("cpu",)
+
+# Largest ``n`` for which ``closure_algorithm("auto")`` squares on the other backends.
+# Provenance: benchmarks/closure_squaring.py (run on a GPU).
+SQUARING_MAX_N = 1024
+
+# From this ``n`` on, Floyd--Warshall applies several pivots per pass over the matrix.
+# Provenance: benchmarks/closure_edges.py, benchmarks/operators.py.
+SWEEP_MIN_N = 128
+
+# Pivots per Floyd--Warshall sweep from ``SWEEP_MIN_N`` on.
+# Provenance: benchmarks/closure_edges.py --pivots 8 16 32.
+PIVOTS_PER_SWEEP = 8
+
+# From this ``n`` on, the bottleneck edges' key comparisons are one select on a compound predicate
+# instead of minima and selects per component. Provenance: benchmarks/closure_edges.py.
+SELECT_KEYS_MIN_N = 640
+
+# --- Batches of single-tournament kernels (ste_jax/ops/_batching.py) ---
+
+# Backends on which ``batching_mode("auto")`` runs a batch as a loop over items (``lax.map``);
+# the other backends use a batch axis. Provenance: benchmarks/operators.py --batch B N.
+BATCH_LOOP_PLATFORMS = ("cpu",)
