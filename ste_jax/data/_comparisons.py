@@ -6,6 +6,7 @@ the shapes are fixed and the names are static, every function of a ``Comparisons
 bootstrap can resample it by changing ``weight`` alone.
 """
 
+from collections.abc import Sequence
 import dataclasses
 
 import jax
@@ -71,14 +72,14 @@ class Comparisons:
   @classmethod
   def from_arrays(
     cls,
-    a,
-    b,
-    outcome,
+    a: jax.typing.ArrayLike,
+    b: jax.typing.ArrayLike,
+    outcome: jax.typing.ArrayLike,
     *,
-    agents=None,
-    context=None,
-    contexts=None,
-    weight=None,
+    agents: Sequence[str] | None = None,
+    context: jax.typing.ArrayLike | None = None,
+    contexts: Sequence[str] | None = None,
+    weight: jax.typing.ArrayLike | None = None,
   ) -> "Comparisons":
     """Builds validated comparisons from index arrays.
 

@@ -102,7 +102,7 @@ def pair_counts(
 
 
 def win_rate_tournament(
-  data,
+  data: Comparisons | PairCounts,
   *,
   missing: float = 0.5,
   tie_policy: str | None = None,

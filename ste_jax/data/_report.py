@@ -6,6 +6,7 @@ Every constructor that turns tabular data into :class:`~ste_jax.data.Comparisons
 """
 
 import collections
+from collections.abc import Sequence
 import dataclasses
 
 # Reasons a row can be rejected (the ``reason`` field of RejectedRow). Kept as plain strings so
@@ -139,7 +140,7 @@ class LoadReport:
     """Number of rejected rows per reason, most frequent first."""
     return dict(collections.Counter(r.reason for r in self.rejected).most_common())
 
-  def reason_summary(self, top: int = 5, rows=None) -> str:
+  def reason_summary(self, top: int = 5, rows: Sequence[RejectedRow] | None = None) -> str:
     """The most frequent rejection reasons on one line, each with its count and first line.
 
     Args:

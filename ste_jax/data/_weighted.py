@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask
 
+from ._comparisons import Comparisons
 from ._counts import PairCounts, pair_counts, win_rate_tournament
 
 CONFIDENCES = ("count", "sqrt", "normalized")
@@ -37,7 +38,7 @@ class WeightedTournament(NamedTuple):
 
 
 def weighted_tournament(
-  data,
+  data: Comparisons | PairCounts,
   *,
   confidence: str = "count",
   missing: float = 0.5,
@@ -91,7 +92,9 @@ def weighted_tournament(
   return WeightedTournament(P=p, W=jnp.where(diag, jnp.zeros_like(w), w))
 
 
-def weighted_soft_majority_edges(P, W, *, tau) -> jax.Array:
+def weighted_soft_majority_edges(
+  P: jax.typing.ArrayLike, W: jax.typing.ArrayLike, *, tau: jax.typing.ArrayLike
+) -> jax.Array:
   """Weighted soft majority edges ``D_tau(a, b; W) = sigma(W_ab (P_ab - 1/2) / tau)``.
 
   Paper Appendix, "Extension to Weighted Tournaments"; with ``W = 1`` it is the soft majority

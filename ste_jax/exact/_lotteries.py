@@ -65,7 +65,7 @@ _MAX_NEWTON_ITERATIONS = 40
 _MAX_REPAIR_ROUNDS = 6
 
 
-def margin_matrix(P, *, majority: bool = False) -> jax.Array:
+def margin_matrix(P: jax.typing.ArrayLike, *, majority: bool = False) -> jax.Array:
   """The margin matrix of a probabilistic tournament: ``P - P^T``, or its sign.
 
   Args:
@@ -290,7 +290,7 @@ def _maximal_lottery(M: jax.Array):
   return _over_leading_axes(_MAXIMAL_LOTTERY_KERNEL, M)
 
 
-def maximal_lottery_with_support(M) -> tuple[jax.Array, jax.Array, jax.Array]:
+def maximal_lottery_with_support(M: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
   """:func:`maximal_lottery`, its support (the essential set of ``M``) and a verification flag.
 
   Args:
@@ -320,7 +320,7 @@ def maximal_lottery_with_support(M) -> tuple[jax.Array, jax.Array, jax.Array]:
   return _maximal_lottery(M)
 
 
-def maximal_lottery(M) -> jax.Array:
+def maximal_lottery(M: jax.typing.ArrayLike) -> jax.Array:
   """The maximum-entropy maximal lottery: an optimal mixed strategy of the margin game ``M``.
 
   .. math::
@@ -362,7 +362,7 @@ def maximal_lottery(M) -> jax.Array:
   return maximal_lottery_with_support(M)[0]
 
 
-def bipartisan_set(P) -> jax.Array:
+def bipartisan_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Bipartisan set: the support of the maximal lottery of the majority margins ``sign(P - P^T)``.
 
   For a tournament (no ties) the majority game ``sign(P - P^T)`` has a unique optimal strategy and
@@ -391,7 +391,7 @@ def bipartisan_set(P) -> jax.Array:
   return maximal_lottery_with_support(margin_matrix(P, majority=True))[1]
 
 
-def essential_set(P) -> jax.Array:
+def essential_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Essential set: the agents played by some maximal lottery of the margins ``P - P^T``.
 
   The essential set of a comparison function ``g`` (Dutta and Laslier 1999) is the union of the

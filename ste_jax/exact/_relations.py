@@ -139,7 +139,7 @@ def _reach_all(E: jax.Array) -> jax.Array:
   return _over_leading_axes(_REACH_ALL_KERNEL, E)
 
 
-def reach_all(E) -> jax.Array:
+def reach_all(E: jax.typing.ArrayLike) -> jax.Array:
   """Agents from which every other agent is reached by a directed path of the relation ``E``.
 
   Algorithm (candidate elimination with breadth-first search): keep a candidate mask ``C``
@@ -205,7 +205,7 @@ def _uncovered(S: jax.Array) -> jax.Array:
   return _over_leading_axes(_UNCOVERED_KERNEL, S)
 
 
-def uncovered_in_relation(S) -> jax.Array:
+def uncovered_in_relation(S: jax.typing.ArrayLike) -> jax.Array:
   """Agents not covered by anybody in the relation ``S``.
 
   ``c`` covers ``a`` iff ``S[c, a]`` and ``S[c, b]`` for every ``b != a, c`` with ``S[a, b]``. The
@@ -251,7 +251,7 @@ def _kings(E: jax.Array) -> jax.Array:
   return _over_leading_axes(_KINGS_KERNEL, E)
 
 
-def kings_in_relation(E) -> jax.Array:
+def kings_in_relation(E: jax.typing.ArrayLike) -> jax.Array:
   """Agents that reach every other agent in at most two steps of the relation ``E`` ("kings").
 
   For a tournament (exactly one edge per pair) an agent is a king iff nobody covers it, so this is
@@ -336,7 +336,7 @@ def _condensation_tiers(E: jax.Array) -> jax.Array:
   return _over_leading_axes(_TIERS_KERNEL, E)
 
 
-def condensation_tiers(E) -> jax.Array:
+def condensation_tiers(E: jax.typing.ArrayLike) -> jax.Array:
   """Tier of each agent in the condensation (DAG of strongly connected components) of ``E``.
 
   ``tier(a) = 1 +`` the number of components on the longest chain of components strictly above

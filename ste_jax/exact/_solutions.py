@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from ste_jax._checks import as_float_array, check_square, eye_mask
 
 
-def majority_tournament(P) -> jax.Array:
+def majority_tournament(P: jax.typing.ArrayLike) -> jax.Array:
   """Strict majority relation (paper Definition "Majority-Rule Tournament").
 
   Args:
@@ -35,7 +35,7 @@ def majority_tournament(P) -> jax.Array:
   return (P > 0.5) & ~eye_mask(P)
 
 
-def top_cycle(P) -> jax.Array:
+def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
   """Top Cycle / Smith set of the majority relation (paper Definition "Top Cycle").
 
   Algorithm (``O(n^2)`` after one sort): every Smith-set member has a strictly larger weak
@@ -75,7 +75,7 @@ def top_cycle(P) -> jax.Array:
   return position < size[..., None]
 
 
-def uncovered_set(P) -> jax.Array:
+def uncovered_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Uncovered Set of the majority relation (paper Definitions "Covering Relation", "Uncovered Set").
 
   ``c`` covers ``a`` iff ``A[c, a]`` and no witness ``b`` has ``A[a, b]`` and not ``A[c, b]``. The
@@ -96,7 +96,7 @@ def uncovered_set(P) -> jax.Array:
   return ~jnp.any(covers, axis=-2)
 
 
-def condorcet_winner(P) -> jax.Array:
+def condorcet_winner(P: jax.typing.ArrayLike) -> jax.Array:
   """Index of the agent that strictly beats every other agent, or ``-1`` (paper §2.4).
 
   Args:
@@ -114,7 +114,7 @@ def condorcet_winner(P) -> jax.Array:
   )
 
 
-def copeland_set(P) -> jax.Array:
+def copeland_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Agents with the largest Copeland score (strict wins minus strict losses; ties count 0).
 
   Args:

@@ -23,7 +23,7 @@ BANKS_MAX_N = 20
 """Largest ``n`` accepted by :func:`banks_set` (it enumerates all ``2**n`` subsets)."""
 
 
-def schwartz_set(P) -> jax.Array:
+def schwartz_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Schwartz set (GOCHA): the union of the undominated components of the strict majority relation.
 
   ``a`` is in the Schwartz set iff every agent that reaches ``a`` by a path of strict majority wins
@@ -256,7 +256,7 @@ def _minimal_covering(P: jax.Array) -> jax.Array:
   return _over_leading_axes(_MINIMAL_COVERING_KERNEL, P)
 
 
-def minimal_covering_set(P) -> jax.Array:
+def minimal_covering_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Minimal covering set (Dutta 1988) of the strict majority relation.
 
   ``B`` is a covering set if no member of ``B`` is covered within ``B`` and every outsider ``a`` is
@@ -343,7 +343,7 @@ def _banks_single(P: jax.Array) -> jax.Array:
   return jnp.any(maximal[:, None] & top, axis=0)
 
 
-def banks_set(P) -> jax.Array:
+def banks_set(P: jax.typing.ArrayLike) -> jax.Array:
   """Banks set: the maxima of the maximal chains of the strict majority relation (small ``n``).
 
   A chain is a set of agents linearly ordered by strict majority (``P > 1/2`` between every two,

@@ -14,6 +14,7 @@ All functions are pure NumPy on a concrete ``(n, n)`` tournament (witnesses are 
 differentiated) and use the conventions of :mod:`ste_jax.exact`: strict majority is ``P > 1/2``.
 """
 
+import jax
 import numpy as np
 
 
@@ -33,7 +34,7 @@ def _check_agent(agent, n: int) -> int:
   return agent
 
 
-def majority_reach_tree(P, source: int) -> tuple[np.ndarray, np.ndarray]:
+def majority_reach_tree(P: jax.typing.ArrayLike, source: int) -> tuple[np.ndarray, np.ndarray]:
   """Breadth-first tree of majority wins from ``source``, with ties only as a last resort.
 
   Level-synchronous BFS over strict wins (``P[u, v] > 1/2``): the frontier's out-neighbours are
@@ -84,7 +85,7 @@ def majority_reach_tree(P, source: int) -> tuple[np.ndarray, np.ndarray]:
     frontier = new
 
 
-def witness_path(parent, source: int, target: int) -> list[int]:
+def witness_path(parent: np.ndarray, source: int, target: int) -> list[int]:
   """The path ``[source, ..., target]`` in a :func:`majority_reach_tree` parent array.
 
   Args:
@@ -111,7 +112,7 @@ def witness_path(parent, source: int, target: int) -> list[int]:
   return path
 
 
-def reached_agents(parent, source: int) -> np.ndarray:
+def reached_agents(parent: np.ndarray, source: int) -> np.ndarray:
   """Boolean ``(n,)`` mask of the agents in the tree of ``source`` (``source`` included)."""
   parent = np.asarray(parent)
   reached = parent >= 0
@@ -119,7 +120,7 @@ def reached_agents(parent, source: int) -> np.ndarray:
   return reached
 
 
-def coverers(P, agent: int) -> np.ndarray:
+def coverers(P: jax.typing.ArrayLike, agent: int) -> np.ndarray:
   """The agents that cover ``agent`` (paper Definition "Covering Relation").
 
   ``c`` covers ``a`` iff ``c`` strictly beats ``a`` and strictly beats every agent that ``a``
@@ -138,7 +139,7 @@ def coverers(P, agent: int) -> np.ndarray:
   return strict[:, a] & ~np.any(beaten[None, :] & ~strict, axis=1)
 
 
-def cover_refutations(P, agent: int) -> np.ndarray:
+def cover_refutations(P: jax.typing.ArrayLike, agent: int) -> np.ndarray:
   """For each agent ``c`` that beats ``agent``, an agent ``agent`` beats and ``c`` does not.
 
   Such a ``b`` shows that ``c`` does not cover ``agent``: ``agent > b`` but not ``c > b``. For an
