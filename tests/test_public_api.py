@@ -164,6 +164,19 @@ def test_every_public_function_is_annotated(sub):
   assert not gaps, f"ste_jax.{sub}: unannotated parameters ('->': the return): {gaps}"
 
 
+@pytest.mark.parametrize("sub", [s for s in SUBPACKAGES if s != "plotting"])
+def test_randomness_is_a_key_passed_first(sub):
+  """A public function that draws random numbers takes a ``key`` as its first parameter; none takes
+  a ``seed`` (a seed belongs to the CLI only)."""
+  module = importlib.import_module(f"ste_jax.{sub}")
+  wrong = {}
+  for name, fn in _public_functions(module):
+    params = [p for p in inspect.signature(fn).parameters if p not in ("self", "cls")]
+    if "seed" in params or ("key" in params and params[0] != "key"):
+      wrong[name] = params
+  assert not wrong, f"ste_jax.{sub}: take key first, never a seed: {wrong}"
+
+
 def test_the_annotation_check_can_fail():
   def partly(x: int, y, *, z: float = 1.0) -> int: ...
 
