@@ -2,24 +2,9 @@
 
 Operators check shapes and dtypes at trace time (:mod:`ste_jax._checks`); *values* can only be
 checked on concrete arrays and numbers, so these checks run in eager entry points, outside ``jit``,
-and every error names the offending argument.
-
-Who calls what:
-
-* :func:`validate_tournament` is public (``ste_jax.validate_tournament``): a check of a tournament
-  ``P`` of one's own before scoring it. No library entry point calls it: the operators take traced
-  arrays, and the loaders, the CLI, ``fit`` and the bootstrap build their tournaments from counts
-  (valid by construction), never from a user's ``P``.
-* :func:`validate_temperature`: every concrete temperature given to an operator
-  (:func:`ste_jax._checks.check_temperature`), the temperature schedules of ``ste_jax.training`` and
-  ``ste_score_fn`` (the bootstrap's settings).
-* :func:`validate_path_length`: ``ste_score_fn``.
-* :func:`validate_symmetric_prior`: ``posterior_edges`` and ``ste_score_fn``.
-* :func:`validate_int` / :func:`validate_number`: counts, sizes and real-valued settings of the
-  bootstrap, the synthetic league, the metrics and summaries, ``fit``, the losses, the temperature
-  schedules, the calibration helpers, the models, the leaderboard and the model estimator.
-* :func:`validate_wins` is public (``ste_jax.stats.validate_wins``): a check of a wins matrix of
-  one's own before the baselines (which take traced arrays and check only shapes).
+and every error names the offending argument. :func:`validate_tournament` and
+:func:`validate_wins` are public. Which entry point calls which check:
+``docs/design/validation.md``.
 """
 
 import math

@@ -7,7 +7,17 @@ import jax
 
 
 def machine_description() -> str:
-  """``"<CPU model>, <cores> cores, jax <version>, backend <backend>"`` (+ device kind off CPU)."""
+  """The machine line of the benchmark tables: CPU model, cores, jax version and backend.
+
+  Returns:
+    ``"<CPU model>, <cores> cores, jax <version>, backend <backend>"``, followed by the device
+    kind in parentheses when the default backend is not the CPU.
+
+  Examples:
+    >>> from ste_jax.benchmarking import machine_description
+    >>> "cores, jax" in machine_description()
+    True
+  """
   cpus = os.cpu_count()
   try:
     with open("/proc/cpuinfo") as f:

@@ -59,10 +59,20 @@ class PlantedCoreResult:
 
 
 def run_planted_core(cfg: Config, *, progress: bool = True) -> PlantedCoreResult:
-  """Runs every experiment of ``cfg`` (``FULL``: 5-7 min on 2 CPU cores; ``QUICK``: under a minute).
+  """Runs every experiment of ``cfg``: the oracle cases, the main grid, the sweep and the bootstrap.
 
-  Computes in the current JAX precision (:func:`main` runs it under ``jax.enable_x64``).
-  ``progress`` shows a tqdm bar on stderr.
+  Computes in the current JAX precision (:func:`main` runs it under ``jax.enable_x64``). ``QUICK``
+  is a small slice of every table (the test suite runs it); ``FULL`` is the paper's grid
+  (``benchmarks/planted_core.py`` times it; the figures are in ``benchmarks/RESULTS.md``).
+
+  Args:
+    cfg: the grid, e.g. :data:`~ste_jax.benchmarking.PLANTED_CORE_QUICK` or
+      :data:`~ste_jax.benchmarking.PLANTED_CORE_FULL`.
+    progress: show a tqdm bar on stderr.
+
+  Returns:
+    A :class:`PlantedCoreResult`: the experiment rows (pandas data frames) and the seconds per
+    stage.
   """
   from tqdm import tqdm
 
@@ -155,9 +165,7 @@ def parse_args(
 ) -> argparse.Namespace:
   """The options of :func:`main`: ``--quick``, ``--out``, ``--float32``, ``--no-progress``."""
   p = argparse.ArgumentParser(prog=prog, description=DESCRIPTION)
-  p.add_argument(
-    "--quick", action="store_true", help="a small slice of every table (well under a minute)"
-  )
+  p.add_argument("--quick", action="store_true", help="a small slice of every table")
   p.add_argument("--out", default=default_out, help=f"output folder (default {default_out})")
   p.add_argument("--float32", action="store_true", help="run in float32 instead of float64")
   p.add_argument("--no-progress", action="store_true", help="disable the tqdm progress bar")

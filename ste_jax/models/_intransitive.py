@@ -65,6 +65,13 @@ def init_intransitive_params(
 
   Returns:
     :class:`IntransitiveParams` with ``strength (n,)``, ``u, v (n, K)``, ``mask (K,)``.
+
+  Examples:
+    >>> import jax
+    >>> from ste_jax.models import init_intransitive_params
+    >>> params = init_intransitive_params(jax.random.key(0), 4, 2)
+    >>> params.strength.shape, params.u.shape, params.mask.shape
+    ((4,), (4, 2), (2,))
   """
   dtype = default_float_dtype() if dtype is None else jnp.dtype(dtype)
   rank = max_rank if rank is None else rank
@@ -90,6 +97,14 @@ def intransitive_logits(
 
   Returns:
     ``(...)`` logits, exactly antisymmetric in ``(a, b)``.
+
+  Examples:
+    >>> import jax, jax.numpy as jnp
+    >>> from ste_jax.models import init_intransitive_params, intransitive_logits
+    >>> params = init_intransitive_params(jax.random.key(0), 4, 2)
+    >>> h = intransitive_logits(params, jnp.array([0, 1]), jnp.array([1, 0]))
+    >>> bool(h[0] == -h[1])  # antisymmetric
+    True
   """
   s, u, v, m = params
   um = u * m[..., None, :]
@@ -98,9 +113,22 @@ def intransitive_logits(
 
 
 def intransitive_tournament(params: IntransitiveParams) -> jax.Array:
-  """The model's full tournament ``P[a, b] = sigmoid(h(a, b))``, shape ``(n, n)``, diagonal 1/2.
+  """The model's full tournament ``P[a, b] = sigmoid(h(a, b))`` (Eq. ``marginal_tournament``).
 
   Complementary to rounding: ``h`` is an exactly antisymmetric matrix (``H - H^T`` form).
+
+  Args:
+    params: :class:`IntransitiveParams` of ``n`` agents.
+
+  Returns:
+    ``(n, n)`` probabilistic tournament with diagonal ``1/2``.
+
+  Examples:
+    >>> import jax
+    >>> from ste_jax.models import init_intransitive_params, intransitive_tournament
+    >>> P = intransitive_tournament(init_intransitive_params(jax.random.key(0), 4, 2))
+    >>> P.shape, float(P[2, 2]), bool(abs(P[0, 1] + P[1, 0] - 1) < 1e-6)
+    ((4, 4), 0.5, True)
   """
   s, u, v, m = params
   um = u * m[..., None, :]

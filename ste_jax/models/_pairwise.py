@@ -210,6 +210,15 @@ class BradleyTerryLogit(nnx.Module):
     activation: elementwise nonlinearity.
     param_dtype: parameter dtype; ``None`` follows x64.
     rngs: :class:`flax.nnx.Rngs` (keyword-only).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from flax import nnx
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> model = BradleyTerryLogit(3, rngs=nnx.Rngs(0))
+    >>> h = model(jnp.array([0, 1]), jnp.array([1, 0]))
+    >>> h.shape, bool(h[0] == -h[1])
+    ((2,), True)
   """
 
   def __init__(

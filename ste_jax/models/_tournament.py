@@ -39,6 +39,19 @@ def pairwise_logits(
 
   Returns:
     ``(m,)`` logits; ``sigmoid`` of them is the probability that ``a`` beats ``b``.
+
+  Examples:
+    >>> import numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(
+    ...   np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, 1.0, 0.0])
+    ... )
+    >>> model = BradleyTerryLogit(3, rngs=nnx.Rngs(0))
+    >>> from ste_jax.models import pairwise_logits
+    >>> pairwise_logits(model, c).shape
+    (3,)
   """
   x = None
   if context_features is not None:

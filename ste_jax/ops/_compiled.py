@@ -1,25 +1,11 @@
 """Eager calls of the operators run as one compiled computation, not op by op.
 
-Called outside ``jax.jit``, JAX runs a function one operation at a time, and every ``lax.map``,
-``lax.scan`` or ``lax.cond`` whose body is a fresh closure is traced and compiled again at each
-call: the loops of the soft cover and of the max-min closure made every eager ``ste_scores`` call
-pay for their compilation. :func:`compiled_entry` makes a public operator jit itself
-(``ste_scores``, ``ste_scores_from_edges``, ``soft_reachability``, the cover functions,
-``soft_uncovered_score``, ``soft_maximal_lottery``, ``alpha_rank``, ``posterior_edges``; the exact
-solutions of :mod:`ste_jax.exact` are plain ``jax.jit`` functions, having no temperatures): array
-arguments are traced, structural arguments (``max_path_length``) are static, and a temperature is
-traced unless it is ``None`` or a literal zero -- the literal zero that selects an operator's exact
-kernels (:func:`~ste_jax._checks.is_static_zero`) stays a static literal, so a new temperature never
-recompiles and the hard kernels stay reachable. Concrete temperatures are checked before tracing, so
-a negative or non-finite one still raises ``ValueError`` naming the argument.
-
-The compiled program is cached per argument shapes and dtypes, static arguments, which
-temperatures are literal zeros, and the trace-time options (:func:`~ste_jax.ops.native_kernels`,
-:func:`~ste_jax.ops.closure_algorithm`, :func:`~ste_jax.ops.batching_mode`), read when the call
-is made. Inside a user's ``jit``, ``grad`` or ``vmap`` the same function is a nested ``jit``, which
-JAX inlines into the enclosing computation. Inputs that are not numeric arrays (a list of
-strings, say) run the function as written, so its own checks raise their errors.
-``benchmarks/eager_calls.py`` measures eager calls with and without the entry.
+:func:`compiled_entry` makes a public operator jit itself: array arguments are traced, structural
+arguments are static, and a temperature is traced unless it is ``None`` or a literal zero (which
+selects the exact kernels and stays static). Concrete temperatures are checked before tracing, so
+a bad one raises ``ValueError`` naming the argument. Inside a user's ``jit``, ``grad`` or ``vmap``
+the operator is a nested ``jit``. Design notes: ``docs/design/eager_calls.md``
+(``benchmarks/eager_calls.py`` times eager calls with and without the entry).
 """
 
 import functools

@@ -22,7 +22,19 @@ from ste_jax.ops._reachability import soft_reachability, tournament_reachability
 
 
 class STEScores(NamedTuple):
-  """Soft Top-Cycle and Uncovered-Set membership scores, each ``(..., n)`` in ``[0, 1]``."""
+  """Soft Top-Cycle and Uncovered-Set membership scores, each ``(..., n)`` in ``[0, 1]``.
+
+  Attributes:
+    top_cycle: ``t`` of Eq. ``soft_top_cycle_score``.
+    uncovered: ``u`` of Eq. ``soft_uncovered_set_score``.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.ops import ste_scores
+    >>> t, u = ste_scores(jnp.full((3, 3), 0.5), tau=0.1)  # unpacks as (top_cycle, uncovered)
+    >>> t.shape, u.shape
+    ((3,), (3,))
+  """
 
   top_cycle: jax.Array
   uncovered: jax.Array

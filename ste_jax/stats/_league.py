@@ -2,45 +2,7 @@
 
 :func:`sparse_league` simulates a sports tour in the shape of real match records (an ATP season,
 a chess federation, a crowd-sourced arena): most agents play a handful of matches, a few play
-hundreds, and matches are more often between agents of similar strength. The model, for ``n``
-agents and ``m`` matches (all draws independent given the key):
-
-1. *strengths*: ``s_i ~ Normal(0, strength_scale^2)``, i.i.d.; agent names ``"p0000"``, ...
-   carry no information about ``s``;
-2. *activity*: ``w_i = U_i^(-1/alpha) - 1`` with ``alpha = activity_shape`` and ``U_i`` uniform
-   on ``[1/n, 1)``, i.i.d. and independent of ``s``: a Lomax (Pareto type II) variable,
-   ``P(w > x) = (1 + x)^(-alpha)``, restricted to its lowest ``1 - 1/n`` quantiles. The Lomax form
-   (starting at 0, not 1) is what makes most agents rare, and the truncation caps the busiest agent
-   at ``n^(1/alpha) - 1``, about the typical maximum of ``n`` draws, so that no single agent takes
-   over the league by chance. With the defaults (``alpha = 1.2``, ``n = 1200``, ``m = 30000``)
-   about a quarter of the agents play 5 matches or fewer, the median agent plays about a dozen
-   and the busiest few play thousands;
-3. *first player* of match ``k``: agent ``k`` for ``k < min(n, m)`` (every agent plays at least
-   once when ``m >= n``), afterwards agent ``i`` with probability ``w_i / sum(w)``;
-4. *opponent*: agent ``j != i`` with probability ``w_j / (W - w_i)`` (``W = sum(w)``), or, with
-   probability ``locality``, an activity-weighted near neighbour in strength. Precisely: sort the
-   agents by strength and lay them on the segment ``[0, W)`` in that order, agent ``j`` occupying
-   an interval of length ``w_j``; remove the first player's interval (a segment of length
-   ``W - w_i`` remains, the first player at the point ``x`` where its interval was). The opponent
-   is the agent whose interval holds the point ``y``: uniform on the segment (global pairing), or
-   ``y = x + 0.02 (W - w_i) L`` with ``L`` standard Laplace, reflected back into the segment
-   (local pairing: the opponent's activity-weighted strength quantile is the first player's plus a
-   Laplace offset of scale 2%);
-5. the two players are put in the ``a`` / ``b`` columns in a random order (a fair coin) and the
-   ``m`` matches are shuffled;
-6. *outcome*: ``a`` wins with probability ``P[a, b]``, no ties, where
-   ``P[a, b] = sigmoid(s_a - s_b + c_ab)``. The cycle term ``c`` is zero except, when
-   ``cycle_strength > 0``, among the three strongest agents ``t1, t2, t3`` (in decreasing
-   strength), where it replaces the strength gap by a rock-paper-scissors of logit
-   ``cycle_strength``: ``c_ab = cycle_strength - (s_a - s_b)`` for ``(a, b)`` in
-   ``(t1, t2), (t2, t3), (t3, t1)`` and ``c_ba = -c_ab``. So ``t1`` beats ``t2``, ``t2`` beats
-   ``t3`` and ``t3`` beats ``t1``, each with probability ``sigmoid(cycle_strength)``, and all three
-   beat everyone else (they are the strongest): for ``strength_scale > 0`` the true hard Top Cycle
-   of ``P`` is exactly ``{t1, t2, t3}`` (with ``cycle_strength = 0`` it is the strongest agent
-   alone).
-
-Steps 1-6 are one compiled, vectorized kernel: the players are found by binary search in the
-cumulative activity (``O(m log n)``), and the ``(n, n)`` matrix ``P`` is the only quadratic cost.
+hundreds, and matches are more often between agents of similar strength.
 """
 
 import functools
@@ -84,10 +46,49 @@ def sparse_league(
 ) -> League:
   """A random tennis-like league: heavy-tailed activity, local pairing, Bradley–Terry outcomes.
 
-  See the module docstring for the exact model. Pure and deterministic given ``key``; the eager
-  wrapper checks the arguments, the simulation is one jitted kernel (compiled once per
-  ``num_agents``, ``num_comparisons``, dtype and whether ``cycle_strength > 0``), and the matches
-  are wrapped by :meth:`~ste_jax.data.Comparisons.from_arrays`.
+  The model, for ``n`` agents and ``m`` matches (all draws independent given the key):
+
+  1. *strengths*: ``s_i ~ Normal(0, strength_scale^2)``, i.i.d.; agent names ``"p0000"``, ...
+     carry no information about ``s``;
+  2. *activity*: ``w_i = U_i^(-1/alpha) - 1`` with ``alpha = activity_shape`` and ``U_i`` uniform on
+     ``[1/n, 1)``, i.i.d. and independent of ``s``: a Lomax (Pareto type II) variable,
+     ``P(w > x) = (1 + x)^(-alpha)``, restricted to its lowest ``1 - 1/n`` quantiles. The Lomax form
+     (starting at 0, not 1) is what makes most agents rare, and the truncation caps the busiest
+     agent at ``n^(1/alpha) - 1``, about the typical maximum of ``n`` draws, so that no single agent
+     takes over the league by chance. With the defaults (``alpha = 1.2``, ``n = 1200``,
+     ``m = 30000``) about a quarter of the agents play 5 matches or fewer, the median agent plays
+     about a dozen and the busiest few play thousands;
+  3. *first player* of match ``k``: agent ``k`` for ``k < min(n, m)`` (every agent plays at least
+     once when ``m >= n``), afterwards agent ``i`` with probability ``w_i / sum(w)``;
+  4. *opponent*: agent ``j != i`` with probability ``w_j / (W - w_i)`` (``W = sum(w)``), or, with
+     probability ``locality``, an activity-weighted near neighbour in strength. Precisely: sort the
+     agents by strength and lay them on the segment ``[0, W)`` in that order, agent ``j`` occupying
+     an interval of length ``w_j``; remove the first player's interval (a segment of length
+     ``W - w_i`` remains, the first player at the point ``x`` where its interval was). The opponent
+     is the agent whose interval holds the point ``y``: uniform on the segment (global pairing), or
+     ``y = x + 0.02 (W - w_i) L`` with ``L`` standard Laplace, reflected back into the segment
+     (local pairing: the opponent's activity-weighted strength quantile is the first player's plus a
+     Laplace offset of scale 2%);
+  5. the two players are put in the ``a`` / ``b`` columns in a random order (a fair coin) and the
+     ``m`` matches are shuffled;
+  6. *outcome*: ``a`` wins with probability ``P[a, b]``, no ties, where
+     ``P[a, b] = sigmoid(s_a - s_b + c_ab)``. The cycle term ``c`` is zero except, when
+     ``cycle_strength > 0``, among the three strongest agents ``t1, t2, t3`` (in decreasing
+     strength), where it replaces the strength gap by a rock-paper-scissors of logit
+     ``cycle_strength``: ``c_ab = cycle_strength - (s_a - s_b)`` for ``(a, b)`` in
+     ``(t1, t2), (t2, t3), (t3, t1)`` and ``c_ba = -c_ab``. So ``t1`` beats ``t2``, ``t2`` beats
+     ``t3`` and ``t3`` beats ``t1``, each with probability ``sigmoid(cycle_strength)``, and all
+     three beat everyone else (they are the strongest): for ``strength_scale > 0`` the true hard Top
+     Cycle of ``P`` is exactly ``{t1, t2, t3}`` (with ``cycle_strength = 0`` it is the strongest
+     agent alone).
+
+  Steps 1-6 are one compiled, vectorized kernel: the players are found by binary search in the
+  cumulative activity (``O(m log n)``), and the ``(n, n)`` matrix ``P`` is the only quadratic cost.
+
+  Pure and deterministic given ``key``; the eager wrapper checks the arguments, the simulation is
+  one jitted kernel (compiled once per ``num_agents``, ``num_comparisons``, dtype and whether
+  ``cycle_strength > 0``), and the matches are wrapped by
+  :meth:`~ste_jax.data.Comparisons.from_arrays`.
 
   Args:
     key: PRNG key.

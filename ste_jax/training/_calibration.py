@@ -69,6 +69,14 @@ def reliability_diagram(
 
   Returns:
     :class:`ReliabilityDiagram`.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.training import reliability_diagram
+    >>> probs, outcome = jnp.array([0.9, 0.8, 0.3, 0.1]), jnp.array([1.0, 1.0, 0.0, 1.0])
+    >>> diagram = reliability_diagram(probs, outcome, num_bins=2)
+    >>> [round(float(x), 2) for x in diagram.accuracy], round(float(diagram.ece), 3)
+    ([0.5, 1.0], 0.225)
   """
   num_bins = validate_int(num_bins, "num_bins")
   p, y, w = _vectors(probs, outcome, weight, "probs")
@@ -108,6 +116,13 @@ def fit_temperature(
 
   Returns:
     Scalar ``T``; ``T > 1`` softens over-confident probabilities, ``T < 1`` sharpens them.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.training import fit_temperature
+    >>> T = fit_temperature(jnp.full((4,), 2.0), jnp.array([1.0, 1.0, 1.0, 0.0]))
+    >>> round(float(T), 3)  # sigmoid(2 / T) = 3/4, T = 2 / log(3)
+    1.82
   """
   num_iters = validate_int(num_iters, "num_iters")
   h, y, w = _vectors(logits, outcome, weight, "logits")
@@ -166,6 +181,20 @@ def calibrate_temperature(
 
   Returns:
     :class:`TemperatureScaling`.
+
+  Examples:
+    >>> import numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(
+    ...   np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, 1.0, 0.0])
+    ... )
+    >>> model = BradleyTerryLogit(3, rngs=nnx.Rngs(0))
+    >>> from ste_jax.training import calibrate_temperature
+    >>> scaling = calibrate_temperature(model, c)
+    >>> bool(scaling.log_loss_after <= scaling.log_loss_before)
+    True
   """
   if heldout.num_comparisons < 1:
     raise ValueError("heldout is empty: temperature scaling needs held-out comparisons.")

@@ -26,6 +26,12 @@ class Temperatures(NamedTuple):
     tau: edge temperature of Eq. ``soft_majority_edge``.
     gamma: softmin temperature of Eq. ``soft_top_cycle_score``.
     gamma_c: covering temperature of Eqs. ``soft_cover_score``-``soft_cover_aggregate``.
+
+  Examples:
+    >>> from ste_jax.training import temperature_schedule
+    >>> temps = temperature_schedule(0.1)(0)  # gamma and gamma_c default to tau
+    >>> [round(float(t), 6) for t in temps]
+    [0.1, 0.1, 0.1]
   """
 
   tau: jax.Array
@@ -48,6 +54,12 @@ def constant_temperature(value: float) -> Schedule:
 
   Returns:
     ``schedule(step) -> ()`` scalar in the default float dtype.
+
+  Examples:
+    >>> from ste_jax.training import constant_temperature
+    >>> schedule = constant_temperature(0.1)
+    >>> round(float(schedule(0)), 6), round(float(schedule(1000)), 6)
+    (0.1, 0.1)
   """
   v = validate_temperature(value, "value")
 

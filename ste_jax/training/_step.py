@@ -79,6 +79,22 @@ def make_ste_loss(
   Returns:
     ``loss_fn(model, batch, temperatures) -> (loss, metrics)`` with scalar metrics
     ``cross_entropy``, ``sharpness`` and ``calibration``.
+
+  Examples:
+    >>> import numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(
+    ...   np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, 1.0, 0.0])
+    ... )
+    >>> model = BradleyTerryLogit(3, rngs=nnx.Rngs(0))
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.training import Temperatures, make_ste_loss
+    >>> loss_fn = make_ste_loss(sharpness_weight=0.1)
+    >>> loss, terms = loss_fn(model, c, Temperatures(tau=0.1, gamma=0.1, gamma_c=0.1))
+    >>> bool(jnp.isclose(loss, terms["cross_entropy"] + 0.1 * terms["sharpness"]))
+    True
   """
   if sharpness_score not in _SCORES:
     raise ValueError(f"sharpness_score must be one of {_SCORES}, got {sharpness_score!r}.")
@@ -173,6 +189,25 @@ def make_train_step(
     two changes the abstract signature and compiles once more). The
     metrics are the loss's metrics plus ``loss``, ``grad_norm``, ``tau``, ``gamma`` and
     ``gamma_c``.
+
+  Examples:
+    >>> import numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(
+    ...   np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, 1.0, 0.0])
+    ... )
+    >>> model = BradleyTerryLogit(3, rngs=nnx.Rngs(0))
+    >>> import optax
+    >>> from ste_jax.training import make_log_loss_fn, make_train_step
+    >>> graphdef, params = nnx.split(model, nnx.Param)
+    >>> tx = optax.adam(0.1)
+    >>> step = make_train_step(graphdef, tx)
+    >>> new_params, opt_state, metrics = step(params, tx.init(params), c, 0)
+    >>> log_loss = make_log_loss_fn(graphdef)
+    >>> bool(log_loss(new_params, c) < log_loss(params, c))
+    True
   """
   loss_fn = make_ste_loss() if loss_fn is None else loss_fn
   schedule = temperature_schedule(0.05) if schedule is None else schedule
@@ -213,7 +248,33 @@ def make_log_loss_fn(
   context_features: jax.typing.ArrayLike | None = None,
   rest: nnx.State | None = None,
 ) -> Callable[[nnx.State, Any], jax.Array]:
-  """A jitted ``(params, comparisons) -> scalar`` weighted pairwise log-loss (for held-out data)."""
+  """A jitted ``(params, comparisons) -> scalar`` weighted pairwise log-loss (for held-out data).
+
+  Eq. ``cross_entropy_loss`` of the model ``nnx.merge(graphdef, params, rest)`` on every row.
+
+  Args:
+    graphdef: the model's graph definition, from ``nnx.split(model, nnx.Param, ...)``.
+    context_features: ``(num_contexts, d)`` feature table indexed by ``Comparisons.context``;
+      ``None`` for a model without context features.
+    rest: the model's non-parameter state from the same split, or ``None``.
+
+  Returns:
+    A jitted function of ``(params, comparisons)``, the latter a
+    :class:`~ste_jax.data.Comparisons` with ``m`` rows, returning the scalar weighted mean
+    log-loss.
+
+  Examples:
+    >>> import numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(
+    ...   np.array([0, 1, 2]), np.array([1, 2, 0]), np.array([1.0, 1.0, 0.0])
+    ... )
+    >>> graphdef, params = nnx.split(BradleyTerryLogit(3, rngs=nnx.Rngs(0)), nnx.Param)
+    >>> make_log_loss_fn(graphdef)(params, c).shape
+    ()
+  """
   extra = () if rest is None else (rest,)
 
   def log_loss(params, comparisons):
