@@ -11,6 +11,7 @@ from ._calibration import fit_temperature as fit_temperature
 from ._calibration import reliability_diagram as reliability_diagram
 from ._fit import FitHistory as FitHistory
 from ._fit import FitResult as FitResult
+from ._fit import FitSettings as FitSettings
 from ._fit import fit as fit
 from ._losses import ObjectiveTerms as ObjectiveTerms
 from ._losses import calibration_regularizer as calibration_regularizer
@@ -28,6 +29,7 @@ from ._step import make_train_step as make_train_step
 __all__ = [
   "FitHistory",
   "FitResult",
+  "FitSettings",
   "ObjectiveTerms",
   "ReliabilityDiagram",
   "TemperatureScaling",

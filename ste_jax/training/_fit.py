@@ -1,5 +1,8 @@
 """The eager training driver :func:`fit` (paper Algorithm ``ste_training``)."""
 
+from collections.abc import Callable
+import dataclasses
+import difflib
 import functools
 import math
 from typing import Any, NamedTuple
@@ -12,6 +15,7 @@ import numpy as np
 import optax
 from tqdm import tqdm
 
+from ste_jax._options import option, specs
 from ste_jax._validation import validate_int, validate_number
 from ste_jax.data import Comparisons
 from ste_jax.training._schedules import exponential_anneal, temperature_schedule
@@ -77,7 +81,8 @@ def _check_key(key) -> None:
     isinstance(key, jax.Array) and jnp.issubdtype(key.dtype, jax.dtypes.prng_key) and key.ndim == 0
   ):
     raise ValueError(
-      f"key must be a single typed PRNG key from jax.random.key(seed), got {getattr(key, 'dtype', type(key))}."
+      "key must be a single typed PRNG key from jax.random.key(seed), got "
+      f"{getattr(key, 'dtype', type(key))}."
     )
 
 
@@ -129,82 +134,188 @@ def _empirical_context_weights(train: Comparisons, num_contexts: int) -> np.ndar
   return np.ones(num_contexts) if w.sum() <= 0 else w / w.sum()
 
 
-def fit(
-  key: jax.Array,
-  model: nnx.Module,
-  comparisons: Comparisons,
-  *,
-  num_steps: int = 500,
-  batch_size: int = 1024,
-  learning_rate: float = 1e-2,
-  optimizer: optax.GradientTransformation | None = None,
-  heldout: Comparisons | None = None,
-  heldout_fraction: float = 0.1,
-  context_features=None,
-  context_weights=None,
-  tau=None,
-  gamma=None,
-  gamma_c=None,
-  sharpness_weight: float = 0.0,
-  sharpness_score: str = "top_cycle",
-  calibration_weight: float = 0.0,
-  membership=None,
-  max_path_length: int | None = None,
-  reach_gamma: float | None = None,
-  loss_fn=None,
-  eval_every: int | None = None,
-  patience: int | None = 10,
-  progress: bool = True,
-) -> FitResult:
-  r"""Trains a pairwise model on comparisons (paper Algorithm ``ste_training``, Eq. ``full_objective``).
+def _int_at_least(minimum: int, *, allow_none: bool = False) -> Callable[[Any, str], int | None]:
+  def check(value: Any, name: str) -> int | None:
+    return validate_int(value, name, minimum=minimum, allow_none=allow_none)
 
-  Eager driver around :func:`make_train_step`: validates the inputs, splits off held-out data,
-  draws minibatches (a fresh permutation per epoch; the last incomplete batch of an epoch is
-  dropped so every batch has the same shape and the step compiles once), anneals the
-  temperatures, evaluates the held-out log-loss every ``eval_every`` steps, stops early after
-  ``patience`` evaluations without improvement and restores the best parameters.
+  return check
 
-  Args:
-    key: typed PRNG key (``jax.random.key``) for the held-out split and the minibatches.
-    model: an NNX module following ``model(a, b, x) -> h`` (e.g. :class:`~ste_jax.models.PairwiseLogit`);
-      updated in place.
-    comparisons: :class:`~ste_jax.data.Comparisons` to train on (``m`` rows).
+
+def _number_in(**interval: Any) -> Callable[[Any, str], float]:
+  def check(value: Any, name: str) -> float:
+    return validate_number(value, name, **interval)
+
+  return check
+
+
+def _sharpness_score(value: Any, name: str) -> str:
+  if value not in ("top_cycle", "uncovered"):
+    raise ValueError(f"{name} must be 'top_cycle' or 'uncovered', got {value!r}.")
+  return value
+
+
+@dataclasses.dataclass(frozen=True)
+class FitSettings:
+  """The options of :func:`fit`, each declared once with its default, check and help text.
+
+  The checks run when the settings are made (``FitSettings(batch_size=0)`` raises) and store
+  integers and numbers as Python ``int`` / ``float``. The temperatures are checked by
+  :func:`~ste_jax.training.temperature_schedule` when :func:`fit` builds the schedule.
+
+  Attributes:
     num_steps: number of optimizer steps ``>= 1``.
-    batch_size: minibatch size (capped at the number of training rows; static).
-    learning_rate: Adam learning rate (when ``optimizer`` is ``None``).
+    batch_size: minibatch size ``>= 1`` (capped at the number of training rows; static).
+    learning_rate: Adam learning rate ``> 0`` (when ``optimizer`` is ``None``).
     optimizer: an optax transformation; overrides ``learning_rate``.
-    heldout: held-out comparisons over the same agents and contexts; if ``None``, a fraction
-      ``heldout_fraction`` of ``comparisons`` is split off at random.
-    heldout_fraction: in ``[0, 1)``; ``0`` trains on everything without early stopping.
-    context_features: ``(num_contexts, d)`` table, row ``c`` = features of context ``c``.
-    context_weights: ``(num_contexts,)`` weights of the context distribution ``Q`` of the
-      marginal tournament; default: the (weighted) context frequencies of the training rows.
+    heldout_fraction: in ``[0, 1)``: the share of the comparisons split off at random as
+      held-out data when :func:`fit` gets no ``heldout``; ``0`` trains on everything without
+      early stopping.
     tau: edge temperature: a number, or a schedule ``step -> scalar``; default
-      ``exponential_anneal(1.0, 0.01, num_steps)`` (paper appendix). Used only by the regularizers.
+      ``exponential_anneal(1.0, 0.01, num_steps)`` (paper appendix). Used only by the
+      regularizers.
     gamma: softmin temperature (number or schedule); default follows ``tau``.
     gamma_c: covering temperature; default follows ``gamma``.
-    sharpness_weight: ``lambda_s >= 0`` of Eq. ``sharpness_regularizer`` (``0``: plain log-loss).
+    sharpness_weight: ``lambda_s >= 0`` of Eq. ``sharpness_regularizer`` (``0``: plain
+      log-loss).
     sharpness_score: ``"top_cycle"`` or ``"uncovered"``.
-    calibration_weight: ``lambda_c >= 0``; needs ``membership``.
-    membership: ``(n,)`` membership labels for the calibration term.
+    calibration_weight: ``lambda_c >= 0``; needs ``membership`` (an argument of :func:`fit`).
     max_path_length: reachability path length ``K`` (static); ``None`` means ``n - 1``.
     reach_gamma: smooth max-min temperature of the reachability; ``None`` (default) follows
       ``gamma`` (the smoothed operators of the paper's end-to-end training, ``O(n^3)`` memory per
-      path-length step); ``0.0`` is the exact max-min closure (``O(n^2)`` memory, for large ``n``).
-      See :func:`make_ste_loss`.
+      path-length step); ``0.0`` is the exact max-min closure (``O(n^2)`` memory, for large
+      ``n``). See :func:`make_ste_loss`.
     loss_fn: custom ``loss_fn(model, batch, temperatures) -> (loss, metrics)``; overrides the
-      regularizer arguments (see :func:`make_train_step`).
-    eval_every: steps between held-out evaluations; default one epoch.
-    patience: evaluations without improvement before stopping; ``None`` never stops early.
+      regularizer options (see :func:`make_train_step`).
+    eval_every: steps ``>= 1`` between held-out evaluations; ``None``: one epoch.
+    patience: evaluations ``>= 1`` without improvement before stopping; ``None`` never stops
+      early.
     progress: show a tqdm progress bar.
+
+  Raises:
+    ValueError: an option out of its range, naming it.
+
+  Example:
+    >>> settings = FitSettings(num_steps=200, sharpness_weight=0.1)
+    >>> settings.num_steps, settings.batch_size
+    (200, 1024)
+  """
+
+  num_steps: int = option(500, check=_int_at_least(1), help="optimizer steps")
+  batch_size: int = option(1024, check=_int_at_least(1), help="minibatch size")
+  learning_rate: float = option(
+    1e-2, check=_number_in(low=0.0, low_open=True), help="Adam learning rate"
+  )
+  optimizer: optax.GradientTransformation | None = option(
+    None, flag=None, help="an optax transformation (overrides learning_rate)"
+  )
+  heldout_fraction: float = option(
+    0.1,
+    check=_number_in(low=0.0, high=1.0, high_open=True),
+    help="share of the comparisons held out for early stopping",
+  )
+  tau: float | Callable | None = option(None, flag=None, help="edge temperature or schedule")
+  gamma: float | Callable | None = option(None, flag=None, help="softmin temperature")
+  gamma_c: float | Callable | None = option(None, flag=None, help="covering temperature")
+  sharpness_weight: float = option(
+    0.0, check=_number_in(low=0.0), help="weight of the sharpness regularizer"
+  )
+  sharpness_score: str = option(
+    "top_cycle", check=_sharpness_score, help="score the sharpness term uses"
+  )
+  calibration_weight: float = option(
+    0.0, check=_number_in(low=0.0), help="weight of the calibration regularizer"
+  )
+  max_path_length: int | None = option(None, help="reachability path length (static)")
+  reach_gamma: float | None = option(None, flag=None, help="reachability temperature")
+  loss_fn: Callable | None = option(None, flag=None, help="custom loss (model, batch, temps)")
+  eval_every: int | None = option(
+    None, check=_int_at_least(1, allow_none=True), help="steps between held-out evaluations"
+  )
+  patience: int | None = option(
+    10, check=_int_at_least(1, allow_none=True), help="evaluations without improvement"
+  )
+  progress: bool = option(True, flag=None, help="show a progress bar")
+
+  def __post_init__(self) -> None:
+    for name, spec in specs(type(self)).items():
+      if spec.check is not None:  # the checks above return the value as a Python number
+        object.__setattr__(self, name, spec.check(getattr(self, name), name))
+
+
+_FIT_FIELDS = tuple(f.name for f in dataclasses.fields(FitSettings))
+
+
+def fit(
+  key: jax.Array,
+  model: nnx.Module,
+  data: Comparisons,
+  settings: FitSettings | None = None,
+  *,
+  heldout: Comparisons | None = None,
+  context_features: jax.typing.ArrayLike | None = None,
+  context_weights: jax.typing.ArrayLike | None = None,
+  membership: jax.typing.ArrayLike | None = None,
+  **overrides: Any,
+) -> FitResult:
+  r"""Trains a pairwise model on comparisons (paper Algorithm ``ste_training``).
+
+  Minimizes Eq. ``full_objective``. An eager driver around :func:`make_train_step`: validates
+  the inputs, splits off held-out data, draws minibatches (a fresh permutation per epoch; the
+  last incomplete batch of an epoch is dropped so every batch has the same shape and the step
+  compiles once), anneals the temperatures, evaluates the held-out log-loss every
+  ``eval_every`` steps, stops early after ``patience`` evaluations without improvement and
+  restores the best parameters.
+
+  Args:
+    key: typed PRNG key (``jax.random.key``) for the held-out split and the minibatches.
+    model: an NNX module following ``model(a, b, x) -> h`` (e.g.
+      :class:`~ste_jax.models.PairwiseLogit`); updated in place.
+    data: :class:`~ste_jax.data.Comparisons` to train on (``m`` rows).
+    settings: the training options, a :class:`FitSettings` (default: its defaults).
+    heldout: held-out comparisons over the same agents and contexts; if ``None``, a fraction
+      ``heldout_fraction`` of ``data`` is split off at random.
+    context_features: ``(num_contexts, d)`` table, row ``c`` = features of context ``c``.
+    context_weights: ``(num_contexts,)`` weights of the context distribution ``Q`` of the
+      marginal tournament; default: the (weighted) context frequencies of the training rows.
+    membership: ``(n,)`` membership labels for the calibration term.
+    **overrides: fields of :class:`FitSettings` replacing those of ``settings``
+      (``fit(key, model, data, num_steps=200)``).
 
   Returns:
     :class:`FitResult`.
 
   Raises:
-    ValueError: for an invalid key, model, data set, hyperparameter or shape, with a message
-      naming the argument.
+    TypeError: an override that is no field of :class:`FitSettings`.
+    ValueError: for an invalid key, model, data set, option or shape, with a message naming
+      the argument.
+
+  Example:
+    >>> import jax, numpy as np
+    >>> from flax import nnx
+    >>> from ste_jax.data import Comparisons
+    >>> from ste_jax.models import BradleyTerryLogit
+    >>> c = Comparisons.from_arrays(np.array([0, 1, 2] * 20), np.array([1, 2, 0] * 20),
+    ...                             np.ones(60), agents=("x", "y", "z"))
+    >>> result = fit(jax.random.key(0), BradleyTerryLogit(3, rngs=nnx.Rngs(0)), c,
+    ...              num_steps=5, batch_size=16, progress=False)
+    >>> result.history.step.shape, result.train.num_comparisons
+    ((5,), 54)
   """
+  if settings is None:
+    settings = FitSettings()
+  elif not isinstance(settings, FitSettings):
+    raise TypeError(f"fit: settings must be a FitSettings or None, got {type(settings).__name__}.")
+  for name in overrides:
+    if name not in _FIT_FIELDS:
+      close = difflib.get_close_matches(name, _FIT_FIELDS, n=1)
+      hint = f" (did you mean {close[0]!r}?)" if close else ""
+      raise TypeError(
+        f"fit() got an unexpected keyword argument {name!r}{hint}; the training options are "
+        f"the fields of FitSettings: {', '.join(_FIT_FIELDS)}."
+      )
+  if overrides:
+    settings = dataclasses.replace(settings, **overrides)
+  comparisons = data
   _check_key(key)
   if not isinstance(model, nnx.Module):
     raise ValueError(f"model must be a flax.nnx.Module, got {type(model).__name__}.")
@@ -218,17 +329,13 @@ def fit(
   model_n = getattr(model, "num_agents", None)
   if model_n is not None and model_n != n:
     raise ValueError(f"the model has num_agents={model_n} but the comparisons have {n} agents.")
-  num_steps = validate_int(num_steps, "num_steps")
-  batch_size = validate_int(batch_size, "batch_size")
-  eval_every = validate_int(eval_every, "eval_every", allow_none=True)
-  patience = validate_int(patience, "patience", allow_none=True)
-  heldout_fraction = validate_number(
-    heldout_fraction, "heldout_fraction", low=0.0, high=1.0, high_open=True
-  )
+  num_steps, batch_size = settings.num_steps, settings.batch_size
+  eval_every, patience = settings.eval_every, settings.patience
+  heldout_fraction = settings.heldout_fraction
+  optimizer = settings.optimizer
   if optimizer is None:
-    optimizer = optax.adam(validate_number(learning_rate, "learning_rate", low=0.0, low_open=True))
-  sharpness_weight = validate_number(sharpness_weight, "sharpness_weight", low=0.0)
-  calibration_weight = validate_number(calibration_weight, "calibration_weight", low=0.0)
+    optimizer = optax.adam(settings.learning_rate)
+  loss_fn = settings.loss_fn
   table = _check_context_features(model, comparisons, context_features)
   q_weights = _check_context_weights(context_weights, comparisons.num_contexts)
   if membership is not None:
@@ -236,11 +343,7 @@ def fit(
     if membership.shape != (n,):
       raise ValueError(f"membership must have shape ({n},), got {tuple(membership.shape)}.")
 
-  if sharpness_score not in ("top_cycle", "uncovered"):
-    raise ValueError(
-      f"sharpness_score must be 'top_cycle' or 'uncovered', got {sharpness_score!r}."
-    )
-  if calibration_weight > 0 and membership is None and loss_fn is None:
+  if settings.calibration_weight > 0 and membership is None and loss_fn is None:
     raise ValueError("calibration_weight > 0 needs membership labels (membership=).")
   num_heldout = 0
   if heldout is not None:
@@ -258,8 +361,8 @@ def fit(
         "set; change it or pass heldout= explicitly."
       )
 
-  tau = exponential_anneal(1.0, 0.01, num_steps) if tau is None else tau
-  schedule = temperature_schedule(tau, gamma, gamma_c)  # validates the temperatures
+  tau = exponential_anneal(1.0, 0.01, num_steps) if settings.tau is None else settings.tau
+  schedule = temperature_schedule(tau, settings.gamma, settings.gamma_c)  # validates them
 
   # All checks passed: only now consume the key.
   key_split, key_loop = jax.random.split(key)
@@ -284,12 +387,12 @@ def fit(
     loss_fn = make_ste_loss(
       context_features=None if table is None else table.astype(dtype),
       context_weights=weights,
-      sharpness_weight=sharpness_weight,
-      sharpness_score=sharpness_score,
-      calibration_weight=calibration_weight,
+      sharpness_weight=settings.sharpness_weight,
+      sharpness_score=settings.sharpness_score,
+      calibration_weight=settings.calibration_weight,
       membership=membership,
-      max_path_length=max_path_length,
-      reach_gamma=reach_gamma,
+      max_path_length=settings.max_path_length,
+      reach_gamma=settings.reach_gamma,
       num_agents=n,
     )
   opt_state = optimizer.init(params)
@@ -309,7 +412,7 @@ def fit(
   best_loss, best_params, best_step, bad, stopped_early = math.inf, params, 0, 0, False
   perm = None
   with tqdm(
-    total=num_steps, disable=not progress, desc="fit", unit="step", dynamic_ncols=True
+    total=num_steps, disable=not settings.progress, desc="fit", unit="step", dynamic_ncols=True
   ) as bar:
     for t in range(num_steps):
       j = t % steps_per_epoch

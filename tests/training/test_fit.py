@@ -1,5 +1,8 @@
 """fit(): context-dependent cycle (pairwise model vs Bradley-Terry), determinism, validation."""
 
+import dataclasses
+import inspect
+
 from flax import nnx
 import jax
 import jax.numpy as jnp
@@ -9,7 +12,7 @@ import pytest
 from ste_jax import ste_scores
 from ste_jax.exact import top_cycle
 from ste_jax.models import BradleyTerryLogit, PairwiseLogit, marginal_tournament, pairwise_logits
-from ste_jax.training import fit, pairwise_cross_entropy
+from ste_jax.training import FitSettings, fit, pairwise_cross_entropy
 from tests.training._data import PLANTED_CORE, cycle_comparisons, rps_comparisons
 
 CONTEXTS = np.eye(2, dtype=np.float32)
@@ -22,7 +25,8 @@ def _evaluate(graphdef, state, test):
   return pairwise_cross_entropy(h, test.outcome, test.weight), P
 
 
-@pytest.mark.slow  # statistical (two 150-step fits); fit's mechanics are covered by the fast tests below
+# statistical (two 150-step fits); fit's mechanics are covered by the fast tests below
+@pytest.mark.slow
 def test_pairwise_beats_bradley_terry_on_context_dependent_cycle(rng):
   data = rps_comparisons(rng, 6000)
   test = rps_comparisons(rng, 3000)
@@ -116,3 +120,67 @@ def test_fit_validates_inputs(rng):
   ctx_model = PairwiseLogit(4, num_context_features=2, hidden_features=(4,), rngs=nnx.Rngs(0))
   with pytest.raises(ValueError, match="context features"):
     fit(key, ctx_model, data)
+
+
+# fit's options before they moved into FitSettings (and the data arguments that stayed): every one
+# is still accepted, by the same name, once.
+_FIT_PARAMETERS = (
+  "num_steps batch_size learning_rate optimizer heldout heldout_fraction context_features "
+  "context_weights tau gamma gamma_c sharpness_weight sharpness_score calibration_weight "
+  "membership max_path_length reach_gamma loss_fn eval_every patience progress"
+).split()
+
+
+def test_fit_options_are_declared_once():
+  fields = [f.name for f in dataclasses.fields(FitSettings)]
+  keywords = [
+    name
+    for name, p in inspect.signature(fit).parameters.items()
+    if p.kind is inspect.Parameter.KEYWORD_ONLY
+  ]
+  assert sorted(fields + keywords) == sorted(_FIT_PARAMETERS)
+  assert not set(fields) & set(keywords)
+  assert list(inspect.signature(fit).parameters)[:4] == ["key", "model", "data", "settings"]
+  defaults = FitSettings()
+  assert (defaults.num_steps, defaults.batch_size, defaults.learning_rate) == (500, 1024, 1e-2)
+  assert (defaults.heldout_fraction, defaults.patience, defaults.progress) == (0.1, 10, True)
+
+
+def test_fit_settings_object_equals_keywords_and_overrides_replace(rng):
+  data = cycle_comparisons(rng, 256)
+  by_keywords = _fit_small(jax.random.key(3), data)
+  settings = FitSettings(
+    num_steps=12, batch_size=64, heldout_fraction=0.25, eval_every=4, progress=False
+  )
+  model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(0))
+  by_settings = fit(jax.random.key(3), model, data, settings)
+  for k, v in by_keywords.history.metrics.items():
+    np.testing.assert_array_equal(np.asarray(v), np.asarray(by_settings.history.metrics[k]))
+  model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(0))
+  shorter = fit(jax.random.key(3), model, data, settings, num_steps=8)
+  assert shorter.history.step.shape == (8,) and shorter.history.eval_step.tolist() == [4, 8]
+  assert settings.num_steps == 12  # frozen: the override made a new settings object
+
+
+def test_fit_settings_validate_and_normalize():
+  s = FitSettings(num_steps=np.int64(7), learning_rate=np.float32(0.5))
+  assert type(s.num_steps) is int and type(s.learning_rate) is float and s.num_steps == 7
+  with pytest.raises(ValueError, match="batch_size must be an integer >= 1"):
+    FitSettings(batch_size=0)
+  with pytest.raises(ValueError, match="patience must be an integer >= 1 or None"):
+    FitSettings(patience=0)
+  with pytest.raises(ValueError, match="sharpness_weight"):
+    FitSettings(sharpness_weight=-0.1)
+  with pytest.raises(ValueError, match="sharpness_score must be 'top_cycle' or 'uncovered'"):
+    FitSettings(sharpness_score="copeland")
+  with pytest.raises(dataclasses.FrozenInstanceError):
+    s.num_steps = 3  # type: ignore[misc]
+
+
+def test_fit_refuses_unknown_options(rng):
+  data = cycle_comparisons(rng, 32)
+  model = PairwiseLogit(4, embedding_dim=4, hidden_features=(16,), rngs=nnx.Rngs(0))
+  with pytest.raises(TypeError, match="'num_step' \\(did you mean 'num_steps'\\?\\)"):
+    fit(jax.random.key(0), model, data, num_step=3)
+  with pytest.raises(TypeError, match="settings must be a FitSettings"):
+    fit(jax.random.key(0), model, data, {"num_steps": 3})
