@@ -16,6 +16,8 @@ import os
 import sys
 import time
 
+from ste_jax._options import parse_nonnegative_int, parse_open_interval
+
 PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
@@ -48,48 +50,17 @@ def _positive_float(text: str) -> float:
   return v
 
 
-def _tolerance(text: str) -> float | None:
-  """``--record-tolerance``: a finite number > 0, or ``none`` (off)."""
-  return None if text.strip().lower() in ("none", "off") else _positive_float(text)
-
-
-def _nonnegative_int(text: str) -> int:
-  try:
-    v = int(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-  if v < 0:
-    raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
-  return v
-
-
-def _solution_list(text: str) -> tuple[str, ...]:
-  from ste_jax._solution_memberships import canonical_solution_name
-
-  names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
-  try:
-    for name in names:
-      canonical_solution_name(name)
-  except ValueError as e:
-    raise argparse.ArgumentTypeError(str(e)) from None
-  return names
-
-
-def _confidence(text: str) -> float:
-  try:
-    v = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-  if not 0.5 < v < 1:
-    raise argparse.ArgumentTypeError(f"must be in (0.5, 1), got {text!r}")
-  return v
-
-
 def _seed(text: str) -> int:
   try:
     return int(text)
   except ValueError:
     raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+
+
+def _columns(text: str) -> tuple[str, ...]:
+  from ste_jax._render import parse_columns
+
+  return parse_columns(text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -121,91 +92,40 @@ def build_parser() -> argparse.ArgumentParser:
       help="drop rows that cannot be read (listed on stderr) instead of stopping at the first",
     )
 
-  def record_tolerance_option(p):
-    p.add_argument(
-      "--record-tolerance",
-      type=_tolerance,
-      default=2.0,
-      metavar="C",
-      help="model estimator: each compared pair's P stays within its record band, the P under which "
-      "its win count is within C standard deviations (at P = 1/2) of expectation, so the model never "
-      "overrides a long head-to-head record; 'none': the model alone (default 2)",
-    )
+  def estimator_options(p):
+    from ste_jax._options import add_arguments
+    from ste_jax.evaluate import EstimatorChoice, ModelEstimator
 
-  def score_options(p, *, replicas_default=200):
-    p.add_argument(
-      "--estimator",
-      choices=("auto", "posterior", "winrate", "model"),
-      default="auto",
-      help="tournament estimator behind every column: auto (default: posterior when every pair was "
-      "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair has no "
-      "edge), winrate (empirical win rate; an unobserved pair is a tie) or model (Bradley-Terry + a "
-      "low-rank intransitive term fitted to the comparisons, CV-chosen, predicting every pair; a compared pair "
-      "kept within its record band, --record-tolerance)",
-    )
-    record_tolerance_option(p)
-    p.add_argument(
-      "--tau",
-      type=_positive_float,
-      default=0.01,
-      help="edge temperature tau (win-rate and model estimators) and default gamma (default 0.01)",
-    )
-    p.add_argument(
-      "--gamma",
-      type=_positive_float,
-      default=None,
-      help="Top-Cycle and covering temperature gamma = gamma_c (default: tau)",
-    )
-    p.add_argument(
-      "--bootstrap",
-      "--replicas",
-      dest="bootstrap",
-      type=_nonnegative_int,
-      default=replicas_default,
-      metavar="N",
-      help=f"bootstrap replicas for verdicts and intervals, 0 for none (default "
-      f"{replicas_default})",
-    )
-    p.add_argument(
-      "--confidence",
-      type=_confidence,
-      default=0.95,
-      help="verdict level: in = reaches every agent through comparisons whose winner is the same in "
-      "at least this share of bootstrap replicas, out = cannot even through the ones not surely "
-      "reversed (default 0.95)",
-    )
-    p.add_argument(
-      "--resampling",
-      choices=("auto", "poisson", "parametric"),
-      default="auto",
-      help="bootstrap: parametric (each comparison's outcome redrawn from the fitted model, which is "
-      "refitted; model estimator only), poisson (comparisons reweighted) or auto (default: parametric "
-      "for the model estimator, where a Poisson replica keeps every few-game perfect record perfect, "
-      "poisson otherwise)",
-    )
-    p.add_argument(
-      "--certify-imputed",
-      action="store_true",
-      help="let the model's predictions for pairs never compared count as evidence for the verdicts "
-      "(default: such pairs are decided neither way)",
-    )
-    p.add_argument(
-      "--soft-intervals",
-      dest="soft_intervals",
-      action="store_true",
-      default=None,
-      help="bootstrap the soft scores too (default: only with at most 300 agents)",
-    )
-    p.add_argument(
-      "--no-soft-intervals",
-      dest="soft_intervals",
-      action="store_false",
-      help="never bootstrap the soft scores (hard memberships and verdicts only)",
-    )
+    add_arguments(p, EstimatorChoice)
+    add_arguments(p, ModelEstimator)
+
+  def score_options(p, *, exclude=()):
+    from ste_jax._options import add_arguments
+    from ste_jax.evaluate import LeaderboardSettings
+
+    estimator_options(p)
+    add_arguments(p, LeaderboardSettings, exclude=exclude)
     p.add_argument(
       "--seed", type=_seed, default=0, help="seed of the model fit and bootstrap (default 0)"
     )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+
+  def text_options(p, *, columns=True):  # the text report's --details and --columns
+    p.add_argument(
+      "--details",
+      action="store_true",
+      help="text: add the full conventions, what each label means and the head-to-head records "
+      "(always in --output json)",
+    )
+    if columns:
+      p.add_argument(
+        "--columns",
+        type=_columns,
+        default=(),
+        metavar="NAMES",
+        help="text: further columns, 'all' or comma-separated from p_uc, uc_score, hard_tc, "
+        "hard_uc, elo",
+      )
 
   score = sub.add_parser(
     "score",
@@ -222,32 +142,24 @@ def build_parser() -> argparse.ArgumentParser:
   score_options(score)
   score.add_argument("--by-context", action="store_true", help="one table per context (category)")
   score.add_argument(
-    "--solutions",
-    type=_solution_list,
-    default=(),
-    metavar="NAMES",
-    help="comma-separated further tournament solutions as columns, e.g. bipartisan,mcs,ml,alpharank "
-    "(sets: top_cycle, uncovered, copeland, schwartz, bipartisan, essential, mcs, banks; lotteries: "
-    "ml, c1_ml, nash, alpharank), computed on the estimator's tournament",
-  )
-  score.add_argument(
     "--output", choices=OUTPUTS, default="table", help="output format (default table)"
   )
   score.add_argument(
     "--top",
-    type=_nonnegative_int,
+    type=parse_nonnegative_int,
     default=None,
     metavar="N",
     help="table/markdown: print only the first N rows of each table",
   )
   score.add_argument(
     "--head-to-head",
-    type=_nonnegative_int,
+    type=parse_nonnegative_int,
     default=10,
     metavar="K",
     help="table/markdown/json: the direct records (wins-losses) among the first K rows of each "
     "table, as a crosstable (default 10; 0: none)",
   )
+  text_options(score)
   score.add_argument(
     "--plot",
     metavar="PNG",
@@ -266,18 +178,13 @@ def build_parser() -> argparse.ArgumentParser:
     "beats) or, if none, why each agent that beats it fails to cover it.",
   )
   data_options(explain)
-  explain.add_argument("agent", metavar="AGENT", help="agent name")
+  explain.add_argument("explained", metavar="AGENT", help="agent name")
   explain.add_argument("--context", default=None, help="explain within one context only")
   explain.add_argument(
     "--output", choices=("text", "json"), default="text", help="output format (default text)"
   )
-  explain.add_argument(
-    "--estimator",
-    choices=("auto", "posterior", "winrate", "model"),
-    default="auto",
-    help="tournament estimator (as in score; default auto)",
-  )
-  record_tolerance_option(explain)
+  text_options(explain, columns=False)
+  estimator_options(explain)
   explain.add_argument("--seed", type=_seed, default=0, help="seed of the model fit (default 0)")
 
   demo = sub.add_parser(
@@ -285,11 +192,12 @@ def build_parser() -> argparse.ArgumentParser:
     help="the core table with bootstrap CIs and a figure on bundled real data "
     "(Vicuna-80 human votes)",
   )
-  score_options(demo)
+  score_options(demo, exclude=("solutions",))
   demo.add_argument(
     "--plot", metavar="PNG", default=DEMO_PLOT, help=f"figure path (default ./{DEMO_PLOT})"
   )
   demo.add_argument("--no-plot", action="store_true", help="do not write the figure")
+  text_options(demo)
 
   planted = sub.add_parser(
     "planted",
@@ -318,7 +226,7 @@ def _suggest_parser(sub, data_options) -> None:
   )
   data_options(p)
   p.add_argument(
-    "--k", type=_nonnegative_int, default=20, help="number of pairs to suggest (default 20)"
+    "--k", type=parse_nonnegative_int, default=20, help="number of pairs to suggest (default 20)"
   )
   p.add_argument(
     "--target",
@@ -328,7 +236,7 @@ def _suggest_parser(sub, data_options) -> None:
   )
   p.add_argument(
     "--confidence",
-    type=_confidence,
+    type=parse_open_interval(0.5, 1.0),
     default=0.95,
     help="probability that the whole certified core is right (default 0.95); with the default "
     "--correction bonferroni an edge is sure when its posterior orientation probability is >= "
@@ -347,13 +255,14 @@ def _suggest_parser(sub, data_options) -> None:
     choices=("auto", "posterior", "model"),
     default="auto",
     help="tournaments behind the relevance of a pair (how often it touches a plausible core): "
-    "posterior (drawn from each pair's Beta posterior; a pair never compared is a coin flip), model "
+    "posterior (drawn from each pair's Beta posterior; a pair never compared is a coin flip), "
+    "model "
     "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
     "P(TC)) or auto (default: model when some pair was never compared, else posterior)",
   )
   p.add_argument(
     "--replicas",
-    type=_nonnegative_int,
+    type=parse_nonnegative_int,
     default=200,
     help="bootstrap replicas behind --plausible model (default 200)",
   )
@@ -465,27 +374,30 @@ def _load_summary(report, path) -> dict:
 
 
 def _settings(args):
+  """The :class:`~ste_jax.evaluate.LeaderboardSettings` of the parsed flags."""
+  from ste_jax._options import from_arguments
   from ste_jax.evaluate import LeaderboardSettings
 
-  return LeaderboardSettings(
-    estimator=args.estimator,
-    tau=args.tau,
-    gamma=args.gamma,
-    num_replicas=args.bootstrap,
-    seed=args.seed,
-    confidence=args.confidence,
-    soft_intervals=args.soft_intervals,
-    certify_imputed=args.certify_imputed,
-    solutions=getattr(args, "solutions", ()),
-    resampling=args.resampling,
-    record_tolerance=args.record_tolerance,
-  )
+  return from_arguments(LeaderboardSettings, args)
 
 
-def _tables(comparisons, settings, *, by_context, no_progress):
+def _estimator(args):
+  """The :class:`~ste_jax.evaluate.TournamentEstimator` of ``--estimator`` and its settings."""
+  from ste_jax._options import from_arguments
+  from ste_jax.evaluate import EstimatorChoice, ModelEstimator
+
+  model = from_arguments(ModelEstimator, args)
+  return from_arguments(EstimatorChoice, args).build(model)
+
+
+def _tables(comparisons, args, *, by_context):
+  import jax
   from tqdm import tqdm
 
   from ste_jax.evaluate import core_tables
+
+  settings = _settings(args)
+  no_progress = args.no_progress
 
   total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
   with tqdm(
@@ -496,7 +408,14 @@ def _tables(comparisons, settings, *, by_context, no_progress):
     leave=False,
     disable=True if no_progress or not total else None,
   ) as bar:
-    return core_tables(comparisons, settings, by_context=by_context, progress=bar.update)
+    return core_tables(
+      jax.random.key(args.seed),
+      comparisons,
+      _estimator(args),
+      settings,
+      by_context=by_context,
+      progress=bar.update,
+    )
 
 
 def _plot_paths(path: str, tables) -> list[tuple[object, str]]:
@@ -532,15 +451,23 @@ def cmd_score(args) -> int:
   from ste_jax._render import format_csv, format_markdown, format_text, to_json
 
   comparisons, report = load(args)
-  settings = _settings(args)
-  tables = _tables(comparisons, settings, by_context=args.by_context, no_progress=args.no_progress)
+  tables = _tables(comparisons, args, by_context=args.by_context)
   if args.output == "table":
-    print(
+    loaded = (
       report.summary(max_lines=0)
       if not report.bad_rows
       else f"{args.file}: {len(report.bad_rows)} bad rows skipped"
     )
-    print(format_text(tables, top=args.top, head_to_head=args.head_to_head))
+    print(
+      format_text(
+        tables,
+        top=args.top,
+        head_to_head=args.head_to_head,
+        details=args.details,
+        columns=args.columns,
+        load=loaded,
+      )
+    )
   elif args.output == "markdown":
     print(format_markdown(tables, top=args.top, head_to_head=args.head_to_head))
   elif args.output == "csv":
@@ -566,6 +493,8 @@ def cmd_score(args) -> int:
 
 
 def cmd_explain(args) -> int:
+  import jax
+
   from ste_jax._render import format_witnesses
   from ste_jax.evaluate import LeaderboardSettings, core_table, subset_context
   from ste_jax.evaluate._witnesses import witness_report
@@ -578,50 +507,30 @@ def cmd_explain(args) -> int:
       )
     comparisons = subset_context(comparisons, comparisons.contexts.index(args.context))
   agents = list(comparisons.agents)
-  if args.agent not in agents:
-    close = difflib.get_close_matches(args.agent, agents, n=3)
+  if args.explained not in agents:
+    close = difflib.get_close_matches(args.explained, agents, n=3)
     hint = (
       f"; did you mean {', '.join(map(repr, close))}?"
       if close
       else (f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
     )
-    raise UserError(f"unknown agent {args.agent!r} in {args.file}{hint}")
+    raise UserError(f"unknown agent {args.explained!r} in {args.file}{hint}")
   table = core_table(
-    comparisons,
-    LeaderboardSettings(
-      estimator=args.estimator,
-      num_replicas=0,
-      seed=args.seed,
-      record_tolerance=args.record_tolerance,
-    ),
+    jax.random.key(args.seed), comparisons, _estimator(args), LeaderboardSettings(num_replicas=0)
   )
+  est = table.tournament_estimator
   w = witness_report(
-    table.P,
-    table.games_matrix,
-    agents,
-    agents.index(args.agent),
-    ties_connect=table.estimator != "posterior",
+    table.P, table.games_matrix, agents, agents.index(args.explained), ties_connect=est.ties_connect
   )
   if args.output == "json":
     print(json.dumps(dict(w, estimator=table.estimator, conventions=table.conventions()), indent=1))
   else:
     where = "" if args.context is None else f", context {args.context!r}"
-    print(
-      f"witnesses in {args.file}{where}; estimator {table.estimator} ({table.estimator_reason}); "
-      + (
-        "'A > B (p)': A beats B with probability p in the model's tournament"
-        if table.estimator == "model"
-        else "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)"
-      )
-      + (
-        "; a pair never compared or evenly split is no edge"
-        if table.estimator == "posterior"
-        else ""
-      )
-    )
+    head = [f"witnesses in {args.file}{where}; estimator {est.name} ({table.estimator_reason}); "]
+    head[0] += est.edge_legend
     if table.model is not None:
-      print(f"model: {table.model.describe()}")
-    print(format_witnesses(w))
+      head.append(f"model: {table.model.describe()}")
+    print(format_witnesses(w, details=args.details, header=head))
   return 0
 
 
@@ -631,21 +540,18 @@ def bundled_dataset_path():
 
 
 def cmd_demo(args) -> int:
-  from ste_jax._render import format_text
+  from ste_jax._render import format_text, wrap
   from ste_jax.data import load_comparisons
   from ste_jax.evaluate._witnesses import witness_report
 
   start = time.perf_counter()
   path = bundled_dataset_path()
   comparisons, report = load_comparisons(path)
-  settings = _settings(args)
-  print(
-    f"ste-jax demo: {DEMO_DATASET} (bundled; human crowd votes between 8 chatbots on the Vicuna-80 "
-    "questions, QLoRA paper data, MIT licence)"
-  )
-  print(report.summary().replace(str(path), "comparisons.csv"))
-  tables = _tables(comparisons, settings, by_context=False, no_progress=args.no_progress)
-  print(format_text(tables))
+  intro = f"ste-jax demo: {DEMO_DATASET} (bundled; human crowd votes between 8 chatbots on the "
+  print("\n".join(wrap(intro + "Vicuna-80 questions, QLoRA paper data, MIT licence)")))
+  loaded = report.summary().replace(str(path), "comparisons.csv")
+  tables = _tables(comparisons, args, by_context=False)
+  print(format_text(tables, details=args.details, columns=args.columns, load=loaded))
   table = tables[0]
   top = table.agents[table.order[0]]
   w = witness_report(
@@ -653,23 +559,21 @@ def cmd_demo(args) -> int:
     table.games_matrix,
     list(table.agents),
     table.agents.index(top),
-    ties_connect=table.estimator != "posterior",
+    ties_connect=table.tournament_estimator.ties_connect,
   )
   if w["in_top_cycle"] and w["chains"]:
     chain = max(w["chains"], key=len)
     if len(chain) == 2 and not any(c[1]["tie"] for c in w["chains"]):
       beaten = ", ".join(f"{c[1]['agent']} ({c[1]['p']:.2f})" for c in w["chains"])
-      print(
-        f"why {top} is in the Top Cycle: it beats every other agent directly (a Condorcet winner): {beaten}"
-      )
+      why = f"why {top} is in the Top Cycle: it beats every other agent directly"
+      print("\n".join(wrap(f"{why} (a Condorcet winner): {beaten}")))
     else:
       text = chain[0]["agent"] + "".join(
         f" {'=' if s['tie'] else '>'} {s['agent']} ({s['p']:.2f})" for s in chain[1:]
       )
-      print(
-        f"why {top} is in the Top Cycle: chains of majority wins reach every agent, e.g. {text} "
-        f"(all of them: ste-jax explain FILE {top!r})"
-      )
+      why = f"why {top} is in the Top Cycle: chains of majority wins reach every agent, e.g."
+      why += f" {text}"
+      print("\n".join(wrap(f"{why} (all of them: ste-jax explain FILE {top!r})")))
   if args.plot and not args.no_plot:
     try:
       written = _write_plots(tables, args.plot, f"ste-jax demo: {DEMO_DATASET}")
@@ -696,9 +600,10 @@ def cmd_planted(args) -> int:
 
 
 def cmd_suggest(args) -> int:
+  import jax
+
   from ste_jax._suggest_render import render_suggestions
-  from ste_jax.evaluate import LeaderboardSettings, replica_cores
-  from ste_jax.evaluate._estimators import resolve_estimator
+  from ste_jax.evaluate import AutoEstimator, ModelEstimator, ResamplingSettings, replica_cores
 
   comparisons, _ = load(args)
   n = comparisons.num_agents
@@ -710,18 +615,25 @@ def cmd_suggest(args) -> int:
     )
   plausible = args.plausible
   if plausible == "auto":
-    plausible = "model" if resolve_estimator("auto", comparisons)[0] == "model" else "posterior"
+    resolved, _ = AutoEstimator().resolve(comparisons)  # model where a pair was never compared
+    plausible = "model" if resolved.redraws_outcomes else "posterior"
   cores = None
   if plausible == "model":
     if args.replicas < 1:
       raise UserError("--plausible model needs --replicas >= 1")
     print(
-      f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas of the model "
+      f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas "
+      "of the model "
       "estimator (as `ste-jax score` computes P(TC))",
       file=sys.stderr,
     )
-    settings = LeaderboardSettings(estimator="model", num_replicas=args.replicas, seed=args.seed)
-    cores = replica_cores(comparisons, settings, target=args.target)
+    cores = replica_cores(
+      jax.random.key(args.seed),
+      comparisons,
+      ModelEstimator(),
+      ResamplingSettings(num_replicas=args.replicas),
+      target=args.target,
+    )
   print(
     render_suggestions(
       comparisons,

@@ -46,6 +46,7 @@ class OptionSpec:
     choices: the allowed values, checked in Python and on the command line.
     check: ``check(value, name)`` raises :class:`ValueError` naming the field.
     metavar: the flag's placeholder in the help.
+    switch: a ``--flag`` / ``--no-flag`` pair whatever the default (e.g. a tri-state ``None``).
   """
 
   help: str
@@ -55,6 +56,7 @@ class OptionSpec:
   choices: tuple[Any, ...] | None = None
   check: Check | None = None
   metavar: str | None = None
+  switch: bool = False
 
 
 def option(
@@ -67,6 +69,7 @@ def option(
   choices: Sequence[Any] | None = None,
   check: Check | None = None,
   metavar: str | None = None,
+  switch: bool = False,
 ) -> Any:
   """A dataclass field declared with everything the Python API and the CLI need.
 
@@ -80,6 +83,7 @@ def option(
     choices: the allowed values.
     check: ``check(value, name)`` raising :class:`ValueError`.
     metavar: the flag's placeholder.
+    switch: make the flag a ``--flag`` / ``--no-flag`` pair even when the default is not a bool.
 
   Returns:
     A :func:`dataclasses.field` carrying an :class:`OptionSpec` in its metadata.
@@ -92,6 +96,7 @@ def option(
     choices=None if choices is None else tuple(choices),
     check=check,
     metavar=metavar,
+    switch=switch,
   )
   return dataclasses.field(default=default, metadata={_KEY: spec})
 
@@ -149,7 +154,7 @@ def add_arguments(
     default = (defaults or {}).get(name, fields[name].default)
     shown = "none" if default is None else default
     text = f"{spec.help} (default {shown})"
-    if isinstance(fields[name].default, bool) and spec.parse is None:
+    if spec.switch or (isinstance(fields[name].default, bool) and spec.parse is None):
       parser.add_argument(
         flag,
         *spec.aliases,
@@ -211,3 +216,50 @@ def open_interval(low: float, high: float) -> Check:
       raise ValueError(f"{name} must be in ({low}, {high}), got {value!r}.")
 
   return check
+
+
+# Reusable command-line parsers: each raises argparse.ArgumentTypeError with the text given.
+
+
+def parse_positive_or_none(text: str) -> float | None:
+  """A finite number ``> 0`` from the command line, or ``None`` for ``none`` / ``off``."""
+  if text.strip().lower() in ("none", "off"):
+    return None
+  return parse_positive(text)
+
+
+def parse_positive(text: str) -> float:
+  """A finite number ``> 0`` from the command line."""
+  try:
+    value = float(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+  if not (value > 0 and math.isfinite(value)):
+    raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+  return value
+
+
+def parse_nonnegative_int(text: str) -> int:
+  """An integer ``>= 0`` from the command line."""
+  try:
+    value = int(text)
+  except ValueError:
+    raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+  if value < 0:
+    raise argparse.ArgumentTypeError(f"must be >= 0, got {text!r}")
+  return value
+
+
+def parse_open_interval(low: float, high: float) -> Callable[[str], float]:
+  """A parser of a number in ``(low, high)`` from the command line."""
+
+  def parse(text: str) -> float:
+    try:
+      value = float(text)
+    except ValueError:
+      raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not low < value < high:
+      raise argparse.ArgumentTypeError(f"must be in ({low:g}, {high:g}), got {text!r}")
+    return value
+
+  return parse

@@ -10,9 +10,17 @@ from ._contradictions import head_to_head_contradictions as head_to_head_contrad
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
 from ._estimators import ESTIMATORS as ESTIMATORS
+from ._estimators import AutoEstimator as AutoEstimator
+from ._estimators import EstimatorChoice as EstimatorChoice
+from ._estimators import ModelEstimator as ModelEstimator
+from ._estimators import PosteriorEdgeEstimator as PosteriorEdgeEstimator
+from ._estimators import WinRateEstimator as WinRateEstimator
+from ._estimators import estimator_named as estimator_named
+from ._estimators import fit_estimator as fit_estimator
 from ._head_to_head import HeadToHead as HeadToHead
 from ._head_to_head import head_to_head as head_to_head
 from ._leaderboard import CoreTable as CoreTable
+from ._leaderboard import Leaderboard as Leaderboard
 from ._leaderboard import LeaderboardSettings as LeaderboardSettings
 from ._leaderboard import core_table as core_table
 from ._leaderboard import core_tables as core_tables
@@ -22,42 +30,60 @@ from ._leaderboard import subset_context as subset_context
 from ._model_estimator import Candidate as Candidate
 from ._model_estimator import ModelTournament as ModelTournament
 from ._model_estimator import fit_model_tournament as fit_model_tournament
-from ._verdicts import CertifiedMemberships as CertifiedMemberships
-from ._verdicts import CoreCandidates as CoreCandidates
+from ._protocol import FittedTournament as FittedTournament
+from ._protocol import TournamentEstimator as TournamentEstimator
+from ._replicas import BootstrapMemberships as BootstrapMemberships
+from ._replicas import ResamplingSettings as ResamplingSettings
+from ._replicas import bootstrap_hard_memberships as bootstrap_hard_memberships
+from ._verdicts import ConceptVerdicts as ConceptVerdicts
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
-from ._verdicts import Verdicts as Verdicts
-from ._verdicts import certified_memberships as certified_memberships
-from ._verdicts import core_candidates as core_candidates
+from ._verdicts import OrientationCertificates as OrientationCertificates
+from ._verdicts import ReplicaCoreCandidates as ReplicaCoreCandidates
 from ._verdicts import membership_verdicts as membership_verdicts
+from ._verdicts import orientation_certificates as orientation_certificates
+from ._verdicts import replica_core_candidates as replica_core_candidates
 
 __all__ = [
+  "AutoEstimator",
+  "BootstrapMemberships",
   "Candidate",
-  "CertifiedMemberships",
+  "ConceptVerdicts",
   "Contradiction",
-  "CoreCandidates",
   "CoreTable",
   "ESTIMATORS",
+  "EstimatorChoice",
   "EvidenceDiagnostics",
+  "FittedTournament",
   "HeadToHead",
+  "Leaderboard",
   "LeaderboardSettings",
   "MembershipVerdicts",
+  "ModelEstimator",
   "ModelTournament",
+  "OrientationCertificates",
+  "PosteriorEdgeEstimator",
+  "ReplicaCoreCandidates",
+  "ResamplingSettings",
   "SuggestedPairs",
   "TopAnswer",
-  "Verdicts",
-  "certified_memberships",
-  "core_candidates",
+  "TournamentEstimator",
+  "WinRateEstimator",
+  "bootstrap_hard_memberships",
   "core_table",
   "core_tables",
+  "estimator_named",
   "evidence_diagnostics",
+  "fit_estimator",
   "fit_model_tournament",
   "head_to_head",
   "head_to_head_contradictions",
   "leaderboard",
   "membership_verdicts",
+  "orientation_certificates",
+  "replica_core_candidates",
   "replica_cores",
-  "subset_context",
   "simulate_certification",
+  "subset_context",
   "suggest_pairs",
   "top_answer",
 ]

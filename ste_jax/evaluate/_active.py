@@ -1,6 +1,6 @@
 """Active comparisons: which pairs to compare next so that the core is certified with few comparisons.
 
-The verdicts of :func:`~ste_jax.evaluate.certified_memberships` are certified by *sure* edges
+The verdicts of :func:`~ste_jax.evaluate.orientation_certificates` are certified by *sure* edges
 (posterior probability of the orientation ``>= c``) and refuted through *possible* edges (all pairs
 whose reverse is not sure). A comparison can only change a verdict by making an *open* pair (sure
 neither way) sure one way, which adds one sure edge ``i -> j`` and removes one possible edge
@@ -69,6 +69,11 @@ from jax import lax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax.data import Comparisons, PairCounts
+from ste_jax.evaluate._leaderboard import replica_cores
+from ste_jax.evaluate._protocol import TournamentEstimator
+from ste_jax.evaluate._replicas import ResamplingSettings
+
 TARGETS = ("top_cycle", "uncovered")
 CORRECTIONS = ("bonferroni", "none")
 POLICIES = ("active", "uniform", "arena")
@@ -125,7 +130,7 @@ class SuggestedPairs(NamedTuple):
 # Posterior orientations and certificates
 
 
-def posterior_beats(wins, *, prior: float = 0.5) -> jax.Array:
+def posterior_beats(wins: jax.typing.ArrayLike, *, prior: float = 0.5) -> jax.Array:
   """``beats[a, b] = Pr(theta_ab > 1/2)`` with ``theta_ab ~ Beta(prior + w_ab, prior + w_ba)``.
 
   From :func:`~ste_jax.data.posterior_edges` (``D = max(0, Pr(>) - Pr(<))``): ``beats = (1 + D -
@@ -146,7 +151,7 @@ def posterior_beats(wins, *, prior: float = 0.5) -> jax.Array:
   return jnp.where(eye_mask(beats), jnp.zeros_like(beats), beats)
 
 
-def edge_level(confidence, num_agents: int, correction: str = "bonferroni"):
+def edge_level(confidence: jax.typing.ArrayLike, num_agents: int, correction: str = "bonferroni"):
   """The level a pair's orientation needs to be *sure* so that the whole core holds at ``confidence``.
 
   ``correction="bonferroni"``: ``1 - (1 - confidence) / num_pairs`` with ``num_pairs = n (n - 1)
@@ -175,13 +180,13 @@ def edge_level(confidence, num_agents: int, correction: str = "bonferroni"):
 
 def _certificate(beats, confidence, target):
   """``(sure, possible, is_in, is_out)`` of one ``(n, n)`` orientation matrix."""
-  from ._verdicts import certified_memberships
+  from ._verdicts import orientation_certificates
 
   n = beats.shape[-1]
   c = jnp.asarray(confidence).astype(beats.dtype)
   sure = (beats >= c) & ~jnp.eye(n, dtype=bool)
   possible = ~sure.T & ~jnp.eye(n, dtype=bool)
-  m = certified_memberships(beats, c)
+  m = orientation_certificates(beats, c)
   if target == "top_cycle":
     return sure, possible, m.top_cycle_in, ~m.top_cycle_possible
   return sure, possible, m.uncovered_in, ~m.uncovered_possible
@@ -489,22 +494,24 @@ def _as_wins(data):
 
 
 def suggest_pairs(
-  key,
-  counts_or_comparisons,
+  key: jax.Array,
+  counts_or_comparisons: "Comparisons | PairCounts | jax.typing.ArrayLike",
   *,
   k: int,
   target: str = "top_cycle",
-  confidence=0.95,
+  confidence: "float | jax.Array" = 0.95,
   correction: str = "bonferroni",
-  exclude=None,
-  require=None,
+  exclude: "jax.typing.ArrayLike | Sequence | None" = None,
+  require: "jax.typing.ArrayLike | Sequence | None" = None,
   prior: float = 0.5,
   num_draws: int = 32,
-  plausible_cores=None,
+  plausible_cores: jax.typing.ArrayLike | None = None,
+  estimator: "TournamentEstimator | str | None" = None,
+  resampling: "ResamplingSettings | None" = None,
 ) -> SuggestedPairs:
   """The ``k`` pairs to compare next so that the core's membership verdicts certify soonest.
 
-  The verdicts are those of :func:`~ste_jax.evaluate.certified_memberships` on the per-pair Beta
+  The verdicts are those of :func:`~ste_jax.evaluate.orientation_certificates` on the per-pair Beta
   posteriors (``beats[a, b] = Pr(theta_ab > 1/2)``, ``theta_ab ~ Beta(prior + w_ab, prior +
   w_ba)``) at the edge level :func:`edge_level` ``(confidence, n, correction)``, reported as
   ``edge_level``. ``confidence`` is meant for the *whole core*: by default (``correction=
@@ -552,6 +559,14 @@ def suggest_pairs(
       every pair (the draw is then close to uniform); a model's replicas put it on the pairs that
       touch the agents most often on top. The verdicts and the look-ahead stay those of the
       pairs' posteriors.
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` (or a registry name) whose
+      bootstrap replicas' hard ``target`` cores are the plausible cores: with
+      ``k_cores, k_draw = jax.random.split(key)``, ``plausible_cores =``
+      :func:`~ste_jax.evaluate.replica_cores` ``(k_cores, comparisons, estimator, resampling,
+      target=target)`` and the draw uses ``k_draw``. Needs :class:`~ste_jax.data.Comparisons`
+      and concrete values (not under ``jit``); exclusive with ``plausible_cores``.
+    resampling: the replicas of ``estimator`` (default
+      :class:`~ste_jax.evaluate.ResamplingSettings`: 200 replicas).
 
   Returns:
     :class:`SuggestedPairs`.
@@ -573,6 +588,22 @@ def suggest_pairs(
   """
   if target not in TARGETS:
     raise ValueError(f"target must be one of {TARGETS}, got {target!r}.")
+  if estimator is not None:
+    if plausible_cores is not None:
+      raise ValueError("give plausible_cores or an estimator, not both.")
+    if not isinstance(counts_or_comparisons, Comparisons):
+      raise TypeError("suggest_pairs(estimator=...) needs Comparisons (the estimator fits them).")
+    key, k_draw = jax.random.split(key)
+    plausible_cores = replica_cores(
+      key,
+      counts_or_comparisons,
+      estimator,
+      ResamplingSettings() if resampling is None else resampling,
+      target=target,
+    )
+    key = k_draw
+  elif resampling is not None:
+    raise ValueError("resampling configures the replicas of an estimator: give one.")
   if correction not in CORRECTIONS:
     raise ValueError(f"correction must be one of {CORRECTIONS}, got {correction!r}.")
   wins, names = _as_wins(counts_or_comparisons)
@@ -638,7 +669,7 @@ def suggest_pairs(
 # Baseline policies and the simulator
 
 
-def arena_weights(wins) -> jax.Array:
+def arena_weights(wins: jax.typing.ArrayLike) -> jax.Array:
   """Pair weights of the Chatbot Arena sampling rule on a Bradley--Terry fit (its paper, Eq. 9).
 
   ``f(a) = sqrt(Sigma_aa / n_a) - sqrt(Sigma_aa / (n_a + 1))`` with ``Sigma`` the covariance of
@@ -689,7 +720,7 @@ class SimulationResult(NamedTuple):
   core: jax.Array
 
 
-def true_core(P, target: str = "top_cycle") -> jax.Array:
+def true_core(P: jax.typing.ArrayLike, target: str = "top_cycle") -> jax.Array:
   """The target core of the strict majority tournament ``P > 1/2`` (``(n,)`` bool)."""
   from ste_jax import exact
 
@@ -701,15 +732,15 @@ def true_core(P, target: str = "top_cycle") -> jax.Array:
   jax.jit, static_argnames=("policy", "k", "warmup", "target", "num_draws", "correction")
 )
 def simulate_certification(
-  key,
-  P,
+  key: jax.Array,
+  P: jax.typing.ArrayLike,
   *,
   policy: str,
   k: int,
   max_rounds: int,
   warmup: int = 1,
   target: str = "top_cycle",
-  confidence=0.95,
+  confidence: jax.typing.ArrayLike = 0.95,
   correction: str = "bonferroni",
   num_draws: int = 32,
 ) -> SimulationResult:

@@ -28,9 +28,11 @@ leaders.
 Eager NumPy on concrete arrays, once per report.
 """
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from ._head_to_head import DEFAULT_ROWS
 
@@ -114,19 +116,23 @@ def _statement(a: TopAnswer) -> str:
   c, r = f"{a.confidence:g}", a.num_replicas
   if a.status == "certified":
     return (
-      f"answer: the Top Cycle is {_set(a.members)}, certified at {c} (every other agent is certified out, "
+      f"answer: the Top Cycle is {_set(a.members)}, certified at {c} (every other agent is "
+      "certified out, "
       f"{r} bootstrap replicas)"
     )
   if a.status == "partly certified":
     return (
       f"answer: the Top Cycle holds {_set(a.members)}, certified at {c}; {a.undetermined} agent"
-      f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles, by P(TC): "
+      f"{'s' * (a.undetermined != 1)} undetermined (most often in the {r} replicas' Top Cycles, by "
+      "P(TC): "
       f"{_listed(a.others, a.other_shares)}), {a.out} certified out"
     )
   if a.status == "not settled":
     return (
-      f"answer: not settled at {c}: no agent is certified in the Top Cycle; most often in the hard Top "
-      f"Cycles of the {r} bootstrap replicas, by P(TC): {_listed(a.members, a.shares)} (shares of replicas, not "
+      f"answer: not settled at {c}: no agent is certified in the Top Cycle; most often in the hard "
+      "Top "
+      f"Cycles of the {r} bootstrap replicas, by P(TC): {_listed(a.members, a.shares)} (shares of "
+      "replicas, not "
       "probabilities of membership)"
     )
   return (
@@ -153,7 +159,14 @@ def _evidence(a: TopAnswer) -> str:
 
 
 def top_answer(
-  columns, agents, order, wins, *, confidence: float, num_replicas: int, rows: int = DEFAULT_ROWS
+  columns: dict[str, np.ndarray],
+  agents: Sequence[str],
+  order: npt.ArrayLike,
+  wins: npt.ArrayLike,
+  *,
+  confidence: float,
+  num_replicas: int,
+  rows: int = DEFAULT_ROWS,
 ) -> TopAnswer:
   """The :class:`TopAnswer` of a core table's columns (see the module docstring).
 

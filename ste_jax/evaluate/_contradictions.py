@@ -31,9 +31,11 @@ silence.
 Eager NumPy/SciPy on concrete arrays; it runs once per report.
 """
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
 from ste_jax.evaluate._head_to_head import records_and_tournament
@@ -62,7 +64,12 @@ class Contradiction(NamedTuple):
 
 
 def head_to_head_contradictions(
-  wins, tournament, *, agents=None, fdr: float = 0.05, among=None
+  wins: npt.ArrayLike,
+  tournament: npt.ArrayLike,
+  *,
+  agents: Sequence[str] | None = None,
+  fdr: float = 0.05,
+  among: npt.ArrayLike | None = None,
 ) -> tuple[Contradiction, ...]:
   """Observed pairs whose direct record significantly contradicts the tournament's orientation.
 
@@ -141,13 +148,14 @@ def head_to_head_contradictions(
 
 
 def contradiction_warning(
-  contradictions, *, fdr: float, remedy: str, family: str = ""
+  contradictions: Sequence[Contradiction], *, fdr: float, remedy: str, family: str = ""
 ) -> str | None:
   """One warning line listing the first contradictions, or ``None`` when there are none."""
   if not contradictions:
     return None
   shown = "; ".join(
-    f"{c.winner} beat {c.loser} {c.record_wins:g} of {c.games:g} but the table has P({c.loser} beats "
+    f"{c.winner} beat {c.loser} {c.record_wins:g} of {c.games:g} but the table has P({c.loser} "
+    "beats "
     f"{c.winner}) = {c.table_probability:.2f}"
     for c in contradictions[:_MAX_LISTED]
   )
@@ -157,7 +165,9 @@ def contradiction_warning(
   k = len(contradictions)
   where = f" {family}" if family else ""
   return (
-    f"{k} observed pair{'s' if k > 1 else ''}{where} contradict{'' if k > 1 else 's'} the table's tournament "
-    f"(one-sided binomial test at the table's probability, Benjamini-Hochberg FDR {fdr:g}): {shown}{more}; the fitted model smooths "
+    f"{k} observed pair{'s' if k > 1 else ''}{where} contradict{'' if k > 1 else 's'} the table's "
+    "tournament "
+    f"(one-sided binomial test at the table's probability, Benjamini-Hochberg FDR {fdr:g}): "
+    f"{shown}{more}; the fitted model smooths "
     f"over these head-to-head records; {remedy}"
   )

@@ -21,11 +21,13 @@ Everything here is eager NumPy (it runs once per report, on concrete arrays); th
 components come from :func:`scipy.sparse.csgraph.connected_components`.
 """
 
+from collections.abc import Sequence
 import dataclasses
 import math
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from scipy.sparse import csgraph
 
 _MODEL_REMEDY = (
@@ -222,11 +224,11 @@ def _list_sizes(sizes: tuple[int, ...]) -> str:
 
 
 def evidence_diagnostics(
-  totals,
+  totals: npt.ArrayLike,
   *,
-  agents=None,
-  top_cycle=None,
-  tc_scores=None,
+  agents: Sequence[str] | None = None,
+  top_cycle: npt.ArrayLike | None = None,
+  tc_scores: npt.ArrayLike | None = None,
   min_games: int | float = 10,
 ) -> EvidenceDiagnostics:
   """Describes how much evidence a comparison table holds, and warns when it is too little.
@@ -301,7 +303,8 @@ def evidence_diagnostics(
     )
   if core is not None and n >= 2 and not core.any():
     warnings.append(
-      "the hard Top Cycle is empty: no agent reaches every other agent through evidence-backed wins "
+      "the hard Top Cycle is empty: no agent reaches every other agent through evidence-backed "
+      "wins "
       f"(several groups were never beaten from outside); {_MODEL_REMEDY}"
     )
   if scores is not None and n >= _MIN_CORE_AGENTS:

@@ -1,167 +1,345 @@
-"""Tournament estimators behind the leaderboard: one interface for posterior, win-rate and model.
+"""The tournament estimators behind the leaderboard: posterior-edge, win-rate, model and auto.
 
-An estimator turns comparisons (and, for the bootstrap, reweighted rows) into *edges*: the
-posterior-edge evidence ``D`` (paper §6.1, Eq. ``posterior_edge_estimator``), the empirical
-win-rate tournament ``P`` or the model tournament ``P̂`` (:mod:`ste_jax.evaluate._model_estimator`).
-The soft STE scores, the hard relation and the hard columns of a table are all computed from
-those same edges, so one table shows one tournament:
+Each is a frozen dataclass implementing :class:`~ste_jax.evaluate.TournamentEstimator`; its edges
+give the soft STE scores, the hard relation and the hard columns of a table:
 
-* ``posterior``: soft scores ``ste_scores_from_edges(D)``; hard relation ``a -> b`` iff
-  ``D_ab > 0`` (a strict posterior majority). An unobserved or evenly split pair has
-  ``D = 0`` both ways: *no edge* in either direction, soft or hard.
-* ``winrate``: soft scores ``ste_scores(P, tau)``; hard relation the strict majority ``P > 1/2``
-  with ties and unobserved pairs (``P = 1/2``) counted both ways (the Smith-set convention, the
-  zero-temperature limit of ``D_tau = 1/2``).
-* ``model``: soft scores ``ste_scores(P̂, tau)``; hard relation ``P̂ > 1/2``, every pair
-  predicted by the model, an observed pair's ``P̂`` kept within its record band;
-  ``|P̂ - 1/2|`` within 16 machine epsilons is a tie (equal fitted strengths), counted both ways.
+* :class:`PosteriorEdgeEstimator`: the posterior-edge evidence ``D`` (paper §6.1, Eq.
+  ``posterior_edge_estimator``); soft scores ``ste_scores_from_edges(D)``; hard relation
+  ``a -> b`` iff ``D_ab > 0``. An unobserved or evenly split pair has ``D = 0`` both ways: *no
+  edge* in either direction, soft or hard.
+* :class:`WinRateEstimator`: the empirical win-rate tournament ``P``; hard relation ``P > 1/2``
+  with ties and unobserved pairs (``P = 1/2``) counted both ways (the Smith-set convention).
+* :class:`ModelEstimator`: the model tournament ``P̂`` (:mod:`ste_jax.evaluate._model_estimator`),
+  every pair predicted, an observed pair's ``P̂`` kept within its record band; ``|P̂ - 1/2|``
+  within 16 machine epsilons is a tie (equal fitted strengths), counted both ways.
+* :class:`AutoEstimator`: posterior-edge when every pair was compared, else its model estimator.
 
-The hard Top Cycle is the set of agents that reach every other agent through the *weak* relation
-(strict edges, plus ties where they count both ways), the hard Uncovered Set the agents no one
-covers in the *strict* relation, and the tier of an agent its depth in the condensation of the weak
-relation (tier 1 = the Top Cycle for complete relations).
+The hard Top Cycle is the set of agents that reach every other agent through the *weak* relation,
+the hard Uncovered Set the agents no one covers in the *strict* relation, and the tier of an agent
+its depth in the condensation of the weak relation.
+
+:data:`ESTIMATORS` is the one registry of the names the CLI and ``leaderboard(estimator=...)``
+accept; :func:`estimator_named` maps a name to an instance.
 """
 
+from collections.abc import Callable
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax import exact
-from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
-from ste_jax.evaluate._model_estimator import fit_model_tournament, refit_tournament
-from ste_jax.ops import ste_scores, ste_scores_from_edges
-
-ESTIMATORS = ("auto", "posterior", "winrate", "model")
-
-CONVENTIONS = {
-  "posterior": "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1); "
-  "an unobserved or evenly split pair has D = 0 both ways (no edge); hard relation a -> b iff D_ab > 0",
-  "winrate": "win-rate tournament P (ties count 1/2 to each side); an unobserved pair is P = 1/2, a tie "
-  "counted both ways; hard relation P > 1/2 (ties both ways: Smith set)",
-  "model": "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
-  "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard relation P > 1/2",
-}
-
-
-def hard_relations(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
-  """``(weak, strict)`` boolean ``(..., n, n)`` relations of an estimator's edges (zero diagonal).
-
-  Args:
-    edges: ``(..., n, n)`` posterior-edge ``D`` or a tournament ``P``.
-    estimator: ``"posterior"``, ``"winrate"`` or ``"model"``.
-  """
-  n = edges.shape[-1]
-  off = jnp.broadcast_to(~jnp.eye(n, dtype=bool), edges.shape)
-  if estimator == "posterior":
-    strict = (edges > 0) & off
-    return strict, strict
-  # A model tournament is computed, not counted: two agents with equal fitted strengths get
-  # P = 1/2 up to rounding, so |P - 1/2| within a few ulps is a tie (both ways), not a coin flip
-  # of the floating-point rounding. Win rates are exact ratios and need no tolerance.
-  tol = 16 * jnp.finfo(edges.dtype).eps if estimator == "model" else 0.0
-  return (edges >= 0.5 - tol) & off, (edges > 0.5 + tol) & off
-
-
-def hard_memberships(edges, estimator: str) -> tuple[jax.Array, jax.Array]:
-  """Hard Top Cycle and Uncovered Set ``(..., n)`` of an estimator's edges (pure, vmaps)."""
-  weak, strict = hard_relations(edges, estimator)
-  return exact.reach_all(weak), exact.uncovered_in_relation(strict)
-
-
-def soft_scores(edges, estimator: str, *, tau, gamma):
-  """STE scores of an estimator's edges (:class:`~ste_jax.ops.STEScores`)."""
-  if estimator == "posterior":
-    return ste_scores_from_edges(edges, gamma=gamma)
-  return ste_scores(edges, tau=tau, gamma=gamma)
-
-
-def display_tournament(edges, estimator: str, counts) -> jax.Array:
-  """A complementary ``(n, n)`` tournament for figures and witnesses.
-
-  ``P`` itself for ``winrate``/``model``; for ``posterior`` the win-rate tournament of ``counts``
-  (its strict majority ``P > 1/2`` is exactly ``D > 0``, and unobserved or evenly split pairs are
-  ``1/2``, which the posterior treats as no edge).
-  """
-  if estimator == "posterior":
-    return win_rate_tournament(counts)
-  return edges
-
-
-def resolve_estimator(estimator: str, comparisons: Comparisons) -> tuple[str, str]:
-  """``(name, reason)``: ``auto`` picks ``posterior`` when every pair was compared, else ``model``."""
-  if estimator not in ESTIMATORS:
-    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
-  if estimator != "auto":
-    return estimator, "requested"
-  n = comparisons.num_agents
-  totals = np.asarray(pair_counts(comparisons).totals)
-  observed = int(np.count_nonzero(np.triu(totals > 0, 1)))
-  pairs = n * (n - 1) // 2
-  if observed == pairs:
-    return "posterior", "auto: every pair was compared"
-  return "model", f"auto: {pairs - observed} of {pairs} pairs never compared"
+from ste_jax._options import check_options, option, parse_positive_or_none, positive_finite
+from ste_jax.data import (
+  Comparisons,
+  PairCounts,
+  pair_counts,
+  posterior_edges,
+  win_rate_tournament,
+)
+from ste_jax.evaluate._model_estimator import (
+  DEFAULT_RANKS,
+  DEFAULT_RECORD_TOLERANCE,
+  DEFAULT_SKEW_L2,
+  DEFAULT_STRENGTH_L2,
+  check_grid,
+  fit_model_tournament,
+  refit_tournament,
+)
+from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
+from ste_jax.ops import STEScores, ste_scores_from_edges
 
 
 @dataclasses.dataclass(frozen=True)
-class EdgeEstimator:
-  """A resolved estimator bound to its data: point edges and a pure replica function.
+class PosteriorEdgeEstimator(TournamentEstimator):
+  """Posterior-edge evidence ``D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1)`` (paper §6.1).
+
+  ``theta_ab ~ Beta(1/2 + w_ab, 1/2 + w_ba)`` (Jeffreys prior; ties count 1/2 to each side).
+
+  Example:
+    >>> import jax
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1, 2] * 5, [1, 2, 0] * 5, [1.0] * 15)
+    >>> fitted = PosteriorEdgeEstimator().fit(jax.random.key(0), c)
+    >>> round(float(fitted.edges[0, 1]), 3), float(fitted.edges[1, 0])
+    (0.986, 0.0)
+  """
+
+  name = "posterior"
+  ties_connect = False
+  uses_tau = False
+  edge_legend = (
+    "'A > B (p)': A won a share p of its comparisons with B (ties 1/2); a pair never compared "
+    "or evenly split is no edge"
+  )
+
+  def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    """The point edges ``D`` (draws no random numbers: ``key`` is unused)."""
+    del key
+    return FittedTournament(self.replica_edges(None, comparisons))
+
+  def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
+    """``(n, n)`` posterior edges ``D`` of (reweighted) comparisons (pure)."""
+    del state
+    return posterior_edges(pair_counts(comparisons).wins)
+
+  def conventions(self) -> str:
+    return (
+      "STE-posterior-edge (Jeffreys Beta(1/2,1/2) prior): D_ab = max(0, 2 Pr(theta_ab > 1/2) - "
+      "1); an unobserved or evenly split pair has D = 0 both ways (no edge); hard relation "
+      "a -> b iff D_ab > 0"
+    )
+
+  def hard_relations(self, edges: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """``a -> b`` iff ``D_ab > 0``, weak and strict alike (no tie is an edge)."""
+    n = edges.shape[-1]
+    strict = (edges > 0) & jnp.broadcast_to(~jnp.eye(n, dtype=bool), edges.shape)
+    return strict, strict
+
+  def soft_scores(self, edges: jax.Array, *, tau: float, gamma: float) -> STEScores:
+    """:func:`~ste_jax.ste_scores_from_edges` of ``D`` (``tau`` unused)."""
+    del tau
+    return ste_scores_from_edges(edges, gamma=gamma)
+
+  def display_tournament(self, edges: jax.Array, counts: PairCounts) -> jax.Array:
+    """The win-rate tournament of ``counts``: its strict majority ``P > 1/2`` is ``D > 0``."""
+    del edges
+    return win_rate_tournament(counts)
+
+
+@dataclasses.dataclass(frozen=True)
+class WinRateEstimator(TournamentEstimator):
+  """The empirical win-rate tournament ``P`` (ties 1/2 each way; an unobserved pair ``1/2``).
+
+  Example:
+    >>> import jax
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 0, 1], [1, 1, 2], [1.0, 0.0, 1.0])
+    >>> P = WinRateEstimator().fit(jax.random.key(0), c).edges
+    >>> float(P[0, 1]), float(P[0, 2])  # one win of two; never compared
+    (0.5, 0.5)
+  """
+
+  name = "winrate"
+  edge_legend = "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)"
+
+  def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    """The win-rate tournament (draws no random numbers: ``key`` is unused)."""
+    del key
+    return FittedTournament(self.replica_edges(None, comparisons))
+
+  def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
+    """``(n, n)`` win-rate tournament of (reweighted) comparisons (pure)."""
+    del state
+    return win_rate_tournament(pair_counts(comparisons))
+
+  def conventions(self) -> str:
+    return (
+      "win-rate tournament P (ties count 1/2 to each side); an unobserved pair is P = 1/2, a tie "
+      "counted both ways; hard relation P > 1/2 (ties both ways: Smith set)"
+    )
+
+
+def _model_grid(values: tuple, name: str) -> tuple:
+  return check_grid(values, name, integer=name == "ranks")
+
+
+@dataclasses.dataclass(frozen=True)
+class ModelEstimator(TournamentEstimator):
+  """Bradley-Terry plus a low-rank intransitive term, CV-chosen, predicting every pair.
+
+  The settings of :func:`~ste_jax.evaluate.fit_model_tournament` (see there); bootstrap replicas
+  refit the chosen model warm-started at the full-data fit (``refit_steps`` L-BFGS steps), and the
+  default resampling redraws outcomes from the fitted model (parametric bootstrap).
 
   Attributes:
-    name: ``"posterior"``, ``"winrate"`` or ``"model"``.
-    edges: ``(n, n)`` point edges (``D`` or ``P``).
-    model: the :class:`~ste_jax.evaluate.ModelTournament` for ``model``, else ``None``.
+    record_tolerance: ``c > 0`` of the observed pairs' record bands (``None``: the model alone).
+    ranks, strength_l2, skew_l2: the cross-validation grid.
+    num_folds, num_steps, refit_steps: folds and L-BFGS steps of a fit and of a refit.
+
+  Example:
+    >>> import jax
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1, 2] * 30, [1, 2, 0] * 30, [1.0] * 90)  # a 3-cycle
+    >>> est = ModelEstimator(ranks=(0, 1))
+    >>> fitted = est.fit(jax.random.key(0), c)
+    >>> fitted.model.chosen.rank, [bool(x) for x in est.hard_memberships(fitted.edges)[0]]
+    (1, [True, True, True])
   """
 
-  name: str
-  edges: jax.Array
-  model: object = None
+  record_tolerance: float | None = option(
+    DEFAULT_RECORD_TOLERANCE,
+    help="model estimator: each compared pair's P stays within its record band, the P under "
+    "which its win count is within C standard deviations (at P = 1/2) of expectation, so the "
+    "model never overrides a long head-to-head record; 'none': the model alone",
+    parse=parse_positive_or_none,
+    check=positive_finite,
+    metavar="C",
+  )
+  ranks: tuple[int, ...] = option(
+    DEFAULT_RANKS, help="candidate ranks of the intransitive term", flag=None
+  )
+  strength_l2: tuple[float, ...] = option(
+    DEFAULT_STRENGTH_L2, help="candidate ridges on the strengths", flag=None
+  )
+  skew_l2: tuple[float, ...] = option(
+    DEFAULT_SKEW_L2, help="candidate ridges on the intransitive factors", flag=None
+  )
+  num_folds: int = option(5, help="cross-validation folds", flag=None)
+  num_steps: int = option(50, help="L-BFGS steps of a fit", flag=None)
+  refit_steps: int = option(12, help="L-BFGS steps of a bootstrap refit", flag=None)
+
+  name = "model"
+  tie_tolerance_ulps = 16
+  redraws_outcomes = True
+  edge_legend = "'A > B (p)': A beats B with probability p in the model's tournament"
+
+  def __post_init__(self):
+    check_options(self)
+    for name in ("ranks", "strength_l2", "skew_l2"):
+      object.__setattr__(self, name, _model_grid(getattr(self, name), name))
+    for name, low in (("num_folds", 2), ("num_steps", 1), ("refit_steps", 1)):
+      value = getattr(self, name)
+      if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
+
+  def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record."""
+    fit = fit_model_tournament(
+      comparisons,
+      key=key,
+      ranks=self.ranks,
+      strength_l2=self.strength_l2,
+      skew_l2=self.skew_l2,
+      num_folds=self.num_folds,
+      num_steps=self.num_steps,
+      refit_steps=self.refit_steps,
+      record_tolerance=self.record_tolerance,
+    )
+    return FittedTournament(fit.P, fit.refit_state(), fit)
+
+  def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
+    """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
+    return refit_tournament(
+      state, comparisons.outcome, comparisons.weight, num_steps=self.refit_steps
+    )
+
+  def conventions(self) -> str:
+    return (
+      "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
+      "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard "
+      "relation P > 1/2"
+    )
+
+
+@dataclasses.dataclass(frozen=True)
+class AutoEstimator(TournamentEstimator):
+  """Posterior-edge when every pair was compared, else ``model`` (resolved per data set).
+
+  Example:
+    >>> from ste_jax.data import Comparisons
+    >>> c = Comparisons.from_arrays([0, 1], [1, 2], [1.0, 1.0])  # 0 and 2 never met
+    >>> est, reason = AutoEstimator().resolve(c)
+    >>> type(est).__name__, reason
+    ('ModelEstimator', 'auto: 1 of 3 pairs never compared')
+  """
+
+  model: ModelEstimator = ModelEstimator()
+
+  name = "auto"
+
+  def resolve(self, comparisons: Comparisons) -> tuple[TournamentEstimator, str]:
+    n = comparisons.num_agents
+    totals = np.asarray(pair_counts(comparisons).totals)
+    observed = int(np.count_nonzero(np.triu(totals > 0, 1)))
+    pairs = n * (n - 1) // 2
+    if observed == pairs:
+      return PosteriorEdgeEstimator(), "auto: every pair was compared"
+    return self.model, f"auto: {pairs - observed} of {pairs} pairs never compared"
 
   @property
-  def refit_steps(self) -> int:
-    """L-BFGS steps of a model refit (``0`` for the count-based estimators)."""
-    return 0 if self.model is None else int(self.model.refit_steps)
+  def redraws_outcomes(self) -> bool:  # what "parametric" may mean once resolved
+    return self.model.redraws_outcomes
 
-  def replica_state(self):
-    """The arrays :func:`replica_edges` needs: the model's refit state, or ``None``."""
-    return None if self.model is None else self.model.refit_state()
+  def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    """The fit of the estimator :meth:`resolve` picks."""
+    return self.resolve(comparisons)[0].fit(key, comparisons)
 
-  def replica_edges(self, comparisons: Comparisons) -> jax.Array:
-    """Edges of reweighted comparisons (same rows, new ``weight``): pure, vmaps over replicas."""
-    return replica_edges(self.name, self.replica_state(), comparisons, refit_steps=self.refit_steps)
+  def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
+    raise TypeError("AutoEstimator has no replicas of its own: resolve() it on the data first.")
+
+  def conventions(self) -> str:
+    return "auto: posterior when every pair was compared, else model"
 
 
-def replica_edges(name: str, state, comparisons: Comparisons, *, refit_steps: int = 0) -> jax.Array:
-  """An estimator's edges of reweighted comparisons (pure; jit with ``name``, ``refit_steps`` static).
+# The one registry of estimator names (CLI ``--estimator``, ``leaderboard(estimator="...")``):
+# name -> a factory taking the model estimator's settings.
+ESTIMATORS: dict[str, Callable[[ModelEstimator], TournamentEstimator]] = {
+  "auto": lambda model: AutoEstimator(model),
+  "posterior": lambda model: PosteriorEdgeEstimator(),
+  "winrate": lambda model: WinRateEstimator(),
+  "model": lambda model: model,
+}
+
+
+def estimator_named(name: str, model: ModelEstimator | None = None) -> TournamentEstimator:
+  """The estimator of a registry name (:data:`ESTIMATORS`).
 
   Args:
-    name: ``"posterior"``, ``"winrate"`` or ``"model"``.
-    state: :meth:`EdgeEstimator.replica_state` (the model's warm start and ridges, else ``None``).
-    comparisons: the fitted rows with a replica's ``weight``.
-    refit_steps: L-BFGS steps of a model refit.
+    name: ``"auto"``, ``"posterior"``, ``"winrate"`` or ``"model"``.
+    model: the model estimator's settings, used by ``model`` and ``auto`` (default
+      :class:`ModelEstimator`).
 
-  Returns:
-    ``(n, n)`` posterior edges ``D`` or tournament ``P``.
+  Raises:
+    ValueError: an unknown name.
   """
-  if name == "model":
-    return refit_tournament(state, comparisons.outcome, comparisons.weight, num_steps=refit_steps)
-  counts = pair_counts(comparisons)
-  if name == "posterior":
-    return posterior_edges(counts.wins)
-  return win_rate_tournament(counts)
+  if name not in ESTIMATORS:
+    raise ValueError(f"estimator must be one of {tuple(ESTIMATORS)}, got {name!r}.")
+  return ESTIMATORS[name](ModelEstimator() if model is None else model)
 
 
-def build_estimator(
-  name: str, comparisons: Comparisons, *, key=None, model_options=None
-) -> EdgeEstimator:
-  """The :class:`EdgeEstimator` of a resolved estimator name on ``comparisons``."""
-  if name == "model":
-    fit = fit_model_tournament(comparisons, key=key, **(model_options or {}))
-    return EdgeEstimator("model", fit.P, fit)
-  counts = pair_counts(comparisons)
-  if name == "posterior":
-    return EdgeEstimator("posterior", posterior_edges(counts.wins))
-  if name == "winrate":
-    return EdgeEstimator("winrate", win_rate_tournament(counts))
-  raise ValueError(f"unknown estimator {name!r}; expected one of {ESTIMATORS[1:]}.")
+def as_estimator(estimator: "str | TournamentEstimator") -> TournamentEstimator:
+  """An estimator instance from a registry name or an instance (checked)."""
+  if isinstance(estimator, str):
+    return estimator_named(estimator)
+  if not isinstance(estimator, TournamentEstimator):
+    raise TypeError(
+      f"estimator must be one of {tuple(ESTIMATORS)} or a TournamentEstimator, got "
+      f"{type(estimator).__name__}."
+    )
+  return estimator
+
+
+@dataclasses.dataclass(frozen=True)
+class EstimatorChoice:
+  """The ``--estimator`` option: a registry name (its settings are the model estimator's)."""
+
+  estimator: str = option(
+    "auto",
+    choices=tuple(ESTIMATORS),
+    help="tournament estimator behind every column: auto (posterior when every pair was "
+    "compared, else model), posterior (posterior-edge evidence, paper 6.1; an unobserved pair "
+    "has no edge), winrate (empirical win rate; an unobserved pair is a tie) or model "
+    "(Bradley-Terry + a low-rank intransitive term fitted to the comparisons, CV-chosen, "
+    "predicting every pair; a compared pair kept within its record band, --record-tolerance)",
+  )
+
+  def __post_init__(self):
+    check_options(self)
+
+  def build(self, model: ModelEstimator | None = None) -> TournamentEstimator:
+    """:func:`estimator_named` of this choice."""
+    return estimator_named(self.estimator, model)
+
+
+def fit_estimator(
+  key: jax.Array, comparisons: Comparisons, estimator: "str | TournamentEstimator"
+) -> tuple[TournamentEstimator, str, FittedTournament, jax.Array]:
+  """``(estimator, reason, fit, bootstrap key)``: the resolved estimator, fitted with half a key.
+
+  The other half of ``key`` is the key of the table's bootstrap replicas.
+  """
+  k_fit, k_boot = jax.random.split(key)
+  est, reason = as_estimator(estimator).resolve(comparisons)
+  return est, reason, est.fit(k_fit, comparisons), k_boot

@@ -9,9 +9,11 @@ orders transitively, shows here and nowhere in the scores.
 Eager NumPy on concrete arrays, once per report.
 """
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 DEFAULT_ROWS = 10
 """Table rows in the crosstable by default (``CoreTable.head_to_head``, ``ste-jax score --head-to-head``)."""
@@ -71,7 +73,9 @@ class HeadToHead(NamedTuple):
     }
 
 
-def records_and_tournament(wins, tournament) -> tuple[np.ndarray, np.ndarray]:
+def records_and_tournament(
+  wins: npt.ArrayLike, tournament: npt.ArrayLike
+) -> tuple[np.ndarray, np.ndarray]:
   """``(wins, tournament)`` as float64 NumPy arrays, checked: square, same shape, wins finite and >= 0.
 
   Shared by the crosstable and :func:`~ste_jax.evaluate.head_to_head_contradictions`.
@@ -90,7 +94,13 @@ def records_and_tournament(wins, tournament) -> tuple[np.ndarray, np.ndarray]:
   return w, P
 
 
-def head_to_head(wins, tournament, order, agents, k: int) -> HeadToHead:
+def head_to_head(
+  wins: npt.ArrayLike,
+  tournament: npt.ArrayLike,
+  order: npt.ArrayLike,
+  agents: Sequence[str],
+  k: int,
+) -> HeadToHead:
   """The :class:`HeadToHead` of the first ``k`` agents of ``order``.
 
   Args:

@@ -18,27 +18,27 @@ one matrix product); soft scores are recomputed per replica only when soft inter
 exponentials.
 """
 
+import argparse
+from collections.abc import Callable, Sequence
 import dataclasses
 import math
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import exact
-from ste_jax._validation import validate_number
+from ste_jax._options import at_least, check_options, option, parse_positive, positive_finite
 from ste_jax.data import Comparisons, pair_counts
-from ste_jax.evaluate import _estimators
 from ste_jax.evaluate._answer import TopAnswer, top_answer
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
+from ste_jax.evaluate._estimators import as_estimator, fit_estimator
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS, HeadToHead, head_to_head
-from ste_jax.evaluate._model_estimator import DEFAULT_RECORD_TOLERANCE
-from ste_jax.evaluate._replicas import bootstrap_hard_memberships as bootstrap_hard_memberships
-from ste_jax.evaluate._replicas import default_batch_size as default_batch_size
-from ste_jax.evaluate._replicas import resample_model_outcomes as resample_model_outcomes
-from ste_jax.evaluate._replicas import resolve_resampling as resolve_resampling
-from ste_jax.evaluate._verdicts import CoreCandidates, verdicts_from_replicas
+from ste_jax.evaluate._protocol import TournamentEstimator
+from ste_jax.evaluate._replicas import ResamplingSettings, bootstrap_hard_memberships
+from ste_jax.evaluate._verdicts import ReplicaCoreCandidates, verdicts_from_replicas
 
 SOFT_INTERVALS_MAX_AGENTS = 300
 CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
@@ -69,61 +69,82 @@ COLUMNS = (
 )
 
 
-@dataclasses.dataclass(frozen=True)
-class LeaderboardSettings:
-  """What a leaderboard computes (hashable; every field is documented in :func:`leaderboard`)."""
+def _solutions_check(value: Any, name: str) -> None:
+  if isinstance(value, str) or len(set(value)) != len(tuple(value)):
+    raise ValueError(f"{name} must be a tuple of distinct names, got {value!r}.")
+  from ste_jax._solution_memberships import canonical_solution_name
 
-  estimator: str = "auto"
-  tau: float = 0.01
-  gamma: float | None = None
-  num_replicas: int = 200
-  seed: int = 0
-  confidence: float = 0.95
-  soft_intervals: bool | None = None
-  min_games: int = 10
-  batch_size: int | str = "auto"
-  certify_imputed: bool = False
-  solutions: tuple[str, ...] = ()
-  resampling: str = "auto"
-  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE
+  for solution in value:
+    canonical_solution_name(solution)
+    if solution in COLUMNS:
+      raise ValueError(f"solution name {solution!r} collides with the table column of that name.")
+
+
+def parse_solutions(text: str) -> tuple[str, ...]:
+  """``--solutions``: comma-separated solution names (checked; duplicates dropped)."""
+  names = tuple(dict.fromkeys(x.strip() for x in text.split(",") if x.strip()))
+  try:
+    _solutions_check(names, "solutions")
+  except ValueError as e:
+    raise argparse.ArgumentTypeError(str(e)) from None
+  return names
+
+
+@dataclasses.dataclass(frozen=True)
+class LeaderboardSettings(ResamplingSettings):
+  """What a leaderboard computes: the :class:`ResamplingSettings` plus the table's own options.
+
+  Attributes:
+    tau: edge temperature (estimators whose edges are a tournament) and the default ``gamma``.
+    gamma: Top-Cycle and covering temperature ``gamma = gamma_c`` (default ``tau``).
+    soft_intervals: bootstrap the soft scores too (default: when ``n <= 300``).
+    min_games: threshold of the thin-evidence diagnostic.
+    solutions: further tournament solutions as columns (e.g. ``("bipartisan", "ml")``).
+  """
+
+  tau: float = option(
+    0.01,
+    parse=parse_positive,
+    check=positive_finite,
+    help="edge temperature tau (win-rate and model estimators) and default gamma",
+  )
+  gamma: float | None = option(
+    None,
+    parse=parse_positive,
+    check=positive_finite,
+    help="Top-Cycle and covering temperature gamma = gamma_c (none: tau)",
+  )
+  soft_intervals: bool | None = option(
+    None,
+    switch=True,
+    help="bootstrap the soft scores too (--no-soft-intervals: never; none: only with at most "
+    f"{SOFT_INTERVALS_MAX_AGENTS} agents)",
+  )
+  min_games: int = option(10, flag=None, check=at_least(0), help="thin-evidence threshold")
+  solutions: tuple[str, ...] = option(
+    (),
+    parse=parse_solutions,
+    check=_solutions_check,
+    metavar="NAMES",
+    help="comma-separated further tournament solutions as columns, e.g. "
+    "bipartisan,mcs,ml,alpharank (sets: top_cycle, uncovered, copeland, schwartz, bipartisan, "
+    "essential, mcs, banks; lotteries: ml, c1_ml, nash, alpharank), computed on the "
+    "estimator's tournament",
+  )
 
   def __post_init__(self):
-    if self.estimator not in _estimators.ESTIMATORS:
-      raise ValueError(
-        f"estimator must be one of {_estimators.ESTIMATORS}, got {self.estimator!r}."
-      )
-    # The same check the bootstrap makes once "auto" has resolved to an estimator.
-    resolve_resampling(self.resampling, "model" if self.estimator == "auto" else self.estimator)
-    for name in ("tau",) + (() if self.gamma is None else ("gamma",)):
-      v = getattr(self, name)
-      if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {v!r}.")
-    integers = [("num_replicas", 0), ("min_games", 0)] + (
-      [("batch_size", 1)] if self.batch_size != "auto" else []
-    )
-    for name, lo in integers:
-      v = getattr(self, name)
-      if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo:
-        raise ValueError(f"{name} must be an integer >= {lo}, got {v!r}.")
-    if self.record_tolerance is not None:
-      validate_number(self.record_tolerance, "record_tolerance", low=0.0, low_open=True)
-    if not 0.5 < float(self.confidence) < 1:
-      raise ValueError(f"confidence must be in (0.5, 1), got {self.confidence!r}.")
-    if isinstance(self.solutions, str) or len(set(self.solutions)) != len(tuple(self.solutions)):
-      raise ValueError(f"solutions must be a tuple of distinct names, got {self.solutions!r}.")
-    from ste_jax._solution_memberships import canonical_solution_name
-
-    for name in self.solutions:
-      canonical_solution_name(name)
-      if name in COLUMNS:
-        raise ValueError(f"solution name {name!r} collides with the table column of that name.")
+    if self.tau is None:
+      raise ValueError("tau must be a finite number > 0, got None.")
     object.__setattr__(self, "solutions", tuple(self.solutions))
+    check_options(self)
 
   @property
   def gamma_value(self) -> float:
+    """``gamma``, or ``tau`` when unset."""
     return self.tau if self.gamma is None else self.gamma
 
   def soft_intervals_for(self, n: int) -> bool:
+    """Whether the soft scores of ``n`` agents are bootstrapped."""
     if not self.num_replicas:
       return False
     return (
@@ -148,15 +169,18 @@ class CoreTable:
     games_matrix: ``(n, n)`` comparisons per pair.
     wins_matrix: ``(n, n)`` weighted wins per ordered pair (``wins_matrix[a, b]``: games ``a`` won
       against ``b``; a tie counts 1/2 to each side), the records behind :meth:`head_to_head`.
-    estimator: the estimator used (``posterior``, ``winrate`` or ``model``); ``estimator_reason``
-      says why (``requested`` or the ``auto`` rule).
-    model: the :class:`~ste_jax.evaluate.ModelTournament` (model estimator) or ``None``.
+    tournament_estimator: the resolved :class:`~ste_jax.evaluate.TournamentEstimator` behind
+      every column (:attr:`estimator` is its name); ``estimator_reason`` says why it was used
+      (``requested`` or the ``auto`` rule).
+    model: the fitted model's record (:attr:`~ste_jax.evaluate.FittedTournament.model`, e.g. a
+      :class:`~ste_jax.evaluate.ModelTournament`) or ``None``.
     diagnostics: :class:`~ste_jax.evaluate.EvidenceDiagnostics`.
     bt_identifiable / bt_note: whether the Bradley-Terry MLE exists (and why not).
     num_comparisons: rows behind the table.
     settings: the :class:`LeaderboardSettings`.
     soft_intervals: whether the soft scores were bootstrapped (``tc_lo`` ... filled).
-    top_cycle_candidates / uncovered_candidates: :class:`~ste_jax.evaluate.CoreCandidates` of the
+    top_cycle_candidates / uncovered_candidates: the
+      :class:`~ste_jax.evaluate.ReplicaCoreCandidates` of the
       bootstrap replicas at level ``settings.confidence`` (``None`` without replicas): the agents
       most often in the replicas' hard cores, enough of them to hold the whole core of that share
       of the replicas.
@@ -169,20 +193,25 @@ class CoreTable:
   P: np.ndarray
   games_matrix: np.ndarray
   wins_matrix: np.ndarray
-  estimator: str
+  tournament_estimator: TournamentEstimator
   estimator_reason: str
-  model: object
+  model: Any
   diagnostics: EvidenceDiagnostics
   bt_identifiable: bool
   bt_note: str
   num_comparisons: int
   settings: LeaderboardSettings
   soft_intervals: bool
-  top_cycle_candidates: CoreCandidates | None = None
-  uncovered_candidates: CoreCandidates | None = None
+  top_cycle_candidates: ReplicaCoreCandidates | None = None
+  uncovered_candidates: ReplicaCoreCandidates | None = None
 
-  def candidates(self, concept: str) -> CoreCandidates | None:
-    """:attr:`top_cycle_candidates` (``concept="top_cycle"``) or :attr:`uncovered_candidates` (``"uncovered"``)."""
+  @property
+  def estimator(self) -> str:
+    """The name of :attr:`tournament_estimator` (as shown in tables and JSON)."""
+    return self.tournament_estimator.name
+
+  def candidates(self, concept: str) -> ReplicaCoreCandidates | None:
+    """:attr:`top_cycle_candidates` (``"top_cycle"``) or :attr:`uncovered_candidates`."""
     return {"top_cycle": self.top_cycle_candidates, "uncovered": self.uncovered_candidates}[concept]
 
   def candidate_names(self, concept: str) -> list[str] | None:
@@ -191,11 +220,14 @@ class CoreTable:
     return None if c is None else [self.agents[i] for i in c.members]
 
   def head_to_head(self, k: int = DEFAULT_ROWS) -> HeadToHead:
-    """The direct records among the table's first ``k`` rows (:class:`~ste_jax.evaluate.HeadToHead`)."""
+    """The direct records among the first ``k`` rows (:class:`~ste_jax.evaluate.HeadToHead`)."""
     return head_to_head(self.wins_matrix, self.P, self.order, self.agents, k)
 
   def answer(self, rows: int = DEFAULT_ROWS) -> TopAnswer:
-    """What the table says about its top set, with the direct records among its first ``rows`` rows (:class:`~ste_jax.evaluate.TopAnswer`)."""
+    """What the table says about its top set (:class:`~ste_jax.evaluate.TopAnswer`).
+
+    With the direct records among its first ``rows`` rows.
+    """
     return top_answer(
       self.columns,
       self.agents,
@@ -221,39 +253,41 @@ class CoreTable:
     return [self.agents[i] for i in self.order if self.columns["hard_uc"][i]]
 
   def conventions(self) -> str:
-    """The estimator, missing-data convention, temperatures, bootstrap and verdict rule, as one paragraph."""
-    s = self.settings
-    parts = [
-      f"estimator: {self.estimator} ({self.estimator_reason}): {_estimators.CONVENTIONS[self.estimator]}"
-    ]
+    """The estimator, missing-data convention, temperatures, bootstrap and verdict rule."""
+    s, est = self.settings, self.tournament_estimator
+    parts = [f"estimator: {est.name} ({self.estimator_reason}): {est.conventions()}"]
     if self.model is not None:
       parts.append(f"model: {self.model.describe()}")
     temps = (
-      f"gamma = gamma_c = {s.gamma_value:g}"
-      if self.estimator == "posterior"
-      else f"tau = {s.tau:g}, gamma = gamma_c = {s.gamma_value:g}"
+      f"tau = {s.tau:g}, gamma = gamma_c = {s.gamma_value:g}"
+      if est.uses_tau
+      else f"gamma = gamma_c = {s.gamma_value:g}"
     )
     parts.append(
-      f"soft TC/UC: STE scores of the same edges, {temps}, exact max-min reachability; hard TC = agents "
-      "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in its "
+      f"soft TC/UC: STE scores of the same edges, {temps}, exact max-min reachability; hard TC = "
+      "agents "
+      "reaching every agent in the hard relation, hard UC = agents no one covers, tier = depth in "
+      "its "
       "condensation (tier 1 = hard TC when every pair is related)"
     )
     if s.num_replicas:
-      if resolve_resampling(s.resampling, self.estimator) == "parametric":
+      if est.resolve_resampling(s.resampling) == "parametric":
         boot = (
-          f"{s.num_replicas} parametric bootstrap replicas (seed {s.seed}): every comparison's outcome redrawn "
-          "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the model refitted"
+          f"{s.num_replicas} parametric bootstrap replicas: every comparison's outcome redrawn "
+          "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the "
+          "model refitted"
         )
       else:
-        boot = (
-          f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons (seed {s.seed})"
-          + (" with refits of the model" if self.estimator == "model" else "")
+        boot = f"{s.num_replicas} Poisson bootstrap replicas over unit comparisons" + (
+          " with refits of the model" if self.model is not None else ""
         )
       boot = (
         boot
-        + f"; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified at "
+        + "; P(TC), P(UC) = share of replicas whose hard core holds the agent; verdicts certified "
+        "at "
         f"{s.confidence:g} from the replicas' edge orientations (sure edge: a beats b in >= "
-        f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within two), "
+        f"{s.confidence:.0%} of replicas): in = reaches every agent through sure edges (UC: within "
+        "two), "
         "out = does not even through every edge not surely reversed, else undetermined; "
         + (
           "pairs never compared count with the model's imputed orientation"
@@ -262,24 +296,31 @@ class CoreTable:
         )
       )
       boot += (
-        "; rows by tier, then soft TC score, except that agents with a higher P(TC) than every member of "
+        "; rows by tier, then soft TC score, except that agents with a higher P(TC) than every "
+        "member of "
         "the hard TC are listed above it, by P(TC)"
       )
       if self.soft_intervals:
         boot += f"; {s.confidence:.0%} percentile CIs of the soft scores"
       else:
-        boot += f"; soft scores not bootstrapped (n > {SOFT_INTERVALS_MAX_AGENTS}; --soft-intervals to force)"
+        boot += (
+          f"; soft scores not bootstrapped (n > {SOFT_INTERVALS_MAX_AGENTS}; --soft-intervals "
+          "to force)"
+        )
       parts.append(boot)
     else:
       parts.append("no bootstrap (no verdicts); rows by tier, then soft TC score")
     if s.solutions:
       parts.append(
-        f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for model, "
-        "win rates otherwise; sets as membership, lotteries as probabilities; ste_jax.solution_memberships "
+        f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for "
+        "model, "
+        "win rates otherwise; sets as membership, lotteries as probabilities; "
+        "ste_jax.solution_memberships "
         "in float64)"
       )
     parts.append(
-      "baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in file order"
+      "baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in "
+      "file order"
     )
     return "; ".join(parts) + "."
 
@@ -294,7 +335,7 @@ class CoreTable:
     return out
 
   def to_frame(self):
-    """A pandas DataFrame indexed by agent name, rows in display order; ``attrs`` hold the metadata."""
+    """A pandas DataFrame indexed by agent, rows in display order; ``attrs`` hold the metadata."""
     import pandas as pd
 
     data = {name: self.columns[name][self.order] for name in self.column_names if name != "agent"}
@@ -387,9 +428,14 @@ UNSETTLED_SHARE = (
 
 
 def unsettled_top_warning(
-  hard_tc, p_tc, agents, *, num_replicas: int, shown: int = 5
+  hard_tc: jax.typing.ArrayLike,
+  p_tc: jax.typing.ArrayLike,
+  agents: Sequence[str],
+  *,
+  num_replicas: int,
+  shown: int = 5,
 ) -> str | None:
-  """A warning when the point estimate's hard Top Cycle is rarely the replicas' Top Cycle, else ``None``.
+  """A warning when the point estimate's hard Top Cycle is rarely the replicas', else ``None``.
 
   Fires when every member of the point estimate's hard Top Cycle is in the hard Top Cycle of fewer
   than ``UNSETTLED_SHARE`` of the bootstrap replicas: most replicas put the top elsewhere, so the
@@ -413,9 +459,12 @@ def unsettled_top_warning(
   frequent = np.argsort(-p_tc, kind="stable")[:shown]
   listed = ", ".join(f"{agents[i]} ({p_tc[i]:.0%})" for i in frequent)
   return (
-    f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the hard Top Cycle "
-    f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the replicas' Top "
-    f"Cycles: {listed}; the agents in more replicas' Top Cycles than these members are listed above them; "
+    f"unsettled top: each member of the point estimate's hard Top Cycle {{{members}}} is in the "
+    "hard Top Cycle "
+    f"of at most {best_member:.0%} of the {num_replicas} bootstrap replicas; most often in the "
+    "replicas' Top "
+    f"Cycles: {listed}; the agents in more replicas' Top Cycles than these members are listed "
+    "above them; "
     "compare these agents more (ste-jax suggest)"
   )
 
@@ -452,42 +501,37 @@ def _baselines(comparisons, counts, n):
   return cols, False, note
 
 
-def _fitted_estimator(comparisons: Comparisons, settings: LeaderboardSettings, key):
-  """``(name, reason, estimator, bootstrap key)``: the table's estimator fitted with the first half of ``key``."""
-  k_fit, k_boot = jax.random.split(key)
-  name, reason = _estimators.resolve_estimator(settings.estimator, comparisons)
-  est = _estimators.build_estimator(
-    name, comparisons, key=k_fit, model_options={"record_tolerance": settings.record_tolerance}
-  )
-  return name, reason, est, k_boot
-
-
 def core_table(
+  key: jax.Array,
   comparisons: Comparisons,
+  estimator: "str | TournamentEstimator" = "auto",
   settings: LeaderboardSettings = LeaderboardSettings(),
   *,
-  context=None,
-  key=None,
-  progress=None,
+  context: str | None = None,
+  progress: Callable[[int], object] | None = None,
 ) -> CoreTable:
   """The :class:`CoreTable` of one (single-context or pooled) set of comparisons.
 
   Args:
+    key: PRNG key: the estimator's fit and the bootstrap replicas.
     comparisons: the data (contexts pooled).
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a registry name
+      (:data:`~ste_jax.evaluate.ESTIMATORS`).
     settings: :class:`LeaderboardSettings`.
     context: context name recorded on the table.
-    key: PRNG key (default ``jax.random.key(settings.seed)``).
     progress: optional ``progress(num_replicas_done)``.
+
+  Returns:
+    :class:`CoreTable`.
   """
   if comparisons.num_comparisons == 0:
     raise ValueError("no comparisons to score.")
   n = comparisons.num_agents
-  key = jax.random.key(settings.seed) if key is None else key
-  name, reason, est, k_boot = _fitted_estimator(comparisons, settings, key)
+  est, reason, fitted, k_boot = fit_estimator(key, comparisons, estimator)
   tau, gamma = settings.tau, settings.gamma_value
-  edges = est.edges
-  soft = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
-  weak, strict = _estimators.hard_relations(edges, name)
+  edges = fitted.edges
+  soft = est.soft_scores(edges, tau=tau, gamma=gamma)
+  weak, strict = est.hard_relations(edges)
   counts = pair_counts(comparisons)
   cols = {
     "agent": np.array(comparisons.agents, dtype=object),
@@ -505,6 +549,7 @@ def core_table(
       k_boot,
       comparisons,
       est,
+      fitted,
       num_replicas=settings.num_replicas,
       batch_size=settings.batch_size,
       soft=(tau, gamma) if with_soft else None,
@@ -541,7 +586,7 @@ def core_table(
   # Soft scores are in [0, 1] up to rounding; keep -1e-9 from printing as -0.000.
   for c in ("tc_score", "uc_score", "tc_lo", "tc_hi", "uc_lo", "uc_hi"):
     cols[c] = np.clip(cols[c], 0.0, 1.0) + 0.0
-  display = _estimators.display_tournament(edges, name, counts)
+  display = est.display_tournament(edges, counts)
   if settings.solutions:
     from ste_jax._solution_memberships import is_lottery, solution_memberships
 
@@ -598,9 +643,9 @@ def core_table(
     P=np.asarray(display, dtype=np.float64),
     games_matrix=np.asarray(counts.totals, dtype=np.float64),
     wins_matrix=np.asarray(counts.wins, dtype=np.float64),
-    estimator=name,
+    tournament_estimator=est,
     estimator_reason=reason,
-    model=est.model,
+    model=fitted.model,
     diagnostics=diagnostics,
     bt_identifiable=identifiable,
     bt_note=note,
@@ -613,27 +658,41 @@ def core_table(
 
 
 def replica_cores(
+  key: jax.Array,
   comparisons: Comparisons,
-  settings: LeaderboardSettings = LeaderboardSettings(),
+  estimator: "str | TournamentEstimator" = "model",
+  settings: ResamplingSettings = ResamplingSettings(),
   *,
   target: str = "top_cycle",
-  progress=None,
+  progress: Callable[[int], object] | None = None,
 ) -> np.ndarray:
-  """``(R, n)`` hard cores (``target``: ``"top_cycle"`` or ``"uncovered"``) of the bootstrap replicas of :func:`core_table`.
+  """``(R, n)`` hard cores of the bootstrap replicas of :func:`core_table` with the same key.
 
-  The same estimator, replicas and key as the table of ``comparisons`` with ``settings``, so the
-  column means are the table's ``p_tc`` / ``p_uc``; ``ste-jax suggest`` uses them as the plausible
-  cores of :func:`~ste_jax.evaluate.suggest_pairs` on data with pairs never compared.
+  The same estimator, replicas and key as the table of ``comparisons``, so the column means are
+  the table's ``p_tc`` / ``p_uc``; ``ste-jax suggest`` passes them as the plausible cores of
+  :func:`~ste_jax.evaluate.suggest_pairs` on data with pairs never compared.
+
+  Args:
+    key: PRNG key (as :func:`core_table`'s).
+    comparisons: the data.
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a registry name.
+    settings: :class:`ResamplingSettings` with ``num_replicas >= 1``.
+    target: ``"top_cycle"`` or ``"uncovered"``.
+    progress: optional ``progress(num_replicas_done)``.
+
+  Returns:
+    ``(R, n)`` boolean.
   """
   if target not in ("top_cycle", "uncovered"):
     raise ValueError(f"target must be 'top_cycle' or 'uncovered', got {target!r}.")
   if not settings.num_replicas:
     raise ValueError("replica_cores needs num_replicas >= 1.")
-  _, _, est, k_boot = _fitted_estimator(comparisons, settings, jax.random.key(settings.seed))
+  est, _, fitted, k_boot = fit_estimator(key, comparisons, estimator)
   boot = bootstrap_hard_memberships(
     k_boot,
     comparisons,
     est,
+    fitted,
     num_replicas=settings.num_replicas,
     batch_size=settings.batch_size,
     progress=progress,
@@ -643,116 +702,154 @@ def replica_cores(
 
 
 def core_tables(
+  key: jax.Array,
   comparisons: Comparisons,
+  estimator: "str | TournamentEstimator" = "auto",
   settings: LeaderboardSettings = LeaderboardSettings(),
   *,
   by_context: bool = False,
-  progress=None,
+  progress: Callable[[int], object] | None = None,
 ) -> list[CoreTable]:
-  """One :class:`CoreTable` for all data, or one per context (agents that play in it only)."""
-  key = jax.random.key(settings.seed)
+  """One :class:`CoreTable` for all data, or one per context (agents that play in it only).
+
+  Args:
+    key: PRNG key; with ``by_context``, context ``k`` uses ``jax.random.split(key, C)[k]``.
+    comparisons: the data.
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a registry name (an ``auto``
+      estimator is resolved per context).
+    settings: :class:`LeaderboardSettings`.
+    by_context: one table per context that holds comparisons.
+    progress: optional ``progress(num_replicas_done)``.
+
+  Returns:
+    The tables.
+  """
+  estimator = as_estimator(estimator)
   if not by_context:
-    return [core_table(comparisons, settings, key=key, progress=progress)]
+    return [core_table(key, comparisons, estimator, settings, progress=progress)]
   keys = jax.random.split(key, comparisons.num_contexts)
   tables = []
   for k, name in enumerate(comparisons.contexts):
     sub = subset_context(comparisons, k)
     if sub.num_comparisons:
-      tables.append(core_table(sub, settings, context=name, key=keys[k], progress=progress))
+      tables.append(core_table(keys[k], sub, estimator, settings, context=name, progress=progress))
   return tables
 
 
-def leaderboard(
-  data,
-  *,
-  estimator: str = "auto",
-  bootstrap: int = 200,
-  confidence: float = 0.95,
-  tau: float = 0.01,
-  gamma: float | None = None,
-  seed: int = 0,
-  soft_intervals: bool | None = None,
-  min_games: int = 10,
-  by_context: bool = False,
-  certify_imputed: bool = False,
-  solutions=(),
-  resampling: str = "auto",
-  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
-  progress=None,
-):
-  """The STE leaderboard as a pandas DataFrame indexed by agent (what ``ste-jax score`` prints).
+@dataclasses.dataclass(frozen=True)
+class Leaderboard:
+  """What :func:`leaderboard` returns: its tables, one per context or one for all data.
 
-  Columns: ``tier`` (condensation order of the hard relation: 1 = Top Cycle), ``tc_score`` /
-  ``uc_score`` (soft STE scores), ``tc_lo``/``tc_hi``/``uc_lo``/``uc_hi`` (bootstrap percentile
-  intervals when soft intervals are computed), ``p_tc`` / ``p_uc`` (share of replicas whose hard
-  core holds the agent), ``tc_verdict`` / ``uc_verdict`` (``in`` / ``out`` / ``undetermined`` at
-  ``confidence``, certified from the replicas' edge orientations: :mod:`ste_jax.evaluate._verdicts`),
-  ``hard_tc`` / ``hard_uc`` (point estimate), ``win_rate``, ``bradley_terry``,
-  ``elo``, ``games``. ``frame.attrs`` holds the conventions line, the estimator and model
-  selection, the evidence diagnostics (with warnings), the hard cores, the replicas' candidates
-  (``top_cycle_candidates`` / ``uncovered_candidates``: :func:`~ste_jax.evaluate.core_candidates`),
-  the direct records among the first 10 rows (``head_to_head``:
-  :meth:`~ste_jax.evaluate.HeadToHead.to_dict`) and the answer about the top set (``answer``:
-  :meth:`~ste_jax.evaluate.TopAnswer.to_dict`, with its ``lines``).
+  Attributes:
+    tables: the :class:`CoreTable` of each context (``by_context``) or the one of all data.
+  """
+
+  tables: tuple[CoreTable, ...]
+
+  def __len__(self) -> int:
+    return len(self.tables)
+
+  def __iter__(self):
+    return iter(self.tables)
+
+  def table(self, context: str | None = None) -> CoreTable:
+    """The table of ``context`` (``None``: the only table).
+
+    Raises:
+      KeyError: no table of that context, or ``None`` with several tables.
+    """
+    if context is None:
+      if len(self.tables) != 1:
+        raise KeyError("the leaderboard has one table per context: name one.")
+      return self.tables[0]
+    for t in self.tables:
+      if t.context == context:
+        return t
+    raise KeyError(f"no table for context {context!r}.")
+
+  def to_frame(self):
+    """A pandas DataFrame, rows in display order, indexed by ``(context, agent)``.
+
+    The context level is ``None`` for the table of all data. ``attrs["tables"]`` holds each
+    table's metadata (:meth:`CoreTable.to_frame`'s ``attrs``), keyed by context; with one table
+    its metadata are also the frame's own ``attrs``.
+    """
+    import pandas as pd
+
+    frames = [t.to_frame() for t in self.tables]
+    frame = pd.concat(frames, keys=[t.context for t in self.tables], names=["context"])
+    frame.attrs = {}
+    frame.attrs["tables"] = {t.context: f.attrs for t, f in zip(self.tables, frames)}
+    if len(frames) == 1:
+      frame.attrs.update(frames[0].attrs)
+    return frame
+
+
+def leaderboard(
+  key: jax.Array,
+  data: "Comparisons | Any",
+  estimator: "str | TournamentEstimator" = "auto",
+  *,
+  by_context: bool = False,
+  settings: LeaderboardSettings | None = None,
+  progress: Callable[[int], object] | None = None,
+  **options: Any,
+) -> Leaderboard:
+  """The STE leaderboard (what ``ste-jax score`` prints): a :class:`Leaderboard` of tables.
+
+  Per agent (:meth:`Leaderboard.to_frame`): ``tier`` (condensation order of the hard relation:
+  1 = Top Cycle), ``tc_score`` / ``uc_score`` (soft STE scores), ``tc_lo``/``tc_hi``/``uc_lo``/
+  ``uc_hi`` (bootstrap percentile intervals when soft intervals are computed), ``p_tc`` /
+  ``p_uc`` (share of replicas whose hard core holds the agent), ``tc_verdict`` / ``uc_verdict``
+  (``in`` / ``out`` / ``undetermined`` at ``confidence``, certified from the replicas' edge
+  orientations: :mod:`ste_jax.evaluate._verdicts`), ``hard_tc`` / ``hard_uc`` (point estimate),
+  ``win_rate``, ``bradley_terry``, ``elo``, ``games``. Each table's ``attrs`` hold the
+  conventions, the estimator and model selection, the evidence diagnostics (with warnings), the
+  hard cores, the replicas' candidates, the direct records among the first 10 rows and the
+  answer about the top set.
 
   Args:
+    key: PRNG key of the estimator's fit (e.g. a model's cross-validation folds) and of the
+      bootstrap replicas.
     data: a :class:`~ste_jax.data.Comparisons` or a pandas DataFrame in a schema
       :func:`~ste_jax.data.from_dataframe` reads (``model_a, model_b, winner`` or ``a, b, winner``).
-    estimator: ``"auto"`` (default: ``posterior`` when every pair was compared, else ``model``),
-      ``"posterior"``, ``"winrate"`` or ``"model"``.
-    bootstrap: bootstrap replicas (0: no verdicts).
-    confidence: verdict level in ``(0.5, 1)``.
-    tau: edge temperature (win-rate and model estimators) and default ``gamma``.
-    gamma: Top-Cycle and covering temperature (default ``tau``).
-    seed: PRNG seed of the model fit and the bootstrap.
-    soft_intervals: bootstrap the soft scores too (default: when ``n <= 300``).
-    min_games: threshold of the thin-evidence diagnostic.
-    by_context: one table per context; returns a dict ``context -> DataFrame``.
-    certify_imputed: let the model's predictions on pairs never compared count as evidence for
-      the verdicts (default: they are sure neither way; see :mod:`ste_jax.evaluate._verdicts`).
-    solutions: names of further tournament solutions to add as columns (e.g. ``("bipartisan",
-      "mcs", "ml", "alpharank")``; :func:`~ste_jax.solution_memberships` lists them): memberships
-      for sets, probabilities for lotteries, of the displayed tournament.
-    resampling: the bootstrap: ``"auto"`` (default: parametric for the model estimator -- outcomes
-      redrawn from the fitted model, so a perfect record on few games is not perfect in every
-      replica -- and Poisson over unit comparisons otherwise), ``"poisson"`` or ``"parametric"``
-      (model estimator only).
-    record_tolerance: model estimator: each observed pair's probability stays within its record
-      band, the probabilities under which its win count is within this many standard deviations
-      (at ``P = 1/2``) of its expectation (default 2; ``None``: the model alone; see
-      :mod:`ste_jax.evaluate._model_estimator`).
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` (e.g.
+      ``ste_jax.evaluate.ModelEstimator(record_tolerance=3.0)``, or your own) or a registry name:
+      ``"auto"`` (default: posterior when every pair was compared, else model), ``"posterior"``,
+      ``"winrate"`` or ``"model"``.
+    by_context: one table per context.
+    settings: a :class:`LeaderboardSettings` (default: its defaults, updated by ``options``).
     progress: optional ``progress(num_replicas_done)``.
+    **options: fields of :class:`LeaderboardSettings` (``num_replicas``, ``confidence``,
+      ``resampling``, ``certify_imputed``, ``batch_size``, ``tau``, ``gamma``,
+      ``soft_intervals``, ``min_games``, ``solutions``).
 
   Returns:
-    A DataFrame (or a dict of them with ``by_context``).
+    A :class:`Leaderboard` (whatever ``by_context``).
+
+  Raises:
+    TypeError: an unknown option.
 
   Examples:
-    >>> c = Comparisons.from_arrays([0, 1, 2, 0] * 10, [1, 2, 0, 3] * 10, [1.0] * 40, agents=list("wxyz"))
-    >>> lb = leaderboard(c, estimator="posterior", bootstrap=0)
+    >>> c = Comparisons.from_arrays(
+    ...   [0, 1, 2, 0] * 10, [1, 2, 0, 3] * 10, [1.0] * 40, agents=list("wxyz")
+    ... )
+    >>> lb = leaderboard(jax.random.key(0), c, "posterior", num_replicas=0).table().to_frame()
     >>> sorted(lb.index[lb["hard_tc"]])  # the 3-cycle w > x > y > w (z never beat anyone)
     ['w', 'x', 'y']
     >>> int(lb.loc["z", "tier"])
     2
   """
+  known = {f.name for f in dataclasses.fields(LeaderboardSettings)}
+  unknown = sorted(set(options) - known)
+  if unknown:
+    raise TypeError(
+      f"leaderboard() got unknown options {unknown}; the options are {sorted(known)}."
+    )
+  settings = dataclasses.replace(settings or LeaderboardSettings(), **options)
   if not isinstance(data, Comparisons):
     from ste_jax.data import from_dataframe
 
     data, _ = from_dataframe(data)
-  settings = LeaderboardSettings(
-    estimator=estimator,
-    tau=tau,
-    gamma=gamma,
-    num_replicas=bootstrap,
-    seed=seed,
-    confidence=confidence,
-    soft_intervals=soft_intervals,
-    min_games=min_games,
-    certify_imputed=certify_imputed,
-    solutions=tuple(solutions),
-    resampling=resampling,
-    record_tolerance=record_tolerance,
-  )
-  tables = core_tables(data, settings, by_context=by_context, progress=progress)
-  if by_context:
-    return {t.context: t.to_frame() for t in tables}
-  return tables[0].to_frame()
+  tables = core_tables(key, data, estimator, settings, by_context=by_context, progress=progress)
+  return Leaderboard(tuple(tables))

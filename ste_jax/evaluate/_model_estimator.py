@@ -43,8 +43,9 @@ are chosen by ``k``-fold cross-validated log-likelihood (folds over unit compari
 random multinomial split of each row's weight, so aggregated rows are split like unit
 comparisons). The intransitive term is kept only when its held-out log-likelihood beats
 Bradley-Terry's by more than one standard error of the paired per-fold difference (the
-one-standard-error rule): a cycle must be supported by held-out evidence before it enters the core. Each stage fits every (fold, candidate) pair in one compiled ``lax.map`` of an
-L-BFGS solve (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
+one-standard-error rule): a cycle must be supported by held-out evidence before it enters the
+core. Each stage fits every (fold, candidate) pair in one compiled ``lax.map`` of an L-BFGS solve
+(:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`, a fixed number of steps). The held-out
 log-loss of the best rank-0 candidate (plain Bradley-Terry with the chosen ridge) is reported
 beside the chosen model's.
 
@@ -55,6 +56,7 @@ Everything works on the observed unordered pairs (``Q`` of them, ``Q <= m``), so
 objective evaluation is ``O(Q K)``, not ``O(n^2)``.
 """
 
+from collections.abc import Sequence
 import dataclasses
 import math
 from typing import NamedTuple
@@ -112,7 +114,9 @@ def observed_pairs(comparisons: Comparisons) -> PairIndex:
   )
 
 
-def pair_wins(pairs: PairIndex, outcome, weight) -> tuple[jax.Array, jax.Array]:
+def pair_wins(
+  pairs: PairIndex, outcome: jax.typing.ArrayLike, weight: jax.typing.ArrayLike
+) -> tuple[jax.Array, jax.Array]:
   """Weighted wins ``(w_ij, w_ji)`` per observed pair, shapes ``(Q,)`` (ties count 1/2 each way).
 
   Args:
@@ -141,7 +145,9 @@ class RecordBand(NamedTuple):
   slack: jax.Array
 
 
-def record_band(w_ij, w_ji, tolerance) -> RecordBand:
+def record_band(
+  w_ij: jax.typing.ArrayLike, w_ji: jax.typing.ArrayLike, tolerance: jax.typing.ArrayLike
+) -> RecordBand:
   """The :class:`RecordBand` of pairs with weighted wins ``(w_ij, w_ji)`` (pure; data only).
 
   Args:
@@ -149,7 +155,8 @@ def record_band(w_ij, w_ji, tolerance) -> RecordBand:
     tolerance: scalar ``c > 0``; ``inf`` switches the bands off (every band unbounded).
 
   Returns:
-    The :class:`RecordBand`: ``h`` in ``[lo, hi]`` iff ``|n_ij sigmoid(h) - w_ij| <= (c/2) sqrt(n_ij)``.
+    The :class:`RecordBand`: ``h`` in ``[lo, hi]`` iff
+    ``|n_ij sigmoid(h) - w_ij| <= (c/2) sqrt(n_ij)``.
   """
   games = w_ij + w_ji
   dtype = games.dtype
@@ -169,7 +176,9 @@ def record_band(w_ij, w_ji, tolerance) -> RecordBand:
   return RecordBand(lo, hi, slack)
 
 
-def banded_pair_nll(h, w_ij, w_ji, band: RecordBand) -> jax.Array:
+def banded_pair_nll(
+  h: jax.typing.ArrayLike, w_ij: jax.typing.ArrayLike, w_ji: jax.typing.ArrayLike, band: RecordBand
+) -> jax.Array:
   """``(Q,)`` profiled loss ``min_d [logistic loss at h + d] + lambda |d|`` of each pair.
 
   The minimizing ``h + d`` is ``clip(h, lo, hi)``; the loss is convex and continuously
@@ -182,7 +191,7 @@ def banded_pair_nll(h, w_ij, w_ji, band: RecordBand) -> jax.Array:
 def _penalized_nll(
   theta, mask, pairs: PairIndex, w_ij, w_ji, band: RecordBand, l2_strength, l2_skew
 ):
-  """Profiled negative log-likelihood plus ridges, divided by the total weight (for conditioning)."""
+  """Profiled negative log-likelihood plus ridges, over the total weight (for conditioning)."""
   s, u, v = theta
   h = intransitive_logits(IntransitiveParams(s, u, v, mask), pairs.i, pairs.j)
   nll = jnp.sum(banded_pair_nll(h, w_ij, w_ji, band))
@@ -202,15 +211,15 @@ def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, w_ij, w_ji) -> ja
 def fit_intransitive(
   params0: IntransitiveParams,
   pairs: PairIndex,
-  w_ij,
-  w_ji,
-  l2_strength,
-  l2_skew,
-  record_tolerance=jnp.inf,
+  w_ij: jax.typing.ArrayLike,
+  w_ji: jax.typing.ArrayLike,
+  l2_strength: jax.typing.ArrayLike,
+  l2_skew: jax.typing.ArrayLike,
+  record_tolerance: jax.typing.ArrayLike = jnp.inf,
   *,
   num_steps: int,
 ) -> IntransitiveParams:
-  """Penalized (profiled) maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps over every argument).
+  """Penalized (profiled) maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps).
 
   The curvature of the objective in an agent's parameters grows with its number of games (from a
   handful to thousands in a sports tour), so the solver works in diagonally preconditioned
@@ -297,7 +306,8 @@ class ModelTournament:
     model = (
       "Bradley-Terry"
       if c.rank == 0
-      else f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} (skew-symmetric rank {2 * c.rank})"
+      else f"Bradley-Terry + {c.rank} intransitive component{'s' if c.rank > 1 else ''} "
+      f"(skew-symmetric rank {2 * c.rank})"
     )
     settings = (
       f"{model} (strength ridge {c.l2_strength:g}"
@@ -306,23 +316,27 @@ class ModelTournament:
     )
     if math.isfinite(self.record_tolerance):
       settings += (
-        f"; each observed pair's P kept within its record band ({self.record_tolerance:g} sd of its "
+        f"; each observed pair's P kept within its record band ({self.record_tolerance:g} sd of "
+        "its "
         "win count at P = 1/2)"
       )
     if not self.num_folds:
-      return settings + ", first candidate (too few comparisons for cross-validation)"
+      return settings + (
+        ", the first candidate of the grid: too few comparisons for cross-validation (a fold "
+        "would hold none), so no held-out log-loss"
+      )
     return (
       settings + f", chosen by {self.num_folds}-fold CV with the one-standard-error rule: held-out "
       f"log-loss {self.cv_log_loss:.4f} vs {self.bt_cv_log_loss:.4f} for Bradley-Terry"
     )
 
   def refit_state(self) -> tuple:
-    """``(params, pairs, settings)``: the arrays :func:`refit_tournament` needs (a pytree of arrays)."""
+    """``(params, pairs, settings)``: the arrays (a pytree) :func:`refit_tournament` needs."""
     c = self.chosen
     settings = jnp.asarray([c.l2_strength, c.l2_skew, self.record_tolerance], dtype=self.P.dtype)
     return self.params, self.pairs, settings
 
-  def refit(self, outcome, weight) -> jax.Array:
+  def refit(self, outcome: jax.typing.ArrayLike, weight: jax.typing.ArrayLike) -> jax.Array:
     """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
 
     Args:
@@ -335,8 +349,10 @@ class ModelTournament:
     return refit_tournament(self.refit_state(), outcome, weight, num_steps=self.refit_steps)
 
 
-def refit_tournament(state, outcome, weight, *, num_steps: int) -> jax.Array:
-  """A model tournament refitted on reweighted rows, warm-started at a fit (pure; vmaps over ``weight``).
+def refit_tournament(
+  state: tuple, outcome: jax.typing.ArrayLike, weight: jax.typing.ArrayLike, *, num_steps: int
+) -> jax.Array:
+  """A model tournament refitted on reweighted rows, warm-started at a fit (pure; vmaps).
 
   Args:
     state: ``(params, pairs, settings)`` of :meth:`ModelTournament.refit_state`: the fitted
@@ -358,7 +374,7 @@ def refit_tournament(state, outcome, weight, *, num_steps: int) -> jax.Array:
 
 
 def banded_tournament(params: IntransitiveParams, pairs: PairIndex, band: RecordBand) -> jax.Array:
-  """The table's tournament: the model's ``P`` for every pair, each observed pair's logit clipped to its band.
+  """The table's tournament: the model's ``P``, each observed pair's logit clipped to its band.
 
   Args:
     params: fitted :class:`IntransitiveParams`.
@@ -375,7 +391,7 @@ def banded_tournament(params: IntransitiveParams, pairs: PairIndex, band: Record
   return jnp.where(jnp.eye(n, dtype=bool), jnp.asarray(0.5, P.dtype), P)
 
 
-def _check_grid(values, name: str, *, integer: bool = False) -> tuple:
+def check_grid(values: Sequence[float], name: str, *, integer: bool = False) -> tuple:
   values = tuple(values)
   if not values:
     raise ValueError(f"{name} must hold at least one value.")
@@ -393,7 +409,7 @@ def _check_grid(values, name: str, *, integer: bool = False) -> tuple:
 
 @jax.jit
 def _fold_wins(pairs: PairIndex, outcome, held):
-  """``(F, Q)`` training and held-out wins for each fold; ``held`` is ``(F, m)`` held-out row weight."""
+  """``(F, Q)`` training and held-out wins per fold; ``held``: ``(F, m)`` held-out row weight."""
   total = jnp.sum(held, axis=0)
 
   def one(h):
@@ -482,10 +498,10 @@ _fit_jit = gather_friendly_jit(fit_intransitive, static_argnames=("num_steps",))
 def fit_model_tournament(
   comparisons: Comparisons,
   *,
-  key=None,
-  ranks=DEFAULT_RANKS,
-  strength_l2=DEFAULT_STRENGTH_L2,
-  skew_l2=DEFAULT_SKEW_L2,
+  key: jax.Array | None = None,
+  ranks: Sequence[int] = DEFAULT_RANKS,
+  strength_l2: Sequence[float] = DEFAULT_STRENGTH_L2,
+  skew_l2: Sequence[float] = DEFAULT_SKEW_L2,
   num_folds: int = 5,
   num_steps: int = 50,
   refit_steps: int = 12,
@@ -504,8 +520,11 @@ def fit_model_tournament(
     ranks: candidate numbers of skew-symmetric components (``0`` = Bradley-Terry).
     strength_l2: candidate ridges on the strengths.
     skew_l2: candidate ridges on the intransitive factors.
-    num_folds: cross-validation folds (``>= 2``) over unit comparisons; with fewer comparisons
-      than folds, no CV is run and the first candidates are used.
+    num_folds: cross-validation folds (``>= 2``) over unit comparisons. With too few comparisons
+      for every fold to hold one (fewer than ``num_folds``, or a split of few comparisons that
+      leaves a fold empty), no CV is run: the first candidate of the grid (``ranks[0]``,
+      ``strength_l2[0]``, ``skew_l2[0]``) is fitted, ``num_folds`` is 0 on the result, its
+      log-losses are NaN and :meth:`ModelTournament.describe` says so.
     num_steps: L-BFGS steps per fit.
     refit_steps: L-BFGS steps of each warm-started :meth:`ModelTournament.refit`.
     record_tolerance: ``c > 0``: each observed pair's probability stays within its record band,
@@ -522,12 +541,13 @@ def fit_model_tournament(
   Examples:
     >>> c = Comparisons.from_arrays([0, 1, 2] * 30, [1, 2, 0] * 30, [1.0] * 90)  # a 3-cycle
     >>> fit = fit_model_tournament(c, ranks=(0, 1))
-    >>> fit.chosen.rank, bool(fit.P[0, 1] > 0.5) and bool(fit.P[1, 2] > 0.5) and bool(fit.P[2, 0] > 0.5)
+    >>> cycle = bool(fit.P[0, 1] > 0.5) and bool(fit.P[1, 2] > 0.5) and bool(fit.P[2, 0] > 0.5)
+    >>> fit.chosen.rank, cycle
     (1, True)
   """
-  ranks = _check_grid(ranks, "ranks", integer=True)
-  strength_l2 = _check_grid(strength_l2, "strength_l2")
-  skew_l2 = _check_grid(skew_l2, "skew_l2")
+  ranks = check_grid(ranks, "ranks", integer=True)
+  strength_l2 = check_grid(strength_l2, "strength_l2")
+  skew_l2 = check_grid(skew_l2, "skew_l2")
   for value, name, lo in (
     (num_folds, "num_folds", 2),
     (num_steps, "num_steps", 1),
@@ -548,8 +568,14 @@ def fit_model_tournament(
   pairs = observed_pairs(comparisons)
   outcome, weight = comparisons.outcome, comparisons.weight
 
+  # Cross-validation needs every fold to hold some comparison (a fold with none has no held-out
+  # log-loss): with fewer comparisons than that, the first candidate is used, and said so.
+  held = None
   if float(np.sum(np.asarray(weight))) >= num_folds:
-    held = jnp.asarray(_fold_weights(k_fold, weight, num_folds), dtype=weight.dtype)
+    held = _fold_weights(k_fold, weight, num_folds)
+    held = held if np.all(held.sum(axis=1) > 0) else None
+  if held is not None:
+    held = jnp.asarray(held, dtype=weight.dtype)
     train, test = _fold_wins(pairs, outcome, held)
     stage1 = [Candidate(0, l2, skew_l2[0]) for l2 in strength_l2]
     positive = [r for r in ranks if r > 0]

@@ -9,47 +9,93 @@ hard Top Cycle and Uncovered Set and its strict hard relation (summed into ``bea
 its soft scores too.
 """
 
+from collections.abc import Callable
 import dataclasses
 import functools
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax import exact
 from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._options import (
+  at_least,
+  check_options,
+  open_interval,
+  option,
+  parse_nonnegative_int,
+  parse_open_interval,
+)
 from ste_jax.data import Comparisons
-from ste_jax.evaluate import _estimators
+from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentEstimator
 
 REPLICA_CHUNK = 25
-RESAMPLING = ("auto", "poisson", "parametric")
 
 
-def resolve_resampling(resampling: str, estimator: str) -> str:
-  """``"poisson"`` or ``"parametric"``: what ``resampling`` means for a resolved ``estimator``.
+def _batch_size_check(value: Any, name: str) -> None:
+  if value != "auto" and value is not None:
+    at_least(1)(value, name)
 
-  ``"auto"`` is parametric for the model estimator and Poisson for the count-based ones. Why the
-  model needs the parametric bootstrap: a Poisson replica reweights the observed comparisons, so an
-  agent that won all of its few games wins all of them in every replica, and the refitted model
-  keeps it at the top in every replica. In ``benchmarks/local_cycle.py`` (30 games per core pair)
-  11 wins in 11 games put an agent of true rank 10 of 300 into 45 % of the Poisson replicas' Top
-  Cycles, above every member of the true Top Cycle; redrawn from the fitted model it gets the
-  losses the model expects of it (15 %), and a true core member is the most frequent (31 %).
+
+@dataclasses.dataclass(frozen=True)
+class ResamplingSettings:
+  """Bootstrap replicas and verdicts: how many, which resampling, at what confidence.
+
+  Each field is declared once (:func:`~ste_jax._options.option`): its default, check and CLI flag.
+
+  Attributes:
+    num_replicas: bootstrap replicas (``0``: no verdicts, no ``P(TC)``).
+    confidence: the verdicts' level in ``(0.5, 1)``.
+    resampling: ``"auto"`` (parametric for an estimator that redraws outcomes from its fitted
+      model, else Poisson over unit comparisons), ``"poisson"`` or ``"parametric"``.
+    certify_imputed: let a model's predictions on pairs never compared count as evidence for the
+      verdicts (default: such pairs are sure neither way; :mod:`ste_jax.evaluate._verdicts`).
+    batch_size: replicas per compiled step (``"auto"``: 1 on CPU, 8 on accelerators; ``None``: a
+      whole chunk at once).
   """
-  if resampling not in RESAMPLING:
-    raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}.")
-  if resampling == "auto":
-    return "parametric" if estimator == "model" else "poisson"
-  if resampling == "parametric" and estimator != "model":
-    raise ValueError(
-      f"resampling='parametric' redraws outcomes from a fitted model; the {estimator} estimator has "
-      "none (use estimator='model' or resampling='poisson')."
-    )
-  return resampling
+
+  num_replicas: int = option(
+    200,
+    flag="--bootstrap",
+    aliases=("--replicas",),
+    parse=parse_nonnegative_int,
+    check=at_least(0),
+    metavar="N",
+    help="bootstrap replicas for verdicts and intervals, 0 for none",
+  )
+  confidence: float = option(
+    0.95,
+    parse=parse_open_interval(0.5, 1.0),
+    check=open_interval(0.5, 1.0),
+    help="verdict level: in = reaches every agent through comparisons whose winner is the same "
+    "in at least this share of bootstrap replicas, out = cannot even through the ones not "
+    "surely reversed",
+  )
+  resampling: str = option(
+    "auto",
+    choices=RESAMPLING,
+    help="bootstrap: parametric (each comparison's outcome redrawn from the fitted model, which "
+    "is refitted; model estimator only), poisson (comparisons reweighted) or auto (parametric "
+    "for the model estimator, where a Poisson replica keeps every few-game perfect record "
+    "perfect, poisson otherwise)",
+  )
+  certify_imputed: bool = option(
+    False,
+    help="let the model's predictions for pairs never compared count as evidence for the "
+    "verdicts (default: such pairs are decided neither way)",
+  )
+  batch_size: int | str | None = option(
+    "auto", flag=None, check=_batch_size_check, help="replicas per compiled bootstrap step"
+  )
+
+  def __post_init__(self):
+    check_options(self)
 
 
-def resample_model_outcomes(key, probability, weight, num_replicas: int) -> jax.Array:
+def resample_model_outcomes(
+  key: jax.Array, probability: jax.typing.ArrayLike, weight: jax.typing.ArrayLike, num_replicas: int
+) -> jax.Array:
   """``(R, m)`` parametric-bootstrap outcomes: each row's games redrawn from the model.
 
   A row of weight ``w`` stands for ``max(1, round(w))`` games between its agents ``a`` and ``b``;
@@ -65,7 +111,9 @@ def resample_model_outcomes(key, probability, weight, num_replicas: int) -> jax.
   return wins / games
 
 
-def resample_unit_weights(key, weight, num_replicas: int) -> jax.Array:
+def resample_unit_weights(
+  key: jax.Array, weight: jax.typing.ArrayLike, num_replicas: int
+) -> jax.Array:
   """``(R, m)`` Poisson-bootstrap weights over unit comparisons: row weight ``w`` -> ``Poisson(w)``.
 
   A row of weight ``w`` stands for ``w`` comparisons; resampling each of them ``Poisson(1)`` times
@@ -84,7 +132,7 @@ class BootstrapMemberships(NamedTuple):
     top_cycle: ``(R, n)`` boolean hard Top-Cycle membership per replica.
     uncovered: ``(R, n)`` boolean hard Uncovered-Set membership per replica.
     beats: ``(n, n)`` share of replicas whose strict hard relation has ``a -> b`` (the input of
-      :func:`~ste_jax.evaluate.certified_memberships`).
+      :func:`~ste_jax.evaluate.orientation_certificates`).
     soft_top_cycle, soft_uncovered: ``(R, n)`` soft scores per replica, or ``None``.
   """
 
@@ -97,7 +145,7 @@ class BootstrapMemberships(NamedTuple):
 
 @functools.partial(
   gather_friendly_jit,
-  static_argnames=("name", "refit_steps", "chunk", "batch", "with_soft", "parametric"),
+  static_argnames=("estimator", "chunk", "batch", "with_soft", "parametric"),
 )
 def _bootstrap_chunk(
   key,
@@ -108,29 +156,26 @@ def _bootstrap_chunk(
   tau,
   gamma,
   *,
-  name,
-  refit_steps,
+  estimator,
   chunk,
   batch,
   with_soft,
   parametric,
 ):
-  """``chunk`` replicas: memberships ``(chunk, n)`` each, orientation counts of the first ``num_valid``.
+  """``chunk`` replicas: memberships ``(chunk, n)``, orientation counts of the first ``num_valid``.
 
-  Module level with the estimator's arrays as arguments, so it compiles once per shape and
-  estimator, not once per table. ``parametric``: outcomes redrawn from ``point_edges`` (the
-  model's ``P̂``); else Poisson weights.
+  Module level with the fit's arrays as arguments (the estimator, hashable, is static), so it
+  compiles once per shape and estimator, not once per table. ``parametric``: outcomes redrawn
+  from ``point_edges`` (the model's ``P̂``); else Poisson weights.
   """
 
   def replica(draw):
     field = "outcome" if parametric else "weight"
-    edges = _estimators.replica_edges(
-      name, state, dataclasses.replace(comparisons, **{field: draw}), refit_steps=refit_steps
-    )
-    weak, strict = _estimators.hard_relations(edges, name)
-    out = (exact.reach_all(weak), exact.uncovered_in_relation(strict), strict)
+    edges = estimator.replica_edges(state, dataclasses.replace(comparisons, **{field: draw}))
+    top_cycle, uncovered = estimator.hard_memberships(edges)
+    out = (top_cycle, uncovered, estimator.hard_relations(edges)[1])
     if with_soft:
-      s = _estimators.soft_scores(edges, name, tau=tau, gamma=gamma)
+      s = estimator.soft_scores(edges, tau=tau, gamma=gamma)
       out = out + (s.top_cycle, s.uncovered)
     return out
 
@@ -158,21 +203,23 @@ def default_batch_size() -> int:
 
 
 def bootstrap_hard_memberships(
-  key,
+  key: jax.Array,
   comparisons: Comparisons,
-  estimator,
+  estimator: TournamentEstimator,
+  fitted: FittedTournament,
   *,
   num_replicas: int,
   batch_size: int | str | None = "auto",
-  soft=None,
-  progress=None,
+  soft: tuple[float, float] | None = None,
+  progress: Callable[[int], object] | None = None,
   resampling: str = "auto",
 ) -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
   Replicas either reweight the rows by :func:`resample_unit_weights` (Poisson bootstrap over unit
   comparisons) or redraw their outcomes from the fitted model by :func:`resample_model_outcomes`
-  (parametric bootstrap; :func:`resolve_resampling`); each replica recomputes the estimator's edges
+  (parametric bootstrap; :meth:`~ste_jax.evaluate.TournamentEstimator.resolve_resampling`); each
+  replica recomputes the estimator's edges
   (a warm-started refit for the model estimator), its hard cores and its strict hard relation
   (summed into ``beats``), ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
   uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
@@ -181,7 +228,8 @@ def bootstrap_hard_memberships(
   Args:
     key: PRNG key.
     comparisons: the data.
-    estimator: an :class:`~ste_jax.evaluate._estimators.EdgeEstimator`.
+    estimator: a resolved :class:`~ste_jax.evaluate.TournamentEstimator`.
+    fitted: its :class:`~ste_jax.evaluate.FittedTournament` on ``comparisons``.
     num_replicas: ``R >= 1``.
     batch_size: replicas per compiled batch (memory bound); ``"auto"``: :func:`default_batch_size`;
       ``None``: a whole chunk at once.
@@ -193,31 +241,30 @@ def bootstrap_hard_memberships(
   Returns:
     :class:`BootstrapMemberships`.
   """
-  parametric = resolve_resampling(resampling, estimator.name) == "parametric"
+  parametric = estimator.resolve_resampling(resampling) == "parametric"
   if num_replicas < 1:
     raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
   chunk = min(num_replicas, REPLICA_CHUNK)
   if batch_size == "auto":
     batch_size = default_batch_size()
   batch = min(batch_size or chunk, chunk)
-  dtype = estimator.edges.dtype
+  dtype = fitted.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
   static = dict(
-    name=estimator.name,
-    refit_steps=estimator.refit_steps,
+    estimator=estimator,
     chunk=chunk,
     batch=batch,
     with_soft=soft is not None,
     parametric=parametric,
   )
-  parts, beats = [], np.zeros(estimator.edges.shape, dtype=np.int64)
+  parts, beats = [], np.zeros(fitted.edges.shape, dtype=np.int64)
   for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
     valid = min(chunk, num_replicas - c * chunk)
     out = _bootstrap_chunk(
       k,
       comparisons,
-      estimator.replica_state(),
-      estimator.edges,
+      fitted.state,
+      fitted.edges,
       jnp.asarray(valid, jnp.int32),
       jnp.asarray(tau, dtype),
       jnp.asarray(gamma, dtype),

@@ -43,7 +43,7 @@ is in ``benchmarks/RESULTS.md``.
 """
 
 import dataclasses
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -52,9 +52,9 @@ import numpy as np
 from ste_jax import exact
 from ste_jax._checks import check_square
 from ste_jax.data import Comparisons, pair_counts
-from ste_jax.evaluate import _estimators
-from ste_jax.evaluate._model_estimator import DEFAULT_RECORD_TOLERANCE
-from ste_jax.evaluate._replicas import bootstrap_hard_memberships
+from ste_jax.evaluate._estimators import WinRateEstimator, fit_estimator
+from ste_jax.evaluate._protocol import TournamentEstimator
+from ste_jax.evaluate._replicas import ResamplingSettings, bootstrap_hard_memberships
 
 VERDICTS = ("in", "out", "undetermined")
 
@@ -69,8 +69,8 @@ def _check_confidence(confidence) -> float:
   return c
 
 
-class CertifiedMemberships(NamedTuple):
-  """Certified memberships of :func:`certified_memberships` (each Boolean ``(..., n)``).
+class OrientationCertificates(NamedTuple):
+  """Certified memberships of :func:`orientation_certificates` (each Boolean ``(..., n)``).
 
   Attributes:
     top_cycle_in: reaches every agent through sure edges (verdict ``in``).
@@ -85,8 +85,10 @@ class CertifiedMemberships(NamedTuple):
   uncovered_possible: jax.Array
 
 
-def certified_memberships(beats, confidence) -> CertifiedMemberships:
-  """Top-Cycle and Uncovered-Set memberships certified at ``confidence`` from edge-orientation probabilities.
+def orientation_certificates(
+  beats: jax.typing.ArrayLike, confidence: jax.typing.ArrayLike
+) -> OrientationCertificates:
+  """Top-Cycle and Uncovered-Set certificates at ``confidence`` from edge-orientation probabilities.
 
   Sure edges are ``beats[a, b] >= confidence``; possible edges are all pairs whose reverse is not
   sure. ``in`` = reaching everyone through sure edges (within two steps for the Uncovered Set),
@@ -101,13 +103,13 @@ def certified_memberships(beats, confidence) -> CertifiedMemberships:
     confidence: level ``c`` in ``(0.5, 1)`` (scalar, may be traced).
 
   Returns:
-    :class:`CertifiedMemberships`; ``top_cycle_in`` implies ``top_cycle_possible`` (same for the
+    :class:`OrientationCertificates`; ``top_cycle_in`` implies ``top_cycle_possible`` (same for the
     Uncovered Set).
 
   Examples:
     >>> import jax.numpy as jnp
     >>> beats = jnp.array([[0.0, 0.99, 0.99], [0.01, 0.0, 0.6], [0.01, 0.4, 0.0]])
-    >>> m = certified_memberships(beats, 0.95)  # 0 surely beats 1 and 2; 1 vs 2 is open
+    >>> m = orientation_certificates(beats, 0.95)  # 0 surely beats 1 and 2; 1 vs 2 is open
     >>> m.top_cycle_in.tolist(), m.top_cycle_possible.tolist()
     ([True, False, False], [True, False, False])
   """
@@ -119,7 +121,7 @@ def certified_memberships(beats, confidence) -> CertifiedMemberships:
   check_square(beats, "beats")
   sure = beats >= jnp.asarray(confidence, beats.dtype)
   possible = ~jnp.swapaxes(sure, -1, -2)
-  return CertifiedMemberships(
+  return OrientationCertificates(
     exact.reach_all(sure),
     exact.reach_all(possible),
     exact.kings_in_relation(sure),
@@ -127,8 +129,8 @@ def certified_memberships(beats, confidence) -> CertifiedMemberships:
   )
 
 
-def certificate_labels(is_in, possible) -> np.ndarray:
-  """``"in"`` where ``is_in``, ``"out"`` where not ``possible``, else ``"undetermined"`` (object array)."""
+def certificate_labels(is_in: jax.typing.ArrayLike, possible: jax.typing.ArrayLike) -> np.ndarray:
+  """``"in"`` where ``is_in``, ``"out"`` where not ``possible``, else ``"undetermined"``."""
   is_in, possible = np.asarray(is_in, dtype=bool), np.asarray(possible, dtype=bool)
   out = np.full(is_in.shape, "undetermined", dtype=object)
   out[is_in] = "in"
@@ -136,8 +138,8 @@ def certificate_labels(is_in, possible) -> np.ndarray:
   return out
 
 
-class CoreCandidates(NamedTuple):
-  """The agents most often in the replicas' hard cores: see :func:`core_candidates`.
+class ReplicaCoreCandidates(NamedTuple):
+  """The agents most often in the replicas' hard cores: see :func:`replica_core_candidates`.
 
   Attributes:
     members: ``(k,)`` agent indices, by decreasing share of replicas whose core holds them.
@@ -150,8 +152,10 @@ class CoreCandidates(NamedTuple):
   level: float
 
 
-def core_candidates(memberships, level: float) -> CoreCandidates:
-  """The fewest agents, taken by decreasing membership share, that hold the whole core of ``level`` of the replicas.
+def replica_core_candidates(
+  memberships: jax.typing.ArrayLike, level: float
+) -> ReplicaCoreCandidates:
+  """The fewest agents, by decreasing share, that hold the whole core of ``level`` of the replicas.
 
   Agents are ordered by ``p_i``, the share of replicas whose hard core holds agent ``i`` (ties by
   index), and taken in that order until the taken set contains the *whole* core of at least a
@@ -170,12 +174,13 @@ def core_candidates(memberships, level: float) -> CoreCandidates:
     level: share in ``(0, 1]``.
 
   Returns:
-    :class:`CoreCandidates`.
+    :class:`ReplicaCoreCandidates`.
   """
   m = np.asarray(memberships)
   if m.ndim != 2 or m.dtype != bool or m.shape[0] < 1:
     raise ValueError(
-      f"memberships must be a boolean array of shape (num_replicas >= 1, n); got {m.dtype} {m.shape}."
+      f"memberships must be a boolean array of shape (num_replicas >= 1, n); got {m.dtype} "
+      f"{m.shape}."
     )
   level = float(level)
   if not 0.0 < level <= 1.0:
@@ -192,12 +197,12 @@ def core_candidates(memberships, level: float) -> CoreCandidates:
   k = int(np.argmax(covered >= level - 1e-12))
   if k > 0:
     k = int(np.searchsorted(-p[order], -p[order[k - 1]], side="right"))
-  return CoreCandidates(order[:k], float(covered[k]), level)
+  return ReplicaCoreCandidates(order[:k], float(covered[k]), level)
 
 
 @dataclasses.dataclass(frozen=True)
-class Verdicts:
-  """Verdicts for one solution concept.
+class ConceptVerdicts:
+  """The verdicts of one solution concept (the Top Cycle or the Uncovered Set).
 
   Attributes:
     probability: ``(n,)`` share of replicas whose hard core holds the agent (descriptive; the
@@ -205,32 +210,37 @@ class Verdicts:
     verdict: ``(n,)`` object array of ``"in"``, ``"out"`` or ``"undetermined"`` (certified).
     confidence: the confidence level used.
     num_replicas: number of replicas behind ``probability`` and the edge orientations.
-    candidates: :class:`CoreCandidates` at level ``confidence``.
+    candidates: :class:`ReplicaCoreCandidates` at level ``confidence``.
   """
 
   probability: np.ndarray
   verdict: np.ndarray
   confidence: float
   num_replicas: int
-  candidates: CoreCandidates
+  candidates: ReplicaCoreCandidates
 
 
 @dataclasses.dataclass(frozen=True)
 class MembershipVerdicts:
-  """Top-Cycle and Uncovered-Set :class:`Verdicts` of the same replicas, and the edge orientations.
+  """The Top-Cycle and Uncovered-Set :class:`ConceptVerdicts` of the same replicas.
 
   Attributes:
-    top_cycle, uncovered: :class:`Verdicts`.
+    top_cycle, uncovered: :class:`ConceptVerdicts`.
     beats: ``(n, n)`` share of replicas with the strict edge ``a -> b``.
   """
 
-  top_cycle: Verdicts
-  uncovered: Verdicts
+  top_cycle: ConceptVerdicts
+  uncovered: ConceptVerdicts
   beats: np.ndarray
 
 
 def verdicts_from_replicas(
-  top_cycle, uncovered, beats, *, confidence: float = 0.95, observed=None
+  top_cycle: jax.typing.ArrayLike,
+  uncovered: jax.typing.ArrayLike,
+  beats: jax.typing.ArrayLike,
+  *,
+  confidence: float = 0.95,
+  observed: jax.typing.ArrayLike | None = None,
 ) -> MembershipVerdicts:
   """Verdicts from replicas' hard memberships and their edge orientations.
 
@@ -267,10 +277,14 @@ def verdicts_from_replicas(
     if observed.shape != (n, n):
       raise ValueError(f"observed must be a ({n}, {n}) boolean mask, got shape {observed.shape}.")
     beats = np.where(observed, beats, 0.0)
-  cert = certified_memberships(jnp.asarray(beats), c)
+  cert = orientation_certificates(jnp.asarray(beats), c)
   out = [
-    Verdicts(
-      m.mean(axis=0), certificate_labels(is_in, possible), c, int(m.shape[0]), core_candidates(m, c)
+    ConceptVerdicts(
+      m.mean(axis=0),
+      certificate_labels(is_in, possible),
+      c,
+      int(m.shape[0]),
+      replica_core_candidates(m, c),
     )
     for m, is_in, possible in (
       (ms[0], cert.top_cycle_in, cert.top_cycle_possible),
@@ -282,27 +296,28 @@ def verdicts_from_replicas(
 
 @jax.jit
 def _stack_memberships(P):
-  """Hard cores (ties both ways) and orientation shares of a ``(R, n, n)`` stack, compiled once per shape."""
-  tc, uc = jax.vmap(lambda p: _estimators.hard_memberships(p, "winrate"))(P)
-  _, strict = _estimators.hard_relations(P, "winrate")
+  """Hard cores (ties both ways) and orientation shares of a ``(R, n, n)`` stack (compiled)."""
+  relation = WinRateEstimator()  # strict P > 1/2, ties both ways in the weak relation
+  tc, uc = jax.vmap(relation.hard_memberships)(P)
+  _, strict = relation.hard_relations(P)
   return tc, uc, jnp.mean(strict, axis=0, dtype=P.dtype)
 
 
 def membership_verdicts(
-  data,
+  key: jax.Array | None,
+  data: "Comparisons | jax.typing.ArrayLike",
+  estimator: "str | TournamentEstimator" = "auto",
   *,
   confidence: float = 0.95,
-  estimator: str = "auto",
-  num_replicas: int = 200,
-  key=None,
-  batch_size: int | str | None = "auto",
-  certify_imputed: bool = False,
-  resampling: str = "auto",
-  record_tolerance: float | None = DEFAULT_RECORD_TOLERANCE,
+  settings: ResamplingSettings | None = None,
+  **options: Any,
 ) -> MembershipVerdicts:
   """Per-agent Top-Cycle and Uncovered-Set verdicts (``in`` / ``out`` / ``undetermined``).
 
   Args:
+    data: one of
+
+    key: PRNG key of the estimator's fit and the bootstrap (comparisons; ``None`` for a stack).
     data: one of
 
       * a :class:`~ste_jax.data.Comparisons`: the estimator's edges are bootstrapped
@@ -310,44 +325,45 @@ def membership_verdicts(
         refitted for the model estimator, Poisson replicas over unit comparisons otherwise);
       * a ``(R, n, n)`` stack of resampled tournaments ``P`` (e.g. draws from your own posterior):
         strict edges ``P > 1/2``; hard cores with ties counted both ways;
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a registry name
+      (comparisons only).
     confidence: level ``c`` in ``(0.5, 1)``.
-    estimator: ``"auto"``, ``"posterior"``, ``"winrate"`` or ``"model"`` (comparisons only).
-    num_replicas: bootstrap replicas (comparisons only).
-    key: PRNG key (default ``jax.random.key(0)``).
-    batch_size: replicas per compiled batch (memory bound; comparisons only; ``"auto"``: 1 on CPU, 8
-      on accelerators).
-    certify_imputed: let the model's predictions on pairs never compared count as evidence
-      (comparisons only; see the module docstring for what this costs).
-    resampling: ``"auto"``, ``"poisson"`` or ``"parametric"`` (model estimator only; comparisons
-      only): :func:`~ste_jax.evaluate._replicas.resolve_resampling`.
-    record_tolerance: the model estimator's record bands (``None``: off; see
-      :func:`~ste_jax.evaluate.fit_model_tournament`).
+    settings: :class:`~ste_jax.evaluate.ResamplingSettings` (comparisons only; its
+      ``confidence`` is replaced by ``confidence``).
+    **options: fields of :class:`~ste_jax.evaluate.ResamplingSettings` (``num_replicas``,
+      ``resampling``, ``certify_imputed``, ``batch_size``; comparisons only).
 
   Returns:
     :class:`MembershipVerdicts`: verdicts certified from the replicas' edge orientations
-    (:func:`certified_memberships`), with the share of replicas whose hard core holds each agent.
+    (:func:`orientation_certificates`), with the share of replicas whose hard core holds each agent.
 
   Examples:
     >>> import jax.numpy as jnp
     >>> P = jnp.array([[0.5, 0.9, 0.9], [0.1, 0.5, 0.6], [0.1, 0.4, 0.5]])
-    >>> v = membership_verdicts(jnp.stack([P] * 20))
+    >>> v = membership_verdicts(None, jnp.stack([P] * 20))
     >>> v.top_cycle.verdict.tolist()
     ['in', 'out', 'out']
   """
   if isinstance(data, Comparisons):
-    name, _ = _estimators.resolve_estimator(estimator, data)
-    key = jax.random.key(0) if key is None else key
-    k_fit, k_boot = jax.random.split(key)
-    est = _estimators.build_estimator(
-      name, data, key=k_fit, model_options={"record_tolerance": record_tolerance}
-    )
+    if key is None:
+      raise ValueError("key must be a PRNG key when data are comparisons (it draws replicas).")
+    s = dataclasses.replace(settings or ResamplingSettings(), confidence=confidence, **options)
+    est, _, fitted, k_boot = fit_estimator(key, data, estimator)
     boot = bootstrap_hard_memberships(
-      k_boot, data, est, num_replicas=num_replicas, batch_size=batch_size, resampling=resampling
+      k_boot,
+      data,
+      est,
+      fitted,
+      num_replicas=s.num_replicas,
+      batch_size=s.batch_size,
+      resampling=s.resampling,
     )
-    observed = None if certify_imputed else np.asarray(pair_counts(data).totals) > 0
+    observed = None if s.certify_imputed else np.asarray(pair_counts(data).totals) > 0
     return verdicts_from_replicas(
-      boot.top_cycle, boot.uncovered, boot.beats, confidence=confidence, observed=observed
+      boot.top_cycle, boot.uncovered, boot.beats, confidence=s.confidence, observed=observed
     )
+  if options or settings is not None:
+    raise TypeError("a stack of tournaments takes no resampling settings: it is the replicas.")
   P = jnp.asarray(data)
   if P.ndim != 3 or P.shape[-1] != P.shape[-2]:
     raise ValueError(

@@ -3,6 +3,8 @@ the maximal lottery that excludes it from the bipartisan and essential sets, the
 minimal covering set that covers it there, and the chain of strict wins from a Schwartz-set member
 that keeps it out of the Schwartz set."""
 
+from collections.abc import Sequence
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -15,7 +17,14 @@ LOTTERY_WITNESS_MAX_AGENTS = (
 _LOTTERY_SHOWN = 6  # support entries spelled out
 
 
-def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -> dict:
+def witness_report(
+  P: jax.typing.ArrayLike,
+  games: jax.typing.ArrayLike,
+  agents: Sequence[str],
+  index: int,
+  *,
+  ties_connect: bool = True,
+) -> dict:
   """Why agent ``index`` is or is not in the hard Top Cycle and Uncovered Set of ``P``.
 
   Args:
@@ -106,7 +115,9 @@ def witness_report(P, games, agents, index: int, *, ties_connect: bool = True) -
   }
 
 
-def schwartz_set_witness(P, games, agents, index: int) -> dict:
+def schwartz_set_witness(
+  P: jax.typing.ArrayLike, games: jax.typing.ArrayLike, agents: Sequence[str], index: int
+) -> dict:
   """Schwartz-set (GOCHA) membership of one agent, with a chain of strict wins into it if it is out.
 
   The Schwartz set (:func:`~ste_jax.exact.schwartz_set`) is the union of the strongly connected
@@ -162,7 +173,7 @@ def schwartz_set_witness(P, games, agents, index: int) -> dict:
   return out
 
 
-def covering_set_witness(P, agents, index: int) -> dict:
+def covering_set_witness(P: jax.typing.ArrayLike, agents: Sequence[str], index: int) -> dict:
   """Minimal-covering-set membership of one agent, with the member that covers it there if it is out.
 
   A covering set ``B`` (Dutta 1988) is externally stable: every outsider ``a`` is covered within
@@ -204,7 +215,7 @@ def covering_set_witness(P, agents, index: int) -> dict:
   return out
 
 
-def lottery_witnesses(P, agents, index: int) -> list[dict]:
+def lottery_witnesses(P: jax.typing.ArrayLike, agents: Sequence[str], index: int) -> list[dict]:
   """Bipartisan- and essential-set membership of one agent, with the maximal lottery as witness.
 
   For the majority margins ``sign(P - P^T)`` (bipartisan set) and the probability margins

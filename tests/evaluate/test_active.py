@@ -20,7 +20,7 @@ import pytest
 
 import ste_jax
 from ste_jax._cli import main
-from ste_jax.evaluate import certified_memberships, suggest_pairs
+from ste_jax.evaluate import orientation_certificates, suggest_pairs
 from ste_jax.evaluate._active import _LOOKAHEAD, edge_level, simulate_certification
 
 N, K, RUNS = 6, 3, 2000
@@ -28,7 +28,7 @@ NAMES = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
 NO_PAIRS = jnp.zeros((N, N), bool)
 
 _memberships = jax.jit(
-  certified_memberships
+  orientation_certificates
 )  # (beats, level): compiled for (N, N) and the flip stack
 ORDERED = list(itertools.permutations(range(N), 2))  # the flips of _flip_codes, in this order
 
@@ -369,7 +369,12 @@ def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_pat
   """Pairs never compared: by default the relevance comes from the model's bootstrap replicas (the
   cores behind `score`'s P(TC)); --plausible posterior keeps the posterior draws."""
   from ste_jax.data import load_comparisons
-  from ste_jax.evaluate import LeaderboardSettings, core_candidates, core_table, replica_cores
+  from ste_jax.evaluate import (
+    LeaderboardSettings,
+    core_table,
+    replica_core_candidates,
+    replica_cores,
+  )
 
   rng = np.random.default_rng(1)
   lines = ["a,b,winner"]
@@ -385,12 +390,14 @@ def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_pat
   report = json.loads(out.out)
   assert report["plausible"] == "model" and "parametric bootstrap replicas of the model" in out.err
   c, _ = load_comparisons(path)
-  settings = LeaderboardSettings(estimator="model", num_replicas=20, soft_intervals=False)
-  cores = replica_cores(c, settings)  # the replicas of score's table: its P(TC) and candidates
-  table = core_table(c, settings)
+  settings = LeaderboardSettings(num_replicas=20, soft_intervals=False)
+  key = jax.random.key(0)  # the CLI's --seed 0
+  cores = replica_cores(key, c, "model", settings)  # the replicas of score's table: its P(TC)
+  table = core_table(key, c, "model", settings)
   np.testing.assert_allclose(cores.mean(axis=0), table.columns["p_tc"])
   assert (
-    table.top_cycle_candidates.members.tolist() == core_candidates(cores, 0.95).members.tolist()
+    table.top_cycle_candidates.members.tolist()
+    == replica_core_candidates(cores, 0.95).members.tolist()
   )
   either = (cores[:, :, None] | cores[:, None, :]).mean(axis=0)
   for p in report["pairs"]:

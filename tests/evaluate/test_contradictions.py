@@ -7,7 +7,7 @@ from scipy import stats
 
 from ste_jax.evaluate import (
   LeaderboardSettings,
-  _estimators,
+  WinRateEstimator,
   core_table,
   head_to_head_contradictions,
 )
@@ -133,16 +133,19 @@ def _transitive_wins_with_one_upset(n=10, games=20, upset=(8, 1)):
 def test_table_warns_when_the_displayed_tournament_contradicts_a_record(monkeypatch):
   wins = _transitive_wins_with_one_upset()
   # Win rates follow the records: no contradiction for the record-based estimators.
-  table = core_table(from_wins(wins), LeaderboardSettings(estimator="winrate", num_replicas=0))
+  no_replicas = LeaderboardSettings(num_replicas=0)
+  table = core_table(jax.random.key(0), from_wins(wins), "winrate", no_replicas)
   assert table.diagnostics.contradictions == ()
   # A displayed tournament that keeps the transitive order (here the true one) is contradicted by
   # the upset: the table lists it, warns, and writes it to the JSON diagnostics.
   s = np.linspace(2.0, -2.0, 10)
   P = 1 / (1 + np.exp(-(s[:, None] - s[None, :])))
-  monkeypatch.setattr(_estimators, "display_tournament", lambda *args: P)
+  monkeypatch.setattr(WinRateEstimator, "display_tournament", lambda *args: P)
   table = core_table(
+    jax.random.key(0),
     from_wins(wins, agents=[f"m{i}" for i in range(10)]),
-    LeaderboardSettings(estimator="winrate", num_replicas=0),
+    WinRateEstimator(),
+    no_replicas,
   )
   found = table.diagnostics.contradictions
   assert [(c.winner, c.loser, c.record_wins, c.games) for c in found] == [("m8", "m1", 20.0, 20.0)]
@@ -159,7 +162,9 @@ def test_table_warns_when_the_displayed_tournament_contradicts_a_record(monkeypa
 @pytest.mark.slow  # a 200-agent model fit, about 14 s on 2 cores
 def test_no_contradiction_in_a_bradley_terry_league():
   league = sparse_league(jax.random.key(3), num_agents=200, num_comparisons=6000)
-  table = core_table(league.comparisons, LeaderboardSettings(estimator="model", num_replicas=0))
+  table = core_table(
+    jax.random.key(0), league.comparisons, "model", LeaderboardSettings(num_replicas=0)
+  )
   assert table.estimator == "model"
   assert table.diagnostics.contradictions == ()
   assert not any("contradict" in w for w in table.diagnostics.warnings)

@@ -1,5 +1,6 @@
-"""The leaderboard: one tournament per table, zero-temperature consistency, verdicts, diagnostics."""
+"""The leaderboard: one tournament per table, zero-temperature limits, verdicts, diagnostics."""
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -7,7 +8,14 @@ import pytest
 from ste_jax import exact, ste_scores_from_edges
 from ste_jax._cli import bundled_dataset_path
 from ste_jax.data import Comparisons, load_comparisons
-from ste_jax.evaluate import LeaderboardSettings, _estimators, core_table, leaderboard
+from ste_jax.evaluate import (
+  LeaderboardSettings,
+  ModelEstimator,
+  PosteriorEdgeEstimator,
+  WinRateEstimator,
+  core_table,
+  leaderboard,
+)
 from tests.evaluate._data import from_wins, rps_above_transitive
 from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
 
@@ -45,6 +53,15 @@ def _strict_random_wins(seed, n=9, games=7):
   return wins
 
 
+def _table(c, estimator, **settings):
+  return core_table(jax.random.key(0), c, estimator, LeaderboardSettings(**settings))
+
+
+def _frame(data, estimator="auto", **options):
+  """The single table of ``leaderboard`` as a DataFrame indexed by agent."""
+  return leaderboard(jax.random.key(0), data, estimator, **options).table().to_frame()
+
+
 # The model estimator's fits (about 8 s on 2 cores) run in `make test-slow`.
 @pytest.mark.parametrize(
   "estimator", ["winrate", pytest.param("model", marks=pytest.mark.slow), "posterior"]
@@ -52,14 +69,15 @@ def _strict_random_wins(seed, n=9, games=7):
 def test_hard_columns_are_the_zero_temperature_limit_of_the_soft_columns(estimator):
   for seed in range(2):
     c = from_wins(_strict_random_wins(seed))
-    t = core_table(c, LeaderboardSettings(estimator=estimator, tau=1e-3, num_replicas=0))
+    t = _table(c, estimator, tau=1e-3, num_replicas=0)
     cols = t.columns
     n = len(t.agents)
     if estimator == "posterior":
-      # D is tau-free: at gamma -> 0 the Top-Cycle score tends to the bottleneck min_b R(a, b), which
-      # is > 0 exactly for the agents that reach everyone through edges D > 0 (the hard relation).
+      # D is tau-free: at gamma -> 0 the Top-Cycle score tends to the bottleneck min_b R(a, b),
+      # which is > 0 exactly for the agents that reach everyone through edges D > 0 (the hard
+      # relation).
       assert (cols["tc_score"] > 1e-3 * np.log(n)).tolist() == cols["hard_tc"].tolist()
-      D = _estimators.build_estimator("posterior", c).edges
+      D = PosteriorEdgeEstimator().fit(jax.random.key(0), c).edges
       binary = ste_scores_from_edges((D > 0).astype(D.dtype), gamma=1e-3)
       assert (np.asarray(binary.top_cycle) > 0.5).tolist() == cols["hard_tc"].tolist()
       assert (np.asarray(binary.uncovered) > 0.5).tolist() == cols["hard_uc"].tolist()
@@ -75,8 +93,8 @@ def test_hard_columns_match_oracles_per_estimator():
   P = np.where(wins + wins.T > 0, wins / np.maximum(wins + wins.T, 1), 0.5)
   np.fill_diagonal(P, 0.5)
   strict = (P > 0.5) & ~np.eye(len(P), dtype=bool)
-  win = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=0)).columns
-  post = core_table(c, LeaderboardSettings(estimator="posterior", num_replicas=0)).columns
+  win = _table(c, "winrate", num_replicas=0).columns
+  post = _table(c, "posterior", num_replicas=0).columns
   assert win["hard_tc"].tolist() == nx_top_cycle(P).tolist()  # unobserved pair = tie both ways
   assert post["hard_tc"].tolist() == nx_reach_all(strict).tolist()  # unobserved pair = no edge
   assert win["hard_uc"].tolist() == post["hard_uc"].tolist() == brute_uncovered_set(P).tolist()
@@ -85,7 +103,7 @@ def test_hard_columns_match_oracles_per_estimator():
 @pytest.mark.slow  # about 15 s on 2 cores (40 model refits)
 def test_leaderboard_frame_rps_model_verdicts():
   c, _ = rps_above_transitive(0)
-  lb = leaderboard(c, estimator="model", bootstrap=40)
+  lb = _frame(c, "model", num_replicas=40)
   assert isinstance(lb, pd.DataFrame) and list(lb.columns) == COLUMNS and lb.index.name == "agent"
   assert set(lb.index[lb.hard_tc]) == {"0", "1", "2"} and (lb.tier[lb.hard_tc] == 1).all()
   assert lb.tier.is_monotonic_increasing
@@ -107,13 +125,14 @@ def test_leaderboard_frame_rps_model_verdicts():
   )
 
 
-@pytest.mark.slow  # about 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration
+# About 10 s on 2 cores; verdict rules are checked by default in test_verdict_calibration.
+@pytest.mark.slow
 def test_clear_winner_is_in_and_others_out():
   wins = np.zeros((4, 4))
   wins[0, 1:] = 40
   wins[1:, 0] = 2
   wins[1, 2], wins[2, 1], wins[2, 3], wins[3, 2], wins[1, 3], wins[3, 1] = 30, 10, 30, 10, 30, 10
-  lb = leaderboard(from_wins(wins, agents=["a", "b", "c", "d"]), bootstrap=60)
+  lb = _frame(from_wins(wins, agents=["a", "b", "c", "d"]), num_replicas=60)
   assert lb.attrs["estimator"] == "posterior"  # auto: every pair compared
   assert lb.tc_verdict.to_dict() == {"a": "in", "b": "out", "c": "out", "d": "out"}
   assert lb.tier.tolist() == [1, 2, 3, 4]
@@ -135,18 +154,26 @@ def test_dataframe_input_and_by_context():
     }
   )
   df = df.rename(columns={"category": "context"})  # the loaders' context column
-  frames = leaderboard(df, estimator="winrate", bootstrap=0, by_context=True)
-  assert set(frames) == {"c1", "c2"} and all(
-    sorted(f.index) == ["x", "y", "z"] for f in frames.values()
-  )
-  single = leaderboard(df, estimator="winrate", bootstrap=0)
-  assert sorted(single.index) == ["x", "y", "z"]
+  by_context = leaderboard(jax.random.key(0), df, "winrate", by_context=True, num_replicas=0)
+  single = leaderboard(jax.random.key(1), df, "winrate", num_replicas=0)
+  assert type(by_context) is type(single)  # the return type does not depend on by_context
+  assert [t.context for t in by_context] == ["c1", "c2"]
+  assert all(sorted(by_context.table(name).agents) == ["x", "y", "z"] for name in ("c1", "c2"))
+  frame = by_context.to_frame()
+  assert frame.index.names == ["context", "agent"] and len(frame) == 6
+  assert set(frame.attrs["tables"]) == {"c1", "c2"}
+  assert sorted(single.table().agents) == ["x", "y", "z"]
+  assert single.to_frame().index.names == ["context", "agent"]
+  with pytest.raises(KeyError, match="one table per context"):
+    by_context.table()
+  with pytest.raises(TypeError, match="bootstrap"):
+    leaderboard(jax.random.key(2), df, bootstrap=0)  # the option is num_replicas
 
 
 @pytest.mark.slow  # about 12 s on 2 cores
 def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
   c, _ = load_comparisons(bundled_dataset_path())
-  lb = leaderboard(c, bootstrap=0)
+  lb = _frame(c, num_replicas=0)
   assert lb.attrs["diagnostics"]["warnings"] == []
   rng = np.random.default_rng(0)
   n = 30
@@ -154,26 +181,50 @@ def test_warnings_fire_on_sparse_winrate_and_not_on_a_round_robin():
   keep = rng.random(a.size) < 0.3
   a, b = np.repeat(a[keep], 3), np.repeat(b[keep], 3)
   sparse = Comparisons.from_arrays(a, b, rng.integers(0, 2, a.size).astype(float))
-  warnings = leaderboard(sparse, estimator="winrate", bootstrap=0).attrs["diagnostics"]["warnings"]
+  warnings = _frame(sparse, "winrate", num_replicas=0).attrs["diagnostics"]["warnings"]
   assert any("missing pairs make everyone reach everyone" in w for w in warnings)
 
 
 @pytest.mark.parametrize(
   "kwargs, match",
   [
-    ({"estimator": "elo"}, "estimator"),
     ({"tau": 0.0}, "tau"),
+    ({"gamma": -1.0}, "gamma"),
     ({"confidence": 1.0}, "confidence"),
     ({"num_replicas": -1}, "num_replicas"),
-    ({"record_tolerance": 0.0}, "record_tolerance"),
-    ({"record_tolerance": float("inf")}, "record_tolerance"),
     ({"batch_size": 0}, "batch_size"),
     ({"batch_size": "big"}, "batch_size"),
+    ({"resampling": "bayesian"}, "resampling"),
   ],
 )
 def test_bad_settings(kwargs, match):
   with pytest.raises(ValueError, match=match):
     LeaderboardSettings(**kwargs)
+
+
+@pytest.mark.parametrize(
+  "kwargs, match",
+  [
+    ({"record_tolerance": 0.0}, "record_tolerance"),
+    ({"record_tolerance": float("inf")}, "record_tolerance"),
+    ({"num_folds": 1}, "num_folds"),
+    ({"ranks": ()}, "ranks"),
+    ({"strength_l2": (0.0,)}, "strength_l2"),
+  ],
+)
+def test_bad_model_settings(kwargs, match):
+  with pytest.raises(ValueError, match=match):
+    ModelEstimator(**kwargs)
+
+
+def test_unknown_estimator_names_the_registry():
+  from ste_jax.evaluate import ESTIMATORS
+
+  with pytest.raises(ValueError, match="estimator must be one of"):
+    _table(from_wins(_strict_random_wins(0)), "elo", num_replicas=0)
+  assert set(ESTIMATORS) == {"auto", "posterior", "winrate", "model"}
+  with pytest.raises(TypeError, match="TournamentEstimator"):
+    _table(from_wins(_strict_random_wins(0)), 3, num_replicas=0)
 
 
 def test_solution_columns_in_table_and_outputs():
@@ -184,7 +235,9 @@ def test_solution_columns_in_table_and_outputs():
 
   c, _ = rps_above_transitive(0)
   names = ("bipartisan", "ml", "top_cycle")
-  tables = core_tables(c, LeaderboardSettings(estimator="winrate", num_replicas=0, solutions=names))
+  tables = core_tables(
+    jax.random.key(0), c, "winrate", LeaderboardSettings(num_replicas=0, solutions=names)
+  )
   t = tables[0]
   assert t.column_names[-3:] == names
   assert np.asarray(t.columns["top_cycle"]).tolist() == np.asarray(exact.top_cycle(t.P)).tolist()
@@ -196,18 +249,17 @@ def test_solution_columns_in_table_and_outputs():
     line.lstrip().startswith("#") and line.split()[-3:] == list(names)
     for line in _render.format_text(tables).splitlines()
   )
-  frame = leaderboard(c, estimator="winrate", bootstrap=0, solutions=names)
+  frame = _frame(c, "winrate", num_replicas=0, solutions=names)
   assert list(frame.columns[-3:]) == list(names)
   with pytest.raises(ValueError, match="unknown solution"):
     LeaderboardSettings(solutions=("nope",))
 
 
 def test_parametric_outcomes_are_binomial_draws_from_the_model():
-  """Each row's ``max(1, round(w))`` games redrawn from P̂ at its pair; weights (the design) untouched."""
-  import jax
+  """Each row's ``max(1, round(w))`` games redrawn from P̂ at its pair; weights (design) kept."""
   import jax.numpy as jnp
 
-  from ste_jax.evaluate._leaderboard import resample_model_outcomes
+  from ste_jax.evaluate._replicas import resample_model_outcomes
 
   prob = jnp.asarray([0.1, 0.5, 0.9, 0.7], jnp.float32)
   weight = jnp.asarray([1.0, 4.0, 0.0, 2.4], jnp.float32)
@@ -237,15 +289,16 @@ def test_parametric_outcomes_are_binomial_draws_from_the_model():
   ],
 )
 def test_resolve_resampling(resampling, estimator, expect):
-  from ste_jax.evaluate._leaderboard import resolve_resampling
+  from ste_jax.evaluate import estimator_named
 
+  est = estimator_named(estimator)
   if expect is ValueError:
     with pytest.raises(ValueError, match="resampling"):
-      resolve_resampling(resampling, estimator)
+      est.resolve_resampling(resampling)
   else:
-    assert resolve_resampling(resampling, estimator) == expect
+    assert est.resolve_resampling(resampling) == expect
   with pytest.raises(ValueError, match="resampling"):
-    LeaderboardSettings(estimator="winrate", resampling="parametric")
+    _table(from_wins(_strict_random_wins(0)), WinRateEstimator(), resampling="parametric")
 
 
 @pytest.mark.slow  # about 15 s on 2 cores (two bootstraps of 100 model refits)
@@ -257,9 +310,7 @@ def test_parametric_bootstrap_lets_a_perfect_record_lose():
   drop the four games); replicas redrawn from the fitted Bradley-Terry model (ridge 3: P̂(4 beats
   1) about 0.64) give 1 some of the games, and the refit then often ranks 1 first.
   """
-  import jax
-
-  from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships
+  from ste_jax.evaluate import bootstrap_hard_memberships
 
   rng = np.random.default_rng(0)
   s = np.array([1.0, 0.5, 0.0, -0.5])
@@ -270,14 +321,13 @@ def test_parametric_bootstrap_lets_a_perfect_record_lose():
       b += [j] * 8
       o += (rng.random(8) < 1 / (1 + np.exp(s[j] - s[i]))).astype(float).tolist()
   c = Comparisons.from_arrays(a + [4] * 4, b + [1] * 4, o + [1.0] * 4)
-  est = _estimators.build_estimator(
-    "model", c, key=jax.random.key(0), model_options=dict(strength_l2=(3.0,), ranks=(0,))
-  )
-  assert 0.55 < float(est.edges[4, 1]) < 0.75
+  est = ModelEstimator(strength_l2=(3.0,), ranks=(0,))
+  fitted = est.fit(jax.random.key(0), c)
+  assert 0.55 < float(fitted.edges[4, 1]) < 0.75
   shares = {
-    r: bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=100, resampling=r).beats[
-      4, 1
-    ]
+    r: bootstrap_hard_memberships(
+      jax.random.key(1), c, est, fitted, num_replicas=100, resampling=r
+    ).beats[4, 1]
     for r in ("poisson", "parametric")
   }
   assert shares["poisson"] >= 0.9
@@ -336,7 +386,7 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   n = 4
   close = from_wins((1.0 + np.random.default_rng(5).integers(0, 2, size=(n, n))) * (1 - np.eye(n)))
   settings = LeaderboardSettings(num_replicas=60)
-  table = core_table(close, settings)
+  table = core_table(jax.random.key(0), close, "auto", settings)
   c = table.top_cycle_candidates
   p = table.columns["p_tc"]
   assert (
@@ -358,25 +408,22 @@ def test_candidates_are_reported_where_verdicts_stay_open():
   wins[0, 1:] = 40
   wins[1:, 0] = 2
   wins[1, 2], wins[2, 1], wins[2, 3], wins[3, 2], wins[1, 3], wins[3, 1] = 30, 10, 30, 10, 30, 10
-  settled = core_table(from_wins(wins), settings)
+  settled = core_table(jax.random.key(0), from_wins(wins), "auto", settings)
   assert settled.top_cycle_candidates.members.tolist() == [0]
   assert "candidates" not in format_text([settled])
-  assert (
-    core_table(from_wins(wins), LeaderboardSettings(num_replicas=0)).top_cycle_candidates is None
-  )
+  assert _table(from_wins(wins), "auto", num_replicas=0).top_cycle_candidates is None
 
 
 @pytest.mark.slow  # two compiled bootstrap drivers (about 10 s)
 def test_bootstrap_memberships_do_not_depend_on_the_batch_size():
-  """Replicas computed one at a time ("auto" on CPU) or four per compiled step are the same replicas."""
-  import jax
-
-  from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships, default_batch_size
+  """Replicas computed one at a time ("auto" on CPU) or four per compiled step are the same."""
+  from ste_jax.evaluate._replicas import bootstrap_hard_memberships, default_batch_size
 
   c, _ = rps_above_transitive(2, n=8)
-  est = _estimators.build_estimator("model", c, key=jax.random.key(0))
+  est = ModelEstimator()
+  fitted = est.fit(jax.random.key(0), c)
   runs = [
-    bootstrap_hard_memberships(jax.random.key(1), c, est, num_replicas=6, batch_size=b)
+    bootstrap_hard_memberships(jax.random.key(1), c, est, fitted, num_replicas=6, batch_size=b)
     for b in ("auto", 4)
   ]
   for field in ("top_cycle", "uncovered", "beats"):

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from ste_jax import exact
-from ste_jax.evaluate import _estimators, fit_model_tournament
+from ste_jax.data import Comparisons
+from ste_jax.evaluate import ModelEstimator, PosteriorEdgeEstimator, fit_model_tournament
 from ste_jax.evaluate._model_estimator import observed_pairs, pair_wins
 from ste_jax.stats import bradley_terry, planted_core_tournament, sample_comparisons
 from tests.evaluate._data import from_wins, rps_above_transitive
@@ -19,7 +20,8 @@ def test_rps_above_transitive_rest_is_recovered_by_the_model():
   # Default estimator: the core pairs' 30-game records keep their orientation (record bands).
   fit = fit_model_tournament(c)
   assert np.asarray(exact.top_cycle(fit.P)).tolist() == true_core
-  # The model alone (no record bands): cross-validation picks the intransitive term, which finds the cycle.
+  # The model alone (no record bands): cross-validation picks the intransitive term, which finds
+  # the cycle.
   model_only = fit_model_tournament(c, record_tolerance=None)
   assert model_only.chosen.rank >= 1
   assert model_only.cv_log_loss < model_only.bt_cv_log_loss
@@ -111,16 +113,16 @@ def test_record_tolerance_must_be_finite_and_positive(bad):
 
 @pytest.mark.slow  # statistical: three planted-core fits, about 11 s on 2 cores
 def test_model_core_equals_posterior_core_on_dense_data():
-  """Planted core, every pair observed, m = 50 games per pair: both estimators find the same hard core."""
+  """Planted core, every pair observed, 50 games a pair: both estimators find the same hard core."""
   for seed in range(3):
     k1, k2 = jax.random.split(jax.random.key(seed))
     planted = planted_core_tournament(k1, n=15, core_size=5)
     wins = sample_comparisons(k2, planted.P, per_pair=50, missing_rate=0.0).wins
     c = from_wins(wins)
     fit = fit_model_tournament(c, key=jax.random.key(seed))
-    post = _estimators.build_estimator("posterior", c)
-    tc_model, uc_model = _estimators.hard_memberships(fit.P, "model")
-    tc_post, uc_post = _estimators.hard_memberships(post.edges, "posterior")
+    post = PosteriorEdgeEstimator().fit(jax.random.key(0), c)
+    tc_model, uc_model = ModelEstimator().hard_memberships(fit.P)
+    tc_post, uc_post = PosteriorEdgeEstimator().hard_memberships(post.edges)
     assert (
       np.asarray(tc_model).tolist()
       == np.asarray(tc_post).tolist()
@@ -129,7 +131,7 @@ def test_model_core_equals_posterior_core_on_dense_data():
 
 
 def test_bradley_terry_fit_matches_newton_map_estimate():
-  """Rank 0, one strength ridge, no record bands = ridge-regularized BT MAP, solved independently by Newton."""
+  """Rank 0, one strength ridge, no record bands = ridge-regularized BT MAP, solved by Newton."""
   rng = np.random.default_rng(1)
   n = 8
   wins = rng.integers(0, 6, size=(n, n)).astype(np.float64) * (rng.random((n, n)) < 0.6)
@@ -222,3 +224,31 @@ def test_bad_arguments(kwargs, match):
   c, _ = rps_above_transitive(0, n=4)
   with pytest.raises(ValueError, match=match):
     fit_model_tournament(c, **kwargs)
+
+
+@pytest.mark.parametrize("m", [4, 6])
+def test_too_few_comparisons_for_the_folds_fall_back_and_say_so(m):
+  """Fewer comparisons than folds (4 < 5), or a split that leaves a fold empty (6 rows in 5 folds,
+  checked on the split itself): no CV (a fold with nothing held out has no log-loss), the first
+  candidate of the grid, finite probabilities, no NumPy warning, and the description says why."""
+  import warnings
+
+  from ste_jax.evaluate import LeaderboardSettings, core_table
+  from ste_jax.evaluate._model_estimator import _fold_weights
+
+  c = Comparisons.from_arrays([0, 1, 2, 0, 1, 2][:m], [1, 2, 0, 2, 0, 1][:m], [1.0] * m)
+  key = jax.random.key(0)
+  if m >= 5:
+    k_fold, _ = jax.random.split(key)
+    held = _fold_weights(k_fold, c.weight, 5)
+    assert (held.sum(axis=1) == 0).any()  # the case under test: some fold holds no comparison
+  with warnings.catch_warnings():
+    warnings.simplefilter("error")  # the NumPy RuntimeWarning of an empty fold fails the test
+    fit = fit_model_tournament(c, key=key)
+    table = core_table(jax.random.key(0), c, "model", LeaderboardSettings(num_replicas=0))
+  assert fit.num_folds == 0 and fit.chosen == (0, 0.1, 1.0)  # ranks[0], strength_l2[0], skew_l2[0]
+  assert np.isfinite(np.asarray(fit.P)).all()
+  assert np.isnan(fit.cv_log_loss) and np.isnan(fit.bt_cv_log_loss)
+  text = fit.describe()
+  assert "too few comparisons for cross-validation" in text and "nan" not in text
+  assert "too few comparisons" in table.conventions() and "nan" not in table.conventions()

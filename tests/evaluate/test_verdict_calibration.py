@@ -14,7 +14,11 @@ import pytest
 
 from ste_jax import exact
 from ste_jax.data import Comparisons
-from ste_jax.evaluate._verdicts import certified_memberships, core_candidates, membership_verdicts
+from ste_jax.evaluate._verdicts import (
+  membership_verdicts,
+  orientation_certificates,
+  replica_core_candidates,
+)
 from tests.oracles import brute_uncovered_set, nx_top_cycle
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -67,7 +71,7 @@ def test_certificate_is_membership_in_every_consistent_tournament(n):
     beats = beats + np.tril((1 - u.T) * 0.98, -1)
     beats[rng.uniform(size=(n, n)) < 0.3] = 0.0  # some pairs unobserved
     np.fill_diagonal(beats, 0.0)
-    m = certified_memberships(jnp.asarray(beats, jnp.float32), 0.8)
+    m = orientation_certificates(jnp.asarray(beats, jnp.float32), 0.8)
     sure = (beats >= 0.8) & ~np.eye(n, dtype=bool)
     tcs = np.array([nx_top_cycle(P) for P in _completions(sure)])
     ucs = np.array([brute_uncovered_set(P) for P in _completions(sure)])
@@ -80,21 +84,21 @@ def test_certificate_is_membership_in_every_consistent_tournament(n):
 def test_certificate_jits_vmaps_and_checks_input():
   beats = jax.random.uniform(jax.random.key(1), (6, 7, 7))
   conf = jnp.asarray([0.6, 0.7, 0.8, 0.9, 0.95, 0.99])
-  batched = jax.jit(jax.vmap(certified_memberships))(beats, conf)
+  batched = jax.jit(jax.vmap(orientation_certificates))(beats, conf)
   for i in range(6):
-    one = certified_memberships(beats[i], float(conf[i]))
+    one = orientation_certificates(beats[i], float(conf[i]))
     for x, y in zip(batched, one):
       np.testing.assert_array_equal(x[i], y)
   with pytest.raises(TypeError, match="beats"):
-    certified_memberships(jnp.ones((3, 3), bool), 0.9)
+    orientation_certificates(jnp.ones((3, 3), bool), 0.9)
   with pytest.raises(ValueError, match="beats"):
-    certified_memberships(jnp.ones((3, 4)), 0.9)
+    orientation_certificates(jnp.ones((3, 4)), 0.9)
 
 
 def test_membership_verdicts_clear_cases():
   # A stack of identical tournaments: every replica has the same hard cores, so p is 0 or 1.
   P = _cycle_on_top()
-  v = membership_verdicts(jnp.stack([jnp.asarray(P)] * 10))
+  v = membership_verdicts(None, jnp.stack([jnp.asarray(P)] * 10))
   assert v.top_cycle.verdict.tolist() == ["in"] * 3 + ["out"] * 2
   np.testing.assert_array_equal(v.top_cycle.probability, [1, 1, 1, 0, 0])
   uc = np.asarray(exact.uncovered_set(jnp.asarray(P)))
@@ -109,9 +113,7 @@ def test_membership_verdicts_clear_cases():
       a += [i] * 20
       b += [j] * 20
   c = Comparisons.from_arrays(a, b, np.ones(len(a), dtype=np.float32), agents=list("wxyz"))
-  v = membership_verdicts(
-    c, num_replicas=10, key=jax.random.key(0), batch_size=None
-  )  # auto: posterior
+  v = membership_verdicts(jax.random.key(0), c, num_replicas=10, batch_size=None)  # posterior
   assert v.top_cycle.verdict.tolist() == ["in", "out", "out", "out"]
   assert v.uncovered.verdict.tolist() == ["in", "out", "out", "out"]
   np.testing.assert_array_equal(v.top_cycle.probability, [1, 0, 0, 0])
@@ -156,7 +158,7 @@ def test_verdict_calibration_quick():
 
 
 def _candidates_by_loops(m, level):
-  """The definition of ``core_candidates``, literally: prefixes of the agents by decreasing share."""
+  """The definition of ``replica_core_candidates``, literally: prefixes of the agents by decreasing share."""
   R, n = m.shape
   p = [sum(m[r, i] for r in range(R)) / R for i in range(n)]
   order = sorted(range(n), key=lambda i: (-p[i], i))
@@ -179,7 +181,7 @@ def test_core_candidates_follow_their_definition(seed):
   # Cores of 0-3 agents, skewed toward low indices, some replicas with an empty core.
   m = (rng.random((R, n)) < rng.uniform(0.05, 0.6, size=n)[None, :]) & (rng.random((R, 1)) < 0.9)
   for level in (0.3, 0.5, 0.9, 0.95, 1.0):
-    got = core_candidates(m, level)
+    got = replica_core_candidates(m, level)
     members, share = _candidates_by_loops(m, level)
     assert (
       got.members.tolist() == members and got.share == pytest.approx(share) and got.level == level
@@ -191,18 +193,18 @@ def test_core_candidates_follow_their_definition(seed):
 
 
 def test_core_candidates_edge_cases_and_bad_input():
-  assert core_candidates(np.zeros((4, 3), bool), 0.95).members.size == 0
-  one = core_candidates(np.array([[True, False, False]] * 10), 0.95)
+  assert replica_core_candidates(np.zeros((4, 3), bool), 0.95).members.size == 0
+  one = replica_core_candidates(np.array([[True, False, False]] * 10), 0.95)
   assert one.members.tolist() == [0] and one.share == 1.0
   # Two agents equally often in the replicas' cores are taken together.
-  tied = core_candidates(np.array([[True, False], [False, True]]), 0.5)
+  tied = replica_core_candidates(np.array([[True, False], [False, True]]), 0.5)
   assert tied.members.tolist() == [0, 1] and tied.share == 1.0
   with pytest.raises(ValueError, match="memberships"):
-    core_candidates(np.zeros((4, 3)), 0.9)
+    replica_core_candidates(np.zeros((4, 3)), 0.9)
   with pytest.raises(ValueError, match="memberships"):
-    core_candidates(np.zeros((0, 3), bool), 0.9)
+    replica_core_candidates(np.zeros((0, 3), bool), 0.9)
   with pytest.raises(ValueError, match="level"):
-    core_candidates(np.zeros((4, 3), bool), 0.0)
+    replica_core_candidates(np.zeros((4, 3), bool), 0.0)
 
 
 def test_membership_verdicts_carry_the_candidates():
@@ -216,11 +218,11 @@ def test_membership_verdicts_carry_the_candidates():
     P[0, 1], P[1, 2], P[0, 2] = rng.random() < 0.8, 1.0, 0.0
     stack.append(P + np.tril(1.0 - P.T, -1) + 0.5 * np.eye(5))
   stack = np.stack(stack)
-  v = membership_verdicts(stack)
+  v = membership_verdicts(None, stack)
   tc = np.array([nx_top_cycle(P) for P in stack])
   uc = np.array([[bool(x) for x in brute_uncovered_set(P)] for P in stack])
   for got, masks in ((v.top_cycle.candidates, tc), (v.uncovered.candidates, uc)):
-    want = core_candidates(masks, 0.95)
+    want = replica_core_candidates(masks, 0.95)
     assert (
       got.members.tolist() == want.members.tolist()
       and got.share == want.share
