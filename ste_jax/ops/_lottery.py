@@ -165,6 +165,16 @@ class NashAverage(NamedTuple):
     distribution: ``(..., n)`` maximum-entropy Nash equilibrium ``p*`` of the payoff game.
     skill: ``(..., n)`` Nash-averaged skill ``A p*``: each agent's expected payoff against ``p*``
       (``<= 0``, with ``0`` on the support of ``p*``).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> from ste_jax.ops import nash_average
+    >>> P = jnp.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.9], [0.7, 0.1, 0.5]])  # a 3-cycle
+    >>> result = nash_average(P)
+    >>> [round(float(x), 3) for x in result.distribution]
+    [0.444, 0.222, 0.333]
+    >>> [abs(round(float(x), 3)) for x in result.skill]  # zero against the equilibrium
+    [0.0, 0.0, 0.0]
   """
 
   distribution: jax.Array

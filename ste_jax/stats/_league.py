@@ -26,6 +26,14 @@ class League(NamedTuple):
       ``"p0000"``, ``"p0001"``, ...; outcomes 0 or 1, no ties; one context ``"all"``).
     strength: ``(n,)`` true Bradley–Terry log-strengths ``s``.
     P: ``(n, n)`` true win probabilities (``P + P^T = 1`` exactly, diagonal ``1/2``).
+
+  Examples:
+    >>> import jax
+    >>> from ste_jax.stats import sparse_league
+    >>> league = sparse_league(jax.random.key(0), num_agents=20, num_comparisons=100)
+    >>> comparisons, strength, P = league
+    >>> comparisons.num_comparisons, strength.shape, P.shape
+    (100, (20,), (20, 20))
   """
 
   comparisons: Comparisons
