@@ -204,6 +204,14 @@ def hodge_rank(
   References:
     Jiang, Lim, Yao, Ye, "Statistical ranking and combinatorial Hodge theory", Math. Program. 127
     (2011).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> W = jnp.array([[0.0, 8.0, 9.0], [2.0, 0.0, 7.0], [1.0, 3.0, 0.0]])  # wins[a, b]
+    >>> from ste_jax.stats import hodge_rank
+    >>> result = hodge_rank(W)
+    >>> [int(i) for i in jnp.argsort(-result.scores)], abs(round(float(result.scores.sum()), 4))
+    ([0, 1, 2], 0.0)
   """
   if flow not in _HODGE_FLOWS:
     raise ValueError(f"flow must be one of {_HODGE_FLOWS}, got {flow!r}.")
@@ -298,6 +306,14 @@ def rank_centrality(
   References:
     Negahban, Oh, Shah, "Rank Centrality: Ranking from pairwise comparisons", Oper. Res. 65
     (2017).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> W = jnp.array([[0.0, 8.0, 9.0], [2.0, 0.0, 7.0], [1.0, 3.0, 0.0]])  # wins[a, b]
+    >>> from ste_jax.stats import rank_centrality
+    >>> result = rank_centrality(W)
+    >>> [int(i) for i in jnp.argsort(-result.scores)], round(float(result.scores.sum()), 4)
+    ([0, 1, 2], 1.0)
   """
   c = float(pseudo_count)
   if not math.isfinite(c) or c < 0:

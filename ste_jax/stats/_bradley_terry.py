@@ -80,6 +80,14 @@ def comparison_diagnostics(wins: jax.typing.ArrayLike) -> tuple[jax.Array, jax.A
     connected, and whether inside some connected component a nonempty proper subset of agents
     never lost to the rest of that component (the "a beat b" graph restricted to the component
     is not strongly connected).
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> W = jnp.array([[0.0, 8.0, 9.0], [2.0, 0.0, 7.0], [1.0, 3.0, 0.0]])  # wins[a, b]
+    >>> from ste_jax.stats import comparison_diagnostics
+    >>> connected, separable = comparison_diagnostics(W)  # everyone lost at least once to the rest
+    >>> bool(connected), bool(separable)
+    (True, False)
   """
   wins = as_float_array(wins, "wins")
   if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
