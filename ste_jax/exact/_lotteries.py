@@ -22,27 +22,30 @@ Laslier 1999), and Tucker's theorem on skew-symmetric matrices gives an optimal 
 support is that union and whose margins ``(M^T p)_b`` are ``> 0`` for every ``b`` outside it
 (strict complementarity).
 
-Algorithm (one ``(n, n)`` game; batches by ``jax.vmap`` over flattened leading axes, a loop on CPU):
+Algorithm, in float64 on the host whatever the input dtype (a :func:`jax.pure_callback` to NumPy
+and SciPy, so it runs under ``jax.jit`` and ``jax.vmap`` but is not differentiable), for each
+``(n, n)`` game with ``K = (M - M^T) / (2 max|M|)``:
 
 1. **Interior point.** A Mehrotra predictor-corrector primal-dual interior-point method on the
-   linear program ``min 1^T x`` s.t. ``A x >= 1, x >= 0`` with ``A = (1 1^T + K / 2)^T`` and
-   ``K = M / max|M|`` (the game shifted to value ``1``, so that ``x* = p*``). Each iteration solves
-   one ``n x n`` symmetric positive definite system (Cholesky); it stops when the duality measure
-   and the residuals are below a dtype-dependent tolerance, or when the factorization breaks down
-   in finite precision.
+   linear program ``min 1^T x`` s.t. ``A x >= 1, x >= 0`` with ``A = (1 1^T + K / 2)^T`` (the game
+   shifted to value ``1``, so that ``x* = p*``). Each iteration solves one ``n x n`` symmetric
+   positive definite system (Cholesky); it stops at a duality measure of ``10 eps``.
 2. **Support.** Central-path iterates converge to the analytic center of the optimal face, which
-   is strictly complementary: ``p_a > 0`` exactly on the essential set, the slack ``(K^T p)_a > 0``
-   exactly off it. The support is read off as ``p_a > slack_a``.
-3. **Polish.** On the support ``S``, the maximum-entropy lottery with ``(K^T p)_b = 0`` for
-   ``b in S`` is found by damped Newton steps on its (unconstrained, smooth) dual
-   ``min_lambda log sum_{a in S} exp((K_SS lambda)_a)``, whose solution has
-   ``p = softmax(K_SS lambda)`` (strictly positive on ``S``). It is checked: an agent outside ``S``
-   with a negative margin joins ``S``, an agent driven to zero probability leaves it, and the
-   polish is repeated (at most a few rounds).
+   is strictly complementary: ``x_a > 0`` exactly on the essential set, its dual slack ``r_a > 0``
+   exactly off it. The support ``S`` is read off as ``x_a > r_a``.
+3. **Polish.** The maximum-entropy lottery supported on ``S`` with margins ``(K^T p)_b = 0`` for
+   ``b in S`` and ``>= 0`` off ``S`` is found by damped projected Newton steps on its smooth dual
+   ``min log sum_{a in S} exp((K_S lambda)_a)`` (``lambda_b >= 0`` off ``S``), whose solution has
+   ``p = softmax(K_S lambda)``, positive exactly on ``S``.
+4. **Verification.** ``p`` must satisfy the optimality conditions within ``1e-10``, and the
+   interior-point lottery (or ``p``) must certify ``S``: margins ``>= -e`` on ``S`` and ``>= d >
+   0`` off it bound the mass that *any* maximal lottery puts off ``S`` by ``e / d`` (at most
+   ``1e-10``). If either fails, ``S`` is instead read off one linear program solved by SciPy's
+   HiGHS (:func:`_essential_set_highs`) and ``p`` polished on it.
 
-The returned lottery is therefore **the maximum-entropy maximal lottery** when the final check
-holds (it always held in the tests, float32 and float64); for a tournament this is the unique one.
-If it does not hold, the interior-point lottery (optimal up to the solver tolerance) is returned.
+The returned lottery is therefore **the maximum-entropy maximal lottery**; for a tournament it is
+the unique one. It is rounded to the input dtype once, at the end: its support is exact also in
+float32.
 
 References:
   G. Kreweras (1965), Aggregation of preference orderings. P. C. Fishburn (1984), Probabilistic
@@ -55,14 +58,21 @@ References:
 import jax
 from jax import lax
 import jax.numpy as jnp
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+import scipy.sparse
 
 from ste_jax._checks import as_float_array, check_square
-from ste_jax.exact._relations import _over_leading_axes
-from ste_jax.ops._batching import vmap_by_platform
 
 _MAX_IPM_ITERATIONS = 80
-_MAX_NEWTON_ITERATIONS = 40
-_MAX_REPAIR_ROUNDS = 6
+_MAX_NEWTON_ITERATIONS = 60
+_VERIFY_TOL = 1e-10
+"""Largest violation of the optimality conditions by a verified lottery (margins of ``K``)."""
+_STOP_TOL = 1e-14
+"""Violation of the optimality conditions at which the maximum-entropy polish stops."""
+_CERTIFY_MASS = 1e-10
+"""Largest mass off the support that a certificate leaves any maximal lottery."""
 
 
 def margin_matrix(P: jax.typing.ArrayLike, *, majority: bool = False) -> jax.Array:
@@ -88,206 +98,250 @@ def margin_matrix(P: jax.typing.ArrayLike, *, majority: bool = False) -> jax.Arr
   return jnp.sign(M) if majority else M
 
 
-def _tolerance(dtype) -> float:
-  """Feasibility / complementarity tolerance of the solver: ``eps**0.7`` (1e-5 f32, 1e-11 f64)."""
+def _tolerance(dtype: jnp.dtype) -> float:
+  """Margin tolerance for a lottery rounded to ``dtype``: ``eps**0.7`` (1e-5 f32, 1e-11 f64)."""
   return float(jnp.finfo(dtype).eps) ** 0.7
 
 
-def _max_step(v: jax.Array, dv: jax.Array) -> jax.Array:
-  """Largest ``alpha <= 1`` with ``v + alpha dv >= 0`` (``v > 0``)."""
-  ratios = jnp.where(dv < 0, -v / jnp.where(dv < 0, dv, -1.0), jnp.inf)
-  return jnp.minimum(1.0, jnp.min(ratios)).astype(v.dtype)
+def _interior_point(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Mehrotra predictor-corrector, float64: ``min 1^T x`` s.t. ``A x - s = 1``, ``A^T y + r = 1``.
 
-
-def _interior_point(K: jax.Array):
-  """Mehrotra predictor-corrector on ``min 1^T x`` s.t. ``A x - s = 1``, ``A^T y + r = 1``.
-
-  ``K`` is skew-symmetric with ``max|K| <= 1``; ``A = (1 1^T + K / 2)^T`` has entries in
+  ``K`` is skew-symmetric with ``max|K| = 1``; ``A = (1 1^T + K / 2)^T`` has entries in
   ``[1/2, 3/2]``, the game ``A^T`` has value ``1`` and ``x* = y* = p*`` (the maximal lotteries).
+  Stops at a duality measure of ``10 eps``, after ``_MAX_IPM_ITERATIONS`` or when the normal
+  equations cannot be factorized.
 
   Returns:
     ``(x, r)``: the primal iterate and its complementary dual slack, both ``(n,)``.
   """
-  n = K.shape[-1]
-  dtype = K.dtype
-  mu_floor = 10 * float(jnp.finfo(dtype).eps)
-  one = jnp.ones(n, dtype)
+  n = K.shape[0]
+  one = np.ones(n)
   A = (1.0 + 0.5 * K).T
+  eps = np.finfo(np.float64).eps
+  # A strictly feasible start: A >= 1/2 entrywise gives A x >= 3/2 > 1 for x = 3/n, and A <= 3/2
+  # gives A^T y <= 3/4 < 1 for y = 1/(2n); Newton steps keep the linear constraints.
+  x, y = 3.0 * one / n, 0.5 * one / n
+  s, r = A @ x - one, one - A.T @ y
 
-  def residuals(x, y, s, r):
-    return one + s - A @ x, one - A.T @ y - r
+  def max_step(v, dv):
+    neg = dv < 0
+    return min(1.0, float(np.min(-v[neg] / dv[neg]))) if np.any(neg) else 1.0
 
-  def cond(state):
-    _, it, done = state
-    return (it < _MAX_IPM_ITERATIONS) & ~done
-
-  def body(state):
-    (x, y, s, r), it, _ = state
-    rp, rd = residuals(x, y, s, r)
+  for _ in range(_MAX_IPM_ITERATIONS):
     mu = (x @ r + y @ s) / (2 * n)
+    if mu < 10 * eps:
+      break
+    rp, rd = one + s - A @ x, one - A.T @ y - r
     d = x / r
-    N = (A * d[None, :]) @ A.T + jnp.diag(s / y)
-    N = N + jnp.diag(16 * jnp.finfo(dtype).eps * jnp.diag(N))  # relative ridge (Jacobi-scaled)
-    L = jnp.linalg.cholesky(N)
+    N = (A * d[None, :]) @ A.T + np.diag(s / y)
+    N[np.diag_indices(n)] *= 1.0 + 16 * eps  # relative ridge (Jacobi-scaled)
+    try:
+      factor = scipy.linalg.cho_factor(N, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+      break
 
     def reduced(e1, e2, e3, e4):  # solves the 4-block Newton system through N
-      rhs = e1 + e4 / y + A @ (d * (e2 - e3 / x))
-      dy = jax.scipy.linalg.cho_solve((L, True), rhs)
+      dy = scipy.linalg.cho_solve(factor, e1 + e4 / y + A @ (d * (e2 - e3 / x)), check_finite=False)
       dx = d * (A.T @ dy - e2 + e3 / x)
       return dx, dy, (e4 - s * dy) / y, (e3 - r * dx) / x
 
     def direction(rc1, rc2):
       # Two rounds of iterative refinement on the unreduced system: N is ill-conditioned near the
-      # optimum (its diagonal scaling spans 1/mu^2), and float32 directions drift off feasibility.
+      # optimum (its diagonal scaling spans 1/mu^2).
       step = reduced(rp, rd, rc1, rc2)
       for _ in range(2):
         dx, dy, ds, dr = step
-        err = (
-          rp - (A @ dx - ds),
-          rd - (A.T @ dy + dr),
-          rc1 - (r * dx + x * dr),
-          rc2 - (s * dy + y * ds),
+        err = reduced(
+          rp - (A @ dx - ds), rd - (A.T @ dy + dr), rc1 - (r * dx + x * dr), rc2 - (s * dy + y * ds)
         )
-        step = jax.tree.map(jnp.add, step, reduced(*err))
+        step = tuple(a + b for a, b in zip(step, err))
       return step
 
     dx, dy, ds, dr = direction(-x * r, -y * s)
-    a_p = jnp.minimum(_max_step(x, dx), _max_step(s, ds))
-    a_d = jnp.minimum(_max_step(y, dy), _max_step(r, dr))
+    a_p = min(max_step(x, dx), max_step(s, ds))
+    a_d = min(max_step(y, dy), max_step(r, dr))
     mu_aff = ((x + a_p * dx) @ (r + a_d * dr) + (y + a_d * dy) @ (s + a_p * ds)) / (2 * n)
-    sigma = jnp.clip(mu_aff / mu, 0.0, 1.0) ** 3
+    sigma = min(max(mu_aff / mu, 0.0), 1.0) ** 3
     dx, dy, ds, dr = direction(sigma * mu - x * r - dx * dr, sigma * mu - y * s - dy * ds)
-    a_p = 0.995 * jnp.minimum(_max_step(x, dx), _max_step(s, ds))
-    a_d = 0.995 * jnp.minimum(_max_step(y, dy), _max_step(r, dr))
+    a_p = 0.995 * min(max_step(x, dx), max_step(s, ds))
+    a_d = 0.995 * min(max_step(y, dy), max_step(r, dr))
     new = (x + a_p * dx, y + a_d * dy, s + a_p * ds, r + a_d * dr)
-    finite = jnp.all(jnp.stack([jnp.all(jnp.isfinite(v)) & jnp.all(v > 0) for v in new]))
-    new = jax.tree.map(lambda a, b: jnp.where(finite, a, b), new, (x, y, s, r))
-    rp, rd = residuals(*new)
-    mu = (new[0] @ new[3] + new[1] @ new[2]) / (2 * n)
-    # Stop at mu ~ 10 eps: below it the normal equations (condition ~ 1/mu^2) lose all digits in
-    # float32 and the iterates drift away from the optimum; the polish takes it from there.
-    converged = mu < mu_floor
-    return new, it + 1, converged | ~finite
-
-  # A strictly feasible start: A >= 1/2 entrywise gives A x >= 3/2 > 1 for x = 3/n, and A <= 3/2
-  # gives A^T y <= 3/4 < 1 for y = 1/(2n); Newton steps keep the linear constraints.
-  x0, y0 = 3.0 * one / n, 0.5 * one / n
-  start = (x0, y0, A @ x0 - one, one - A.T @ y0)
-  (x, _, _, r), _, _ = lax.while_loop(
-    cond, body, (start, jnp.zeros((), jnp.int32), jnp.zeros((), bool))
-  )
+    if not all(np.all(np.isfinite(v)) and np.all(v > 0) for v in new):
+      break
+    x, y, s, r = new
   return x, r
 
 
-def _max_entropy_on_support(K: jax.Array, S: jax.Array, T: jax.Array, p0: jax.Array):
-  """Maximum-entropy ``p`` with support ``S`` and ``(K^T p)_b = 0`` for ``b in T`` (dual Newton).
+def _max_entropy_lottery(K: np.ndarray, S: np.ndarray, p0: np.ndarray) -> tuple[np.ndarray, float]:
+  """Maximum-entropy ``p`` with support in ``S``, ``(K^T p)_b = 0`` on ``S``, ``>= 0`` off it.
 
-  Dual: ``min_lambda f(lambda) = log sum_{a in S} exp((K_S lambda)_a)`` with ``K_S`` the restriction
-  of ``K`` to ``S x T`` (zero elsewhere); ``grad f = K_S^T p`` and ``hess f = K_S^T (diag p - p p^T)
-  K_S`` at ``p = softmax_S(K_S lambda)``. Newton steps with a small ridge (the Hessian is singular
-  along ``ker K_S``, which does not move ``p``) and a backtracking line search, started from the
-  least-squares fit of ``K_S lambda`` to ``log p0``.
+  Solves the dual ``min_lambda log sum_{a in S} exp((K_S lambda)_a)`` over ``lambda`` with
+  ``lambda_b >= 0`` for ``b`` outside ``S`` (``K_S`` the rows ``S`` of ``K``; the gradient is the
+  margins ``K_S^T p`` of ``p = softmax(K_S lambda)``) by projected Newton steps (Bertsekas 1982):
+  a bound ``lambda_b = 0`` whose margin is positive is held, the other coordinates take a
+  Levenberg-Marquardt step, projected onto the bounds, whose damping rises until it decreases the
+  dual enough (Armijo) and falls after each accepted step. Started from the least-squares fit of
+  ``K_S lambda`` to ``log p0`` on the columns ``S``.
 
   Returns:
-    ``(p, gradient_norm)``: ``(n,)`` lottery (zero off ``S``) and ``max |K_S^T p|``.
+    ``(p, violation)``: ``(n,)`` lottery, positive exactly on ``S``, and its largest violation of
+    the optimality conditions (``|margin|`` on ``S`` and where ``lambda_b > 0``, ``-margin`` where
+    ``lambda_b = 0``).
   """
-  n = K.shape[-1]
-  dtype = K.dtype
-  eps = jnp.finfo(dtype).eps
-  tol = _tolerance(dtype)
-  KS = jnp.where(S[:, None] & T[None, :], K, 0.0)
-  eye = jnp.eye(n, dtype=dtype)
-  steps = 0.5 ** jnp.arange(12, dtype=dtype)
+  n = K.shape[0]
+  KS = K[S]
+  lam = np.zeros(n)
+  log_p0 = np.log(np.maximum(p0[S], np.finfo(np.float64).tiny))
+  lam[S] = np.linalg.lstsq(KS[:, S], log_p0 - log_p0.mean(), rcond=None)[0]
 
-  def lse(z):
-    return jax.nn.logsumexp(jnp.where(S, z, -jnp.inf), axis=-1)
-
-  def softmax(z):
-    return jnp.where(S, jax.nn.softmax(jnp.where(S, z, -jnp.inf)), 0.0)
-
-  log_p0 = jnp.where(S, jnp.log(jnp.maximum(p0, jnp.finfo(dtype).tiny)), 0.0)
-  G = KS.T @ KS
-  lam0 = jnp.linalg.solve(G + (eps * jnp.trace(G) + eps) * eye, KS.T @ log_p0)
-
-  def cond(state):
-    _, g_norm, it = state
-    return (it < _MAX_NEWTON_ITERATIONS) & (g_norm > tol * tol)
-
-  def body(state):
-    lam, _, it = state
+  def evaluate(lam):
     z = KS @ lam
-    p = softmax(z)
-    g = KS.T @ p
-    H = KS.T @ (p[:, None] * KS) - jnp.outer(g, g)
-    H = H + (16 * eps * jnp.trace(H) + jnp.finfo(dtype).tiny) * eye
-    delta = -jnp.linalg.solve(H, g)
-    u = KS @ delta
-    f0 = lse(z)
-    f = lse(z[None, :] + steps[:, None] * u[None, :])
-    ok = f <= f0 + 0.25 * steps * (g @ delta)
-    t = jnp.where(jnp.any(ok), steps[jnp.argmax(ok)], steps[-1])
-    lam = jnp.where(jnp.all(jnp.isfinite(delta)), lam + t * delta, lam)
-    g_new = KS.T @ softmax(KS @ lam)
-    return lam, jnp.max(jnp.abs(g_new)), it + 1
+    top = z.max()
+    w = np.exp(z - top)
+    total = w.sum()
+    return top + np.log(total), w / total
 
-  g_norm0 = jnp.max(jnp.abs(KS.T @ softmax(KS @ lam0)))
-  lam, g_norm, _ = lax.while_loop(cond, body, (lam0, g_norm0, jnp.zeros((), jnp.int32)))
-  return softmax(KS @ lam), g_norm
+  f, q = evaluate(lam)
+  damping = 0.0
+  for _ in range(_MAX_NEWTON_ITERATIONS):
+    g = KS.T @ q
+    held = ~S & (lam <= 0) & (g > 0)
+    violation = max(
+      float(np.max(np.abs(g[S]), initial=0.0)),
+      float(np.max(np.abs(g[~S & (lam > 0)]), initial=0.0)),
+      float(np.max(-g[~S & (lam <= 0)], initial=0.0)),
+    )
+    if violation <= _STOP_TOL:
+      break
+    free = ~held
+    KF = KS[:, free]
+    H = KF.T @ (q[:, None] * KF) - np.outer(g[free], g[free])
+    size = max(float(np.trace(H)) / H.shape[0], np.finfo(np.float64).tiny)
+    # Levenberg-Marquardt damping: the Hessian is singular along ker K_S (which does not move p)
+    # and, with more free bounds than |S| - 1, along more; a rejected step raises the damping.
+    damping = max(damping / 10, 1e-12 * size)
+    while damping <= 1e12 * size:
+      H_damped = H + damping * np.eye(H.shape[0])
+      delta = np.zeros(n)
+      delta[free] = -np.linalg.solve(H_damped, g[free])
+      trial = lam + delta
+      trial[~S] = np.maximum(trial[~S], 0.0)
+      f_trial, q_trial = evaluate(trial)
+      if np.isfinite(f_trial) and f_trial <= f + 1e-4 * (g @ (trial - lam)):
+        break
+      damping *= 100
+    else:
+      break
+    lam, f, q = trial, f_trial, q_trial
+  p = np.zeros(n)
+  p[S] = q
+  return p, violation
 
 
-def _maximal_lottery_single(M: jax.Array):
-  """``(p, support, verified)`` of one ``(n, n)`` margin matrix (see the module docstring)."""
-  n = M.shape[-1]
-  dtype = M.dtype
-  tol = _tolerance(dtype)
-  K = 0.5 * (M - M.T)
-  scale = jnp.max(jnp.abs(K))
-  K = K / jnp.where(scale > 0, scale, 1.0)
-  x, r = _interior_point(K)
-  p_ipm = x / jnp.sum(x)
-  support = x > r
+def _essential_set_highs(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+  """Essential set and a maximal lottery supported on it: one linear program (SciPy's HiGHS).
 
-  # Polish with an active set T of binding constraints (K^T p)_b = 0: first the support
-  # (complementary slackness), then every agent outside T whose margin the polished lottery makes
-  # negative. If the polish is infeasible (no positive lottery on S makes T binding), the interior
-  # point misjudged an agent of T \ S as outside the support (it happens in float32): T joins S.
-  def cond(state):
-    _, _, _, verified, changed, it = state
-    return (it < _MAX_REPAIR_ROUNDS) & ~verified & changed
+  ``max 1^T z`` s.t. ``0 <= z <= 1``, ``z <= x``, ``x >= 0``, ``K^T x >= 0``. The ``x`` form the
+  cone over the maximal lotteries, whose sum (Tucker) is positive exactly on the essential set
+  ``E``; scaled up, it gives ``z_a = 1`` on ``E``, and ``z_a <= x_a = 0`` off it, so the optimal
+  ``z`` is the indicator of ``E``, read off at ``1/2``.
 
-  def body(state):
-    S, T, _, _, _, it = state
-    p, g_norm = _max_entropy_on_support(K, S, T, p_ipm)
-    negative = ~T & (K.T @ p < -tol)
-    feasible = g_norm <= tol
-    verified = feasible & ~jnp.any(negative)
-    S_new = jnp.where(feasible, S, T)
-    T_new = jnp.where(feasible, T | negative, T)
-    changed = jnp.any(S_new != S) | jnp.any(T_new != T)
-    return S_new, T_new, p, verified, changed, it + 1
-
-  init = (
-    support,
-    support,
-    p_ipm,
-    jnp.zeros((), bool),
-    jnp.ones((), bool),
-    jnp.zeros((), jnp.int32),
+  Returns:
+    ``(support, p)``: Boolean ``(n,)`` and the lottery ``x / sum(x)``.
+  """
+  n = K.shape[0]
+  eye = scipy.sparse.eye(n)
+  A_ub = scipy.sparse.bmat([[-K.T, None], [-eye, eye]], format="csr")
+  res = scipy.optimize.linprog(
+    np.concatenate([np.zeros(n), -np.ones(n)]),
+    A_ub=A_ub,
+    b_ub=np.zeros(2 * n),
+    bounds=[(0, None)] * n + [(0, 1)] * n,
+    method="highs",
   )
-  support, _, p, verified, _, _ = lax.while_loop(cond, body, init)
-  all_ties = scale == 0
-  uniform = jnp.full((n,), 1.0 / n, dtype)
-  p = jnp.where(all_ties, uniform, jnp.where(verified, p, p_ipm))
-  support = jnp.where(all_ties, True, support)
-  return p, support, verified | all_ties
+  if res.x is None:  # not expected: the program is feasible (x = 0) and bounded (z <= 1)
+    raise RuntimeError(f"HiGHS found no maximal lottery: {res.message}")
+  x, z = res.x[:n], res.x[n:]
+  support = z > 0.5
+  return support, np.where(support, x, 0.0) / np.sum(x[support])
 
 
-_MAXIMAL_LOTTERY_KERNEL = vmap_by_platform(_maximal_lottery_single)
+def _certifies(K: np.ndarray, S: np.ndarray, q: np.ndarray) -> bool:
+  """Whether the near-optimal lottery ``q`` proves that no maximal lottery plays an agent off ``S``.
+
+  Every maximal lottery ``p`` has ``sum_a p_a (K^T q)_a = -q^T K^T p <= 0``. With margins ``m = K^T
+  q >= -e`` on ``S`` and ``>= d > 0`` off it, the mass that ``p`` puts off ``S`` is at most
+  ``e / d``; ``q`` certifies ``S`` when that bound is at most ``_CERTIFY_MASS``.
+  """
+  if np.all(S):
+    return True
+  m = K.T @ (q / np.sum(q))
+  worst = max(0.0, -float(np.min(m[S], initial=0.0)))
+  gap = float(np.min(m[~S]))
+  return gap > 0 and worst <= _CERTIFY_MASS * gap
+
+
+def _maximal_lottery_numpy(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """``(p, support, verified)`` of ``(..., n, n)`` margin matrices in float64 (module docstring)."""
+  M = np.asarray(M, np.float64)
+  n = M.shape[-1]
+  flat = M.reshape(-1, n, n)
+  p_out = np.zeros(flat.shape[:-1])
+  s_out = np.zeros(flat.shape[:-1], bool)
+  v_out = np.zeros(flat.shape[:-2], bool)
+  for i, Mi in enumerate(flat):
+    K = 0.5 * (Mi - Mi.T)
+    scale = np.max(np.abs(K))
+    if not (np.isfinite(scale) and scale > 0):  # all ties (or not finite): the uniform lottery
+      p_out[i], s_out[i], v_out[i] = 1.0 / n, True, bool(scale == 0)
+      continue
+    K = K / scale
+    x, r = _interior_point(K)
+    S = x > r
+    verified = False
+    if np.any(S):
+      p, violation = _max_entropy_lottery(K, S, x)
+      verified = violation <= _VERIFY_TOL and (_certifies(K, S, x) or _certifies(K, S, p))
+    if not verified:  # the support is found by HiGHS instead
+      S, p_lp = _essential_set_highs(K)
+      p, violation = _max_entropy_lottery(K, S, p_lp)
+      verified = violation <= _VERIFY_TOL
+      if not verified:
+        p = p_lp
+    p_out[i], s_out[i], v_out[i] = p, S, verified
+  shape = M.shape[:-1]
+  return p_out.reshape(shape), s_out.reshape(shape), v_out.reshape(shape[:-1])
+
+
+def _maximal_lottery_single(M: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+  """``(p, support, verified)`` of ``(..., n, n)`` margin matrices, computed on the host.
+
+  A :func:`jax.pure_callback` to :func:`_maximal_lottery_numpy` (float64 whatever ``M``'s dtype;
+  ``p`` is returned in ``M``'s dtype); under :func:`jax.vmap` the batch is passed to one call.
+  ``p`` comes back as unsigned integers and is bit-cast: the callback's results are converted in
+  a thread that does not see a :func:`jax.enable_x64` context, which would round a float64 ``p``.
+  """
+  dtype = np.dtype(M.dtype)
+  words = max(dtype.itemsize // 4, 1)
+  word = np.dtype(f"uint{8 * min(dtype.itemsize, 4)}")
+  shapes = (
+    jax.ShapeDtypeStruct(M.shape[:-1] + ((words,) if words > 1 else ()), word),
+    jax.ShapeDtypeStruct(M.shape[:-1], jnp.bool_),
+    jax.ShapeDtypeStruct(M.shape[:-2], jnp.bool_),
+  )
+
+  def host(M):
+    p, support, verified = _maximal_lottery_numpy(np.asarray(M))
+    bits = np.ascontiguousarray(p.astype(dtype)).view(word)
+    return bits.reshape(p.shape + ((words,) if words > 1 else ())), support, verified
+
+  bits, support, verified = jax.pure_callback(host, shapes, M, vmap_method="expand_dims")
+  return lax.bitcast_convert_type(bits, dtype), support, verified
 
 
 @jax.jit  # compiled once per shape, also for eager calls (inlined under an outer jit)
-def _maximal_lottery(M: jax.Array):
-  return _over_leading_axes(_MAXIMAL_LOTTERY_KERNEL, M)
+def _maximal_lottery(M: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+  return _maximal_lottery_single(M)
 
 
 def maximal_lottery_with_support(M: jax.typing.ArrayLike) -> tuple[jax.Array, jax.Array, jax.Array]:
@@ -299,9 +353,20 @@ def maximal_lottery_with_support(M: jax.typing.ArrayLike) -> tuple[jax.Array, ja
   Returns:
     ``(p, support, verified)``: the maximum-entropy maximal lottery ``(..., n)``, the Boolean
     ``(..., n)`` union of the supports of all maximal lotteries, and a Boolean ``(...)`` that is
-    ``True`` when the support passed the final optimality check (strict complementarity within the
-    solver tolerance). Where it is ``False``, ``p`` is the interior-point lottery and the support
-    is ``p > tol``.
+    ``True`` when ``p`` passed the final optimality check (module docstring of
+    ``ste_jax.exact._lotteries``). Where it is ``False``, ``p`` is the maximal lottery HiGHS found
+    (optimal, supported on the essential set, not of maximum entropy). ``p`` has ``M``'s dtype;
+    it is computed in float64 on the host and rounded once.
+
+  Raises:
+    ValueError: if ``M`` is not square in its last two axes.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> M = jnp.array([[0., 1., 0.], [-1., 0., 0.], [0., 0., 0.]])  # 0 > 1, 2 ties both
+    >>> p, support, verified = maximal_lottery_with_support(M)
+    >>> [round(float(v), 4) for v in p], support.tolist(), bool(verified)
+    ([0.5, 0.0, 0.5], [True, False, True], True)
   """
   M = as_float_array(M, "M")
   n = check_square(M, "M")
@@ -331,9 +396,11 @@ def maximal_lottery(M: jax.typing.ArrayLike) -> jax.Array:
   For a tournament's majority margins (no ties) and for generic probability margins the maximal
   lottery is unique; the maximum-entropy rule only matters with ties (e.g. all ties gives the
   uniform lottery). It is also the equilibrium used by Nash averaging (Balduzzi et al. 2018). The
-  linear program is solved in JAX by an interior-point method followed by a support
-  identification and a maximum-entropy polish (module docstring of ``ste_jax.exact._lotteries``).
-  Cost ``O(n^3)`` per interior-point iteration (about 15-30 iterations).
+  linear program is solved in float64 on the host (NumPy and SciPy) by an interior-point method
+  followed by a support identification, a maximum-entropy polish and a verification (module
+  docstring of ``ste_jax.exact._lotteries``), whatever ``M``'s dtype. Cost ``O(n^3)`` per
+  interior-point iteration (about 15-30 iterations). Runs under ``jax.jit`` and ``jax.vmap``; not
+  differentiable (use :func:`ste_jax.ops.soft_maximal_lottery`).
 
   Args:
     M: ``(..., n, n)`` margin matrix, ``M[a, b] > 0`` when ``a`` beats ``b``, e.g.
@@ -351,7 +418,7 @@ def maximal_lottery(M: jax.typing.ArrayLike) -> jax.Array:
     >>> M = jnp.array([[0., 1., -1.], [-1., 0., 1.], [1., -1., 0.]])  # rock-paper-scissors
     >>> [round(float(v), 4) for v in maximal_lottery(M)]
     [0.3333, 0.3333, 0.3333]
-    >>> P = jnp.array([[0.5, 0.8, 0.9], [0.2, 0.5, 0.6], [0.1, 0.4, 0.5]])  # 0 is a Condorcet winner
+    >>> P = jnp.array([[0.5, 0.8, 0.9], [0.2, 0.5, 0.6], [0.1, 0.4, 0.5]])  # a Condorcet winner
     >>> [round(float(v), 4) for v in maximal_lottery(margin_matrix(P))]
     [1.0, 0.0, 0.0]
 

@@ -62,7 +62,7 @@ def _as_relation(x, name: str) -> jax.Array:
 
 
 def _over_leading_axes(kernel: Callable[[jax.Array], jax.Array], E: jax.Array):
-  """Applies ``kernel``, ``(n, n) ->`` a pytree of arrays, to each relation of ``E`` ``(..., n, n)``."""
+  """Applies ``kernel`` (``(n, n) ->`` a pytree of arrays) to each ``(n, n)`` relation of ``E``."""
   if E.ndim == 2:
     return kernel(E)
   flat, batch = flatten_batch(E, 2)

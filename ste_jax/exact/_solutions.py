@@ -76,7 +76,8 @@ def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
 
 
 def uncovered_set(P: jax.typing.ArrayLike) -> jax.Array:
-  """Uncovered Set of the majority relation (paper Definitions "Covering Relation", "Uncovered Set").
+  """Uncovered Set of the majority relation (paper Definitions "Covering Relation", "Uncovered
+  Set").
 
   ``c`` covers ``a`` iff ``A[c, a]`` and no witness ``b`` has ``A[a, b]`` and not ``A[c, b]``. The
   witness counts for all pairs are one matrix product, ``A (1 - A)^T`` (exact in floating point for

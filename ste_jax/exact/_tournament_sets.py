@@ -57,8 +57,8 @@ _BUCKET_SIZES = (32, 128, 512)
 """Padded sizes below ``n`` of the sub-tournament LPs that :func:`minimal_covering_set` solves."""
 
 _MIN_BUCKETED_N = 160
-"""Smallest ``n`` whose LPs are padded to buckets: below it an LP takes milliseconds, less than a
-bucket saves in all rounds together, and each bucket costs a compiled copy of the solver (1-2 s)."""
+"""Smallest ``n`` whose LPs are padded to buckets: below it an LP takes milliseconds, and a bucket
+saves less in all rounds together than its branch of the program costs to compile."""
 
 _MAX_UNDOMINATED_ROUNDS = 16
 """Most rounds of :func:`_undominated_padded` (any number of rounds gives a valid candidate set)."""
@@ -68,7 +68,7 @@ def _bucket_sizes(n: int, sizes: tuple[int, ...]) -> tuple[int, ...]:
   """The static sizes for an ``n``-agent tournament: the buckets up to ``3n/4``, then ``n``.
 
   A bucket above ``3n/4`` would save less than ``1 - (3/4)**3`` (58 %) of a full LP and costs one
-  more compiled copy of the solver.
+  more branch of the compiled program.
   """
   return tuple(s for s in sorted(set(sizes)) if 4 * s <= 3 * n) + (n,)
 
@@ -87,7 +87,8 @@ def _gather(K: jax.Array, C: jax.Array, size: int) -> tuple[jax.Array, jax.Array
 
 
 def _scatter(idx: jax.Array, values: jax.Array, n: int) -> jax.Array:
-  """Boolean ``(n,)``: ``values`` at the gathered indices ``idx``, ``False`` elsewhere (padding dropped)."""
+  """Boolean ``(n,)``: ``values`` at the gathered indices ``idx``, ``False`` elsewhere (padding
+  dropped)."""
   return jnp.zeros(n, bool).at[idx].set(values, mode="drop")
 
 
@@ -157,7 +158,7 @@ def _minimal_covering_single(P: jax.Array) -> jax.Array:
 
 
 def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> jax.Array:
-  """:func:`minimal_covering_set` of one ``(n, n)`` tournament, sub-problems padded to ``bucket_sizes``.
+  """:func:`minimal_covering_set` of one ``(n, n)`` tournament, LPs padded to ``bucket_sizes``.
 
   One loop iteration solves one LP. The state ``(B, W, C, S)``: the covering set so far, the
   witness counts ``W[a, c] = #{b in B, b != c : a > b and not c > b}`` against "``c`` covers
@@ -194,7 +195,7 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
   witness_branches = [functools.partial(add_witnesses, s) for s in sizes]
 
   def best(C, X, k):
-    """The ``k`` agents of ``X`` (a subset of ``C``) with the highest Copeland scores within ``C``."""
+    """The ``k`` agents of ``X`` (a subset of ``C``) with the most wins within ``C``."""
     score = jnp.where(X, K @ C.astype(K.dtype), -jnp.inf)
     rank = (
       jnp.zeros(n, jnp.int32)
@@ -204,11 +205,11 @@ def _minimal_covering_bucketed(P: jax.Array, bucket_sizes: tuple[int, ...]) -> j
     return X & (rank < k)
 
   def first_subset(C, bp_size):
-    """The agents of ``C`` the round's LP starts from: the ``max(2 |BP|, sizes[0])`` best (or all)."""
+    """The agents of ``C`` the round's LP starts from: the ``max(2 |BP|, sizes[0])`` best."""
     return best(C, C, jnp.maximum(2 * bp_size, sizes[0]))
 
   def grow(state, late):
-    """Adds the agents ``late`` to ``S``; all of ``C`` once ``S`` exceeds ``|C| / 4`` or its bucket."""
+    """Adds ``late`` to ``S``; all of ``C`` once ``S`` exceeds ``|C| / 4`` or ``C``'s bucket."""
     B, W, C, S = state
     S = S | late
     full = (4 * jnp.sum(S, dtype=jnp.int32) > jnp.sum(C, dtype=jnp.int32)) | (
@@ -287,9 +288,9 @@ def minimal_covering_set(P: jax.typing.ArrayLike) -> jax.Array:
   halving from ``n/2`` and ``BP`` about half of ``C`` (n = 1000, float64: one ``1000 x 1000`` LP,
   then ``|C|`` = 483, 222, 107, ...). On nearly transitive ones, up to a few hundred rounds with
   ``|C|`` up to about ``0.65 n`` but small bipartisan sets, each solved on a small ``S``. Each
-  bucket size is one compiled copy of the solver (1-2 s of compilation each on two CPU cores; up
-  to four, from ``n = 683``). Under ``jax.vmap`` on accelerators (a batch axis) every LP evaluates
-  all bucket sizes and selects.
+  bucket size is one branch of the program (up to four, from ``n = 683``); each LP is solved on
+  the host in float64 (:func:`~ste_jax.exact.maximal_lottery_with_support`). Under ``jax.vmap`` on
+  accelerators (a batch axis) every LP evaluates all bucket sizes and selects.
 
   With ties (weak tournaments) the same iteration is run with the essential set of the majority
   relation in place of ``BP`` and the covering of :func:`~ste_jax.exact.uncovered_set` (Bordes

@@ -209,7 +209,8 @@ def test_bad_input_raises_naming_argument(fn, name):
 @pytest.mark.parametrize("kind", ["tournament", "ties", "partial"])
 def test_kings_against_networkx_and_landau(kind):
   """Kings = agents at distance <= 2 from everyone (networkx shortest paths); on tournaments the
-  uncovered set (Landau's theorem, brute-force covering); monotone: adding edges keeps every king."""
+  uncovered set (Landau's theorem, brute-force covering); monotone: adding edges keeps every
+  king."""
   rng = np.random.default_rng(7)
   for n in (1, 2, 3, 5, 8, 13):
     E = random_relation(rng, n, kind)
