@@ -1,4 +1,5 @@
-"""Text, CSV and JSON output of ``ste-jax suggest`` (the pairs to compare next, with reasons in words)."""
+"""Text, CSV and JSON output of ``ste-jax suggest`` (the pairs to compare next, with reasons in
+words)."""
 
 import csv
 import io
@@ -31,7 +32,8 @@ def _names(names, limit: int = 3) -> str:
 def suggestion_rows(
   comparisons, suggestion, *, target: str, plausible: str = "plausible tournaments"
 ) -> list[dict]:
-  """One dict per suggested pair: names, probability, score, games so far, ``Pr(a beats b)``, reason.
+  """One dict per suggested pair: names, probability, score, games so far, ``Pr(a beats b)``,
+  reason.
 
   ``plausible`` names the tournaments behind the relevance term in the reasons."""
   from ste_jax.data import pair_counts
@@ -89,14 +91,18 @@ def level_note(confidence: float, correction: str, n: int, level: float) -> str:
   num_pairs = n * (n - 1) // 2
   if correction == "bonferroni":
     return (
-      f"edges are sure at posterior probability >= {level:.6g} = 1 - {1 - confidence:g}/{num_pairs} pairs "
-      f"(Bonferroni: adaptive comparisons stop once a pair looks sure, so the union bound over all pairs "
-      f"keeps the whole core right with probability about {confidence:g}; `ste-jax score` verdicts use "
+      f"edges are sure at posterior probability >= {level:.6g} = 1 - "
+      f"{1 - confidence:g}/{num_pairs} pairs "
+      "(Bonferroni: adaptive comparisons stop once a pair looks sure, so the union bound over all "
+      "pairs "
+      f"keeps the whole core right with probability about {confidence:g}; `ste-jax score` verdicts "
+      "use "
       f"the per-pair level {confidence:g}, not corrected)"
     )
   return (
     f"edges are sure at posterior probability >= {level:.6g} per pair (--correction none, as in "
-    f"`ste-jax score`; with adaptive comparisons the whole core is right less often than {confidence:g})"
+    "`ste-jax score`; with adaptive comparisons the whole core is right less often than "
+    f"{confidence:g})"
   )
 
 
@@ -172,16 +178,27 @@ def render_suggestions(
     f"  in: {', '.join(by_verdict['in']) or '-'}",
     f"  out: {_names(by_verdict['out'], 12) or '-'}",
     f"  undetermined: {_names(by_verdict['undetermined'], 12) or '-'}",
-    f"next {len(rows)} pairs to compare (probability = chance the randomized draw picked the pair):",
+    f"next {len(rows)} pairs to compare (probability = chance the randomized draw picked the "
+    "pair):",
   ]
-  width = max(len(f"{r['agent_a']} vs {r['agent_b']}") for r in rows)
+  from ste_jax._render import WIDTH, short_names, wrap, wrap_lines
+
+  names = short_names([x for r in rows for x in (r["agent_a"], r["agent_b"])], 24)
+  pairs = [f"{names[r['agent_a']]} vs {names[r['agent_b']]}" for r in rows]
+  width = max(len(p) for p in pairs)
+  lines = wrap_lines(lines, indent="    ")
   lines.append(
     f"{'#':>3}  {'pair':<{width}}  {'prob':>5}  {'score':>5}  {'games':>5}  {'P(a>b)':>6}  reason"
   )
-  for r in rows:
-    pair = f"{r['agent_a']} vs {r['agent_b']}"
-    lines.append(
-      f"{r['rank']:>3}  {pair:<{width}}  {r['probability']:5.2f}  {r['score']:5.2f}  {r['games']:5.0f}  "
-      f"{r['p_a_beats_b']:6.2f}  {r['reason']}"
+  for r, pair in zip(rows, pairs):
+    head = (
+      f"{r['rank']:>3}  {pair:<{width}}  {r['probability']:5.2f}  {r['score']:5.2f}  "
+      f"{r['games']:5.0f}  {r['p_a_beats_b']:6.2f}  "
     )
+    room = WIDTH - len(head)
+    if room >= 40:  # the reason wrapped in its column
+      parts = wrap(r["reason"], indent="", width=room)
+      lines += [head + parts[0]] + [" " * len(head) + x for x in parts[1:]]
+    else:  # the reason on the lines below
+      lines += [head.rstrip()] + wrap("      " + r["reason"], indent="  ")
   return "\n".join(lines)

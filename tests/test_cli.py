@@ -28,9 +28,11 @@ from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared" / "data"
 DATASETS = ("vicuna80_qlora_human", "llmfao_crowd")
-# The estimator each dataset's CLI tests use (both have independent oracles for the hard columns):
+# The estimator each dataset's CLI tests use (both have independent oracles for the hard
+# columns):
 # posterior -> hard relation D > 0 = strict win-rate majority, unobserved pairs no edge;
-# winrate -> Smith set with unobserved pairs as ties. The model estimator is tested in tests/evaluate.
+# winrate -> Smith set with unobserved pairs as ties. The model estimator is tested in
+# tests/evaluate.
 ESTIMATOR = {"vicuna80_qlora_human": "posterior", "llmfao_crowd": "winrate"}
 BOOT = "20"
 # LLMFAO (59 agents, 10-17 s per command on 2 cores) runs in `make test-slow`; the bundled
@@ -47,7 +49,8 @@ def run(*argv):
 
 
 def dataset(name) -> pathlib.Path:
-  """The ``comparisons.csv`` of a real dataset: the bundled copy of Vicuna-80, others from ``../shared``."""
+  """The ``comparisons.csv`` of a real dataset: the bundled copy of Vicuna-80, others from
+  ``../shared``."""
   if name == _cli.DEMO_DATASET:
     path = pathlib.Path(str(_cli.bundled_dataset_path()))
     assert path.is_file(), f"bundled dataset {path} missing from the package"
@@ -76,7 +79,8 @@ def scored(name, output, *extra):
 
 
 def oracle_tournament(df: pd.DataFrame):
-  """``(agents, P, games)`` from raw rows: ties 1/2 each, missing pairs 1/2 (the CLI's conventions)."""
+  """``(agents, P, games)`` from raw rows: ties 1/2 each, missing pairs 1/2 (the CLI's
+  conventions)."""
   agents = sorted(set(df.a) | set(df.b))
   index = {name: i for i, name in enumerate(agents)}
   n = len(agents)
@@ -108,7 +112,8 @@ def oracle(name, context=None, estimator=None):
 
 
 def check_rows(rows, name, context=None, *, bootstrap=True, soft_intervals=True):
-  """Hard cores equal the oracle; scores, probabilities and verdicts consistent; one row per agent."""
+  """Hard cores equal the oracle; scores, probabilities and verdicts consistent; one row per
+  agent."""
   agents, _, games, tc, uc = oracle(name, context)
   assert sorted(r["agent"] for r in rows) == agents
   for r in rows:
@@ -226,16 +231,22 @@ def test_score_csv(name):
 @pytest.mark.parametrize("name", SCORED_DATASETS)
 def test_score_table_and_markdown(name):
   agents, *_, tc, _ = oracle(name)
-  text, _ = scored(name, "table")
-  lines = text.splitlines()
-  assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
+  default, _ = scored(name, "table")
+  assert max(map(len, default.splitlines())) <= 120
+  assert "conventions:" not in default and "head-to-head" not in default
+  lines = default.splitlines()
+  assert any(line.startswith("method: estimator " + ESTIMATOR[name]) for line in lines)
   assert any(line.startswith("evidence: ") for line in lines)
   title = next(k for k, line in enumerate(lines) if line.startswith("all data: "))
   assert lines[title + 1].startswith("answer: ")  # the answer first, under the title
   assert any(
-    line.lstrip().startswith("#") and "TC CI" in line and "P(TC)" in line and "BT" in line
+    line.startswith("#") and "TC score [95% CI]" in line and "P(TC)" in line and "BT" in line
     for line in lines
   )
+  text, _ = scored(name, "table", "--details")
+  lines = text.splitlines()
+  assert lines[: lines.index("")] == default.splitlines()[: lines.index("")]  # same answer
+  assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
   core_line = next(line for line in lines if line.startswith("hard Top Cycle (point estimate):"))
   listed = core_line.split(": ", 1)[1].strip("{}").split(", ")
   core = {a for a, v in tc.items() if v}
@@ -253,7 +264,8 @@ def test_score_table_and_markdown(name):
     + next(line for line in lines if line.startswith("head-to-head")).split(" rows: ", 1)[1]
   )
   _, P, games, _, _ = oracle(name)
-  for i, line in enumerate(lines[title + 3 : title + 3 + len(rows)]):
+  legend = next(k for k in range(title, len(lines)) if lines[k].lstrip().startswith("#  agent"))
+  for i, line in enumerate(lines[legend + 1 : legend + 1 + len(rows)]):
     assert line.split()[0] == str(i + 1) and rows[i] in line
     x = agents.index(rows[i])
     for j, cell in enumerate(line.split()[-len(rows) :]):  # names may hold spaces, cells do not
@@ -278,6 +290,94 @@ def test_score_table_and_markdown(name):
   from ste_jax._render import HEAD_TO_HEAD_ROWS
 
   assert _cli.build_parser().parse_args(["score", "f.csv"]).head_to_head == HEAD_TO_HEAD_ROWS == 10
+
+
+def _sparse_long_names_csv(path, n=40, m=160, seed=3):
+  """``m`` comparisons of random pairs of ``n`` agents whose names are 50 characters long and
+  differ only after their first 13 (most pairs never compared)."""
+  rng = np.random.default_rng(seed)
+  names = [f"organization-{i:02d}/model-family-instruct-long-suffix-v2" for i in range(n)]
+  rows = ["model_a,model_b,winner"]
+  for _ in range(m):
+    a, b = rng.choice(n, size=2, replace=False)
+    rows.append(f"{names[a]},{names[b]},{rng.choice(['model_a', 'model_b', 'tie'])}")
+  path.write_text("\n".join(rows) + "\n")
+  return names
+
+
+def _same_words(text: str) -> str:
+  return " ".join(text.split())
+
+
+@pytest.mark.parametrize("which", ["bundled", "sparse"])
+def test_default_text_fits_120_columns_and_details_keep_everything(which, tmp_path):
+  """The default ``score`` text is at most 120 columns wide: the answer, then the table, the method
+  and evidence lines; ``--details`` and ``--output json`` still carry the full conventions, the
+  head-to-head crosstable and every label's explanation; long agent names are shortened in the
+  text only (CSV and JSON keep them whole)."""
+  if which == "bundled":
+    path, names, extra = dataset(_cli.DEMO_DATASET), None, ("--estimator", "posterior")
+  else:
+    path = tmp_path / "sparse.csv"
+    names, extra = _sparse_long_names_csv(path), ()
+  argv = ("score", path, "--bootstrap", "5", *extra)
+  code, text, err = run(*argv)
+  assert code == 0, err
+  lines = text.splitlines()
+  assert max(map(len, lines)) <= 120, max(lines, key=len)
+  answer = next(k for k, line in enumerate(lines) if line.startswith("answer: "))
+  header = next(k for k, line in enumerate(lines) if line.lstrip().startswith("#  agent"))
+  method = next(k for k, line in enumerate(lines) if line.startswith("method: estimator "))
+  evidence = next(k for k, line in enumerate(lines) if line.startswith("evidence: "))
+  assert answer < header < method < evidence
+  assert "conventions:" not in text and "head-to-head" not in text
+  code, details, err = run(*argv, "--details")
+  assert code == 0, err
+  code, out, err = run(*argv, "--output", "json")
+  assert code == 0, err
+  (table,) = json.loads(out)["tables"]
+  flat = _same_words(details)
+  assert _same_words("conventions: " + table["conventions"]) in flat
+  assert table["head_to_head"]["agents"] and "head-to-head among the first" in details
+  first = table["head_to_head"]["agents"][0]
+  labels = table["labels"]
+  assert {"in", "out", "?", "tier", ".", "!"} <= set(labels)
+  assert "neither connect the agent to every other agent" in labels["?"]
+  for label, explanation in labels.items():
+    assert _same_words(f"{label}: {explanation}") in flat, label
+  rows = [line for line in lines[header + 2 :] if re.match(r"\s*\d+\s", line)]
+  assert len(rows) == table["num_agents"]
+  if names is None:
+    assert first in details
+    return
+  # Long names: shortened (unique, start and end kept) in the text, whole in JSON and CSV.
+  assert {r["agent"] for r in table["rows"]} == set(names)
+  shown = [line.split()[1] for line in rows]
+  assert len(set(shown)) == len(names) and all(len(x) < len(names[0]) for x in shown)
+  assert all("..." in x and x.startswith("organization-") and x.endswith("-v2") for x in shown)
+  assert not any(name in line for line in rows for name in names)  # the answer names them whole
+  code, csv_text, err = run(*argv, "--output", "csv")
+  assert code == 0, err
+  assert set(pd.read_csv(io.StringIO(csv_text)).agent) == set(names)
+  ranks = {r["agent"]: r["rank"] for r in table["rows"]}
+  for line, x in zip(rows, shown):  # each shortened name stands for the agent of its rank
+    full = next(a for a, k in ranks.items() if k == int(line.split()[0]))
+    assert full.startswith(x.split("...")[0]) and full.endswith(x.split("...")[1])
+
+
+def test_columns_flag_adds_columns_and_refuses_unknown_names():
+  path = dataset(_cli.DEMO_DATASET)
+  base = ("score", path, "--estimator", "posterior", "--bootstrap", "0")
+  code, text, err = run(*base, "--columns", "elo,hard_tc")
+  assert code == 0, err
+  header = next(line for line in text.splitlines() if line.startswith("#  agent"))
+  assert "Elo" in header and "hardTC" in header and "UC score" not in header
+  code, text, err = run(*base, "--columns", "all")
+  assert code == 0, err
+  header = next(line for line in text.splitlines() if line.startswith("#  agent"))
+  assert all(h in header for h in ("UC score", "hardTC", "hardUC", "Elo"))
+  code, _, err = run(*base, "--columns", "nope")
+  assert code == 2 and "--columns" in err and "unknown column 'nope'" in err
 
 
 @pytest.mark.slow  # about 18 s on 2 cores (one plot per context)
@@ -309,7 +409,9 @@ def test_score_by_context_csv(tmp_path):
 
 def test_no_rows_shown_and_crosstable_sizes():
   path = dataset(_cli.DEMO_DATASET)
-  code, text, err = run("score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0")
+  code, text, err = run(
+    "score", path, "--estimator", "posterior", "--bootstrap", "0", "--top", "0", "--details"
+  )
   assert code == 0, err
   assert "... 8 more agents" in text and "hard Top Cycle (point estimate)" in text
   assert (
@@ -326,12 +428,11 @@ def test_no_rows_shown_and_crosstable_sizes():
     "0",
     "--head-to-head",
     "0",
+    "--details",
   )
   assert code == 0, err
-  assert (
-    "head-to-head" not in hidden
-    and hidden.splitlines() == text.splitlines()[: len(hidden.splitlines())]
-  )
+  remaining = iter(text.splitlines())  # the same lines, less the crosstable
+  assert "head-to-head" not in hidden and all(line in remaining for line in hidden.splitlines())
   code, md, err = run(
     "score",
     path,
@@ -391,7 +492,8 @@ def test_score_plot_and_winrate_estimator(tmp_path):
 
 
 def _separable_csv(path):
-  """Core {c0, c1, c2} cyclic (c0 > c1 > c2 > c0 always); core beats outsiders always; outsiders tie."""
+  """Core {c0, c1, c2} cyclic (c0 > c1 > c2 > c0 always); core beats outsiders always; outsiders
+  tie."""
   rows = ["a,b,winner"]
   core, outs = ["c0", "c1", "c2"], ["o0", "o1", "o2", "o3"]
   for _ in range(6):
@@ -419,7 +521,7 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
     assert np.isfinite(r["tc_score"]) and np.isfinite(r["uc_score"])
     assert r["hard_tc"] == r["agent"].startswith("c")
   assert min(r["tc_score"] for r in rows[:3]) > 0.9 > 0.1 > max(r["tc_score"] for r in rows[3:])
-  code, text, _ = run("score", path, "--bootstrap", "0", "--estimator", "winrate")
+  code, text, _ = run("score", path, "--bootstrap", "0", "--estimator", "winrate", "--details")
   assert code == 0
   assert (
     "hard Top Cycle (point estimate): {c0, c1, c2}" in text
@@ -428,7 +530,7 @@ def test_separable_data_core_and_bt_not_identifiable(tmp_path):
   table_text, crosstable = text.split("head-to-head among the first 7 rows: ")
   agent_rows = [line for line in table_text.splitlines() if re.match(r"\s*\d+\s+[co]\d\s", line)]
   assert len(agent_rows) == 7
-  assert all(line.split()[-3] == "n/i" for line in agent_rows)
+  assert all(line.split()[-2] == "n/i" for line in agent_rows)  # BT, then games
   # The model estimator finds the same cycle (every pair observed, a strong cyclic signal).
   code, out, err = run(
     "score", path, "--bootstrap", "0", "--output", "json", "--estimator", "model"
@@ -576,10 +678,9 @@ def test_demo_writes_plot(tmp_path, monkeypatch):
   monkeypatch.chdir(tmp_path)
   code, out, err = run("demo", "--bootstrap", BOOT)
   assert code == 0, err
-  assert (
-    "hard Top Cycle (point estimate): {gpt-4}" in out and "conventions: estimator: posterior" in out
-  )
-  assert "Top Cycle at 0.95: in {gpt-4}" in out
+  assert max(map(len, out.splitlines())) <= 120
+  assert "answer: the Top Cycle is {gpt-4}, certified at 0.95" in out
+  assert "method: estimator posterior" in out and "conventions:" not in out
   png = tmp_path / _cli.DEMO_PLOT
   assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
   assert f"plot written to {png}" in out
@@ -774,7 +875,8 @@ def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():
   assert (
     "schema: arena" in out and "position bias" in out and "merged names: 'llama', 'llama '" in out
   )
-  assert "rejected 1 (dropped by policy: 1)" in out and "'(none)'" in out
+  assert max(map(len, out.splitlines())) <= 120  # the load report too, wrapped
+  assert "rejected 1 (dropped by policy: 1)" in _same_words(out) and "'(none)'" in out
   code, out, err = run(
     "score",
     FIXTURES / "arena_battles.csv",
@@ -797,9 +899,11 @@ def test_score_policy_drops_are_not_bad_rows_and_table_shows_mappings():
   _one_line_error(["score", FIXTURES / "arena_battles.csv", "--ties", "never"], "--ties", code=2)
 
 
-@pytest.mark.slow  # about 10 s on 2 cores; the same columns are checked through core_table by default
+# about 10 s on 2 cores; the same columns are checked through core_table by default
+@pytest.mark.slow
 def test_score_solutions_columns():
-  """``--solutions`` adds the named solutions of the estimator's tournament as columns (bundled data)."""
+  """``--solutions`` adds the named solutions of the estimator's tournament as columns (bundled
+  data)."""
   code, out, _ = run(
     "score",
     dataset(_cli.DEMO_DATASET),
@@ -827,10 +931,12 @@ def test_explain_schwartz_witness_for_an_outside_agent(tmp_path):
   path.write_text("a,b,winner\nw,x,a\nw,x,a\nx,y,a\nx,y,a\nz,w,tie\nz,x,tie\nz,y,tie\n")
   code, out, err = run("explain", path, "y", "--estimator", "winrate")
   assert code == 0, err
+  assert max(map(len, out.splitlines())) <= 120
   assert (
-    "Schwartz set (w, z): y is out: w, a member, reaches it by strict wins, w > x (1.00) > y (1.00), "
+    "Schwartz set (w, z): y is out: w, a member, reaches it by strict wins, w > x (1.00) > y "
+    "(1.00), "
     "and no chain of strict wins leads from y back to w"
-  ) in out
+  ) in _same_words(out)
   code, out, err = run("explain", path, "y", "--estimator", "winrate", "--output", "json")
   assert code == 0, err
   assert [s["agent"] for s in json.loads(out)["schwartz"]["chain"]] == ["w", "x", "y"]
