@@ -1,9 +1,9 @@
 """The ``ste-jax`` command line: ``score``, ``explain``, ``suggest``, ``demo`` and ``planted``.
 
-All file and terminal I/O of the package lives here; the computations are in
-:mod:`ste_jax.evaluate` (rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`. User mistakes (a missing
-file, an unknown format or agent, a malformed row, empty data, a bad option) end with one line on
-stderr and a non-zero exit status, never a traceback.
+All file and terminal I/O of the package lives here; the computations are in :mod:`ste_jax.evaluate`
+(rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`. User mistakes (a
+missing file, an unknown format or agent, a malformed row, empty data, a bad option) end with one
+line on stderr and a non-zero exit status, never a traceback.
 """
 
 import argparse
@@ -67,8 +67,8 @@ def build_parser() -> argparse.ArgumentParser:
   """The ``ste-jax`` argument parser."""
   parser = _Parser(
     prog=PROG,
-    description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of agents "
-    "compared in pairs, with bootstrap uncertainty and witnesses.",
+    description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of "
+    "agents compared in pairs, with bootstrap uncertainty and witnesses.",
   )
   sub = parser.add_subparsers(
     dest="command", required=True, parser_class=_Parser, metavar="COMMAND"

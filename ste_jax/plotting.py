@@ -52,7 +52,7 @@ MAX_ARROWS = 120
 
 
 def _draw_edges(ax, xy, src, dst, *, color, lw: float, alpha: float, zorder: int) -> None:
-  """Edges ``src[i] -> dst[i]`` between points ``xy``: arrows, or plain lines when there are many."""
+  """Edges ``src[i] -> dst[i]`` between points ``xy``: arrows, or plain lines if there are many."""
   from matplotlib.collections import LineCollection
 
   if len(src) > MAX_ARROWS:
@@ -340,7 +340,7 @@ def report_figure(table, *, title: str | None = None, top: int | None = REPORT_R
 def save_report_figure(
   table, path, *, title: str | None = None, top: int | None = REPORT_ROWS
 ) -> str:
-  """Writes :func:`report_figure` of ``table`` (its first ``top`` rows) to ``path`` (PNG, PDF or SVG by suffix).
+  """Writes :func:`report_figure` of ``table`` (its first ``top`` rows) to ``path`` (PNG, PDF, SVG).
 
   Returns:
     The path written.

@@ -1,4 +1,4 @@
-"""Active comparisons: which pairs to compare next so that the core is certified with few comparisons.
+"""Active comparisons: the pairs to compare next so that the core certifies with few comparisons.
 
 The verdicts of :func:`~ste_jax.evaluate.orientation_certificates` are certified by *sure* edges
 (posterior probability of the orientation ``>= c``) and refuted through *possible* edges (all pairs
@@ -9,15 +9,15 @@ pairs with inclusion probabilities proportional to the score.
 
 * *Look-ahead* (exact, for every pair at once): the number of undetermined agents whose verdict is
   decided as soon as the pair becomes sure, for each orientation, weighted by the posterior
-  probability of that orientation. With ``R`` the reflexive-transitive closure of the sure
-  relation, a new sure edge ``i -> j`` makes ``x`` reach everyone (Top Cycle ``in``) iff
-  ``R[x, i]`` and ``R[x] | R[j]`` is everyone: one matrix product. Removing the possible edge
-  ``j -> i`` takes ``x`` (in the possible top component) out iff ``x`` no longer reaches ``i``:
-  iff ``x`` does not reach ``i`` avoiding agent ``j`` and ``j`` does not reach ``i`` through
-  another out-neighbour avoiding ``j``; the closures avoiding each agent are one batched
-  fixed-point iteration (``O(n^4)`` operations, ``O(n^3)`` memory). For the Uncovered Set (kings,
-  two steps) the changes are counts of two-step paths (``O(n^3)``). ``tests/evaluate/test_active.py``
-  checks all four against recomputing the verdicts pair by pair.
+  probability of that orientation. With ``R`` the reflexive-transitive closure of the sure relation,
+  a new sure edge ``i -> j`` makes ``x`` reach everyone (Top Cycle ``in``) iff ``R[x, i]`` and
+  ``R[x] | R[j]`` is everyone: one matrix product. Removing the possible edge ``j -> i`` takes ``x``
+  (in the possible top component) out iff ``x`` no longer reaches ``i``: iff ``x`` does not reach
+  ``i`` avoiding agent ``j`` and ``j`` does not reach ``i`` through another out-neighbour avoiding
+  ``j``; the closures avoiding each agent are one batched fixed-point iteration (``O(n^4)``
+  operations, ``O(n^3)`` memory). For the Uncovered Set (kings, two steps) the changes are counts of
+  two-step paths (``O(n^3)``). ``tests/evaluate/test_active.py`` checks all four against recomputing
+  the verdicts pair by pair.
 * *Relevance* (Thompson sampling): in a tournament drawn from the pairs' posteriors (sure edges
   kept), the core is certified by the pairs that touch the core: every core member against every
   outsider (this makes every outsider ``out``) and the pairs inside the core (paths for the
@@ -43,17 +43,18 @@ randomness of the draw is in ``key``: inverse-probability weights ``1 / pi`` are
 
 *Which level the edges need* (``correction``). ``confidence`` is the probability that the whole
 certified core is right, not that one pair is. Every verdict is right as soon as every sure edge is
-a true edge (see :mod:`ste_jax.evaluate._verdicts`), so by the union bound over the ``num_pairs =
-n (n - 1) / 2`` pairs an edge level ``1 - (1 - confidence) / num_pairs`` keeps the chance that any
+a true edge (see :mod:`ste_jax.evaluate._verdicts`), so by the union bound over the ``num_pairs = n
+(n - 1) / 2`` pairs an edge level ``1 - (1 - confidence) / num_pairs`` keeps the chance that any
 sure edge is wrong, hence that the certified core is wrong, below ``1 - confidence``
 (``correction="bonferroni"``, the default). The per-pair level (``correction="none"``, edge level =
 ``confidence``, as in ``ste-jax score`` and :func:`~ste_jax.evaluate.membership_verdicts`) is not
-enough here: adaptive sampling stops comparing a pair as soon as it looks sure and the run stops
-at the first certification, so the sure edges are exactly the pairs whose early flukes are never
+enough here: adaptive sampling stops comparing a pair as soon as it looks sure and the run stops at
+the first certification, so the sure edges are exactly the pairs whose early flukes are never
 corrected. In ``benchmarks/active.py`` (n = 30, |C| = 5, Top Cycle) the per-pair level 0.95
 certified a wrong core in 22-47 % of the active runs (CPU and GPU runs of 32 seeds); the Bonferroni
-level in none (see ``benchmarks/RESULTS.md``). The union bound is conservative and the Beta posteriors are a model,
-not a frequentist guarantee under optional stopping: the benchmark measures the wrong share.
+level in none (see ``benchmarks/RESULTS.md``). The union bound is conservative and the Beta
+posteriors are a model, not a frequentist guarantee under optional stopping: the benchmark measures
+the wrong share.
 
 Everything is pure and static-shaped: :func:`suggest_pairs` works under ``jax.jit`` (``k``,
 ``target`` and ``num_draws`` static) and ``jax.vmap``, so a simulation of many runs
@@ -151,8 +152,10 @@ def posterior_beats(wins: jax.typing.ArrayLike, *, prior: float = 0.5) -> jax.Ar
   return jnp.where(eye_mask(beats), jnp.zeros_like(beats), beats)
 
 
-def edge_level(confidence: jax.typing.ArrayLike, num_agents: int, correction: str = "bonferroni"):
-  """The level a pair's orientation needs to be *sure* so that the whole core holds at ``confidence``.
+def edge_level(
+  confidence: jax.typing.ArrayLike, num_agents: int, correction: str = "bonferroni"
+) -> jax.typing.ArrayLike:
+  """The level at which an orientation is *sure*, so that the whole core holds at ``confidence``.
 
   ``correction="bonferroni"``: ``1 - (1 - confidence) / num_pairs`` with ``num_pairs = n (n - 1)
   / 2`` (union bound over the pairs; see the module docstring for why adaptive sampling needs
@@ -323,7 +326,7 @@ def _relevance(cores):
 
 
 def _inclusion(weight, free, required, k):
-  """``pi = min(1, lambda * weight)`` on ``free`` pairs summing to ``k - #required``; ``1`` on ``required``.
+  """``pi = min(1, lambda * weight)`` on ``free`` pairs (sum ``k - #required``); 1 if required.
 
   ``weight`` must be positive on ``free`` pairs (``(P,)`` each). Exact water-filling: with the
   weights sorted, the number ``m`` of capped pairs is the smallest with ``lambda_m w_(m) <= 1``.
@@ -354,7 +357,7 @@ def _inclusion(weight, free, required, k):
 
 
 def _systematic(key, pi, required, k):
-  """``k`` distinct indices, each drawn with probability ``pi`` (systematic sampling, random order)."""
+  """``k`` distinct indices, each drawn with probability ``pi`` (systematic sampling)."""
   k_order, k_start = jax.random.split(key)
   order = jnp.argsort(jnp.where(required, -1.0, jax.random.uniform(k_order, pi.shape)))
   edges = jnp.cumsum(pi[order])
@@ -381,7 +384,7 @@ def _draw_pairs(key, weight, free, required, is_open, k):
 
 @functools.partial(jax.jit, static_argnames=("k", "target", "num_draws", "prior"))
 def _suggest(key, wins, exclude, require, level, cores=None, *, k, target, num_draws, prior):
-  """The policy at edge level ``level`` (the correction is applied by the caller: one compilation for all).
+  """The policy at edge level ``level`` (the caller applies the correction: one compilation).
 
   ``cores``: ``(R, n)`` plausible cores behind the relevance term, or ``None`` for ``num_draws``
   posterior draws."""
@@ -430,7 +433,7 @@ def _suggest(key, wins, exclude, require, level, cores=None, *, k, target, num_d
 
 
 def _pair_mask(spec, n: int, names, what: str):
-  """A ``(n, n)`` bool mask from ``None``, a mask, or a sequence of ``(a, b)`` pairs (indices or names)."""
+  """A ``(n, n)`` bool mask from ``None``, a mask or a sequence of ``(a, b)`` pairs."""
   if spec is None:
     return jnp.zeros((n, n), bool)
   if isinstance(spec, jax.Array) or (isinstance(spec, np.ndarray) and spec.ndim == 2):
@@ -512,25 +515,25 @@ def suggest_pairs(
   """The ``k`` pairs to compare next so that the core's membership verdicts certify soonest.
 
   The verdicts are those of :func:`~ste_jax.evaluate.orientation_certificates` on the per-pair Beta
-  posteriors (``beats[a, b] = Pr(theta_ab > 1/2)``, ``theta_ab ~ Beta(prior + w_ab, prior +
-  w_ba)``) at the edge level :func:`edge_level` ``(confidence, n, correction)``, reported as
-  ``edge_level``. ``confidence`` is meant for the *whole core*: by default (``correction=
-  "bonferroni"``) an edge is sure at ``1 - (1 - confidence) / num_pairs``, ``num_pairs = n (n - 1)
-  / 2``, so that by the union bound all sure edges, hence all verdicts, are right with probability
-  about ``confidence``. A per-pair level is not enough when the comparisons are chosen adaptively
-  and collection stops at the first certification: a pair is no longer compared once it looks
-  sure, so an early fluke is never corrected (per-pair 0.95 certified a wrong core in 22-47 % of
-  the simulated runs of ``benchmarks/active.py``, the corrected level in none). ``correction="none"`` uses
-  ``confidence`` per pair, the level of ``ste-jax score`` and
-  :func:`~ste_jax.evaluate.membership_verdicts`, whose verdicts are therefore per-pair-level (not
-  corrected) and can differ from these. Every open pair (sure neither way) gets a score: the expected number of undetermined
-  agents whose verdict it decides at once when it becomes sure (exact look-ahead over both
-  orientations, weighted by their posterior probabilities) plus the share of plausible
-  tournaments whose core certificate needs it (Thompson sampling; by default tournaments drawn
-  from the pairs' posteriors, or the cores given as ``plausible_cores``); see the module docstring.
-  ``k`` distinct pairs are drawn with inclusion probabilities proportional to the score (capped at
-  1, summing to ``k``). Once every verdict is certified every score is 0 and the pairs drawn
-  (uniformly among the allowed ones, open pairs first) cannot change any verdict.
+  posteriors (``beats[a, b] = Pr(theta_ab > 1/2)``, ``theta_ab ~ Beta(prior + w_ab, prior + w_ba)``)
+  at the edge level :func:`edge_level` ``(confidence, n, correction)``, reported as ``edge_level``.
+  ``confidence`` is meant for the *whole core*: by default (``correction="bonferroni"``) an edge is
+  sure at ``1 - (1 - confidence) / num_pairs``, ``num_pairs = n (n - 1) / 2``, so that by the union
+  bound all sure edges, hence all verdicts, are right with probability about ``confidence``. A
+  per-pair level is not enough when the comparisons are chosen adaptively and collection stops at
+  the first certification: a pair is no longer compared once it looks sure, so an early fluke is
+  never corrected (per-pair 0.95 certified a wrong core in 22-47 % of the simulated runs of
+  ``benchmarks/active.py``, the corrected level in none). ``correction="none"`` uses ``confidence``
+  per pair, the level of ``ste-jax score`` and :func:`~ste_jax.evaluate.membership_verdicts`, whose
+  verdicts are therefore per-pair-level (not corrected) and can differ from these. Every open pair
+  (sure neither way) gets a score: the expected number of undetermined agents whose verdict it
+  decides at once when it becomes sure (exact look-ahead over both orientations, weighted by their
+  posterior probabilities) plus the share of plausible tournaments whose core certificate needs it
+  (Thompson sampling; by default tournaments drawn from the pairs' posteriors, or the cores given as
+  ``plausible_cores``); see the module docstring. ``k`` distinct pairs are drawn with inclusion
+  probabilities proportional to the score (capped at 1, summing to ``k``). Once every verdict is
+  certified every score is 0 and the pairs drawn (uniformly among the allowed ones, open pairs
+  first) cannot change any verdict.
 
   Pure: ``jax.jit`` (with ``k``, ``target``, ``prior``, ``num_draws`` static) and ``jax.vmap``
   (over keys and ``(n, n)`` win matrices; masks for ``exclude`` / ``require``) work, and

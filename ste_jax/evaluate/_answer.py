@@ -38,7 +38,7 @@ from ._head_to_head import DEFAULT_ROWS
 
 STATUSES = ("certified", "partly certified", "not settled", "point estimate")
 NAMED = 3
-"""Agents named by their share of replicas (``not settled``; the undetermined ones when ``partly certified``)."""
+"""Agents named by their share of replicas (``not settled``, or the undetermined ones)."""
 
 
 class TopAnswer(NamedTuple):

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 DEFAULT_ROWS = 10
-"""Table rows in the crosstable by default (``CoreTable.head_to_head``, ``ste-jax score --head-to-head``)."""
+"""Table rows in the crosstable by default (``CoreTable.head_to_head``, ``--head-to-head``)."""
 
 
 class HeadToHead(NamedTuple):
@@ -76,7 +76,7 @@ class HeadToHead(NamedTuple):
 def records_and_tournament(
   wins: npt.ArrayLike, tournament: npt.ArrayLike
 ) -> tuple[np.ndarray, np.ndarray]:
-  """``(wins, tournament)`` as float64 NumPy arrays, checked: square, same shape, wins finite and >= 0.
+  """``(wins, tournament)`` as float64 NumPy arrays, checked: square, same shape, wins finite, >= 0.
 
   Shared by the crosstable and :func:`~ste_jax.evaluate.head_to_head_contradictions`.
 
@@ -123,8 +123,10 @@ def head_to_head(
     >>> wins = np.array([[0, 2, 0], [1, 0, 3], [0, 0, 0]])  # 0 beat 1 2-1; 1 beat 2 3-0
     >>> P = np.array([[.5, .6, .7], [.4, .5, .8], [.3, .2, .5]])
     >>> h = head_to_head(wins, P, order=[1, 0, 2], agents=["a", "b", "c"], k=2)
-    >>> h.agents, h.wins.tolist(), h.summary()
-    (('b', 'a'), [[0.0, 1.0], [2.0, 0.0]], '1 of 1 pairs compared (3 games per compared pair, median)')
+    >>> h.agents, h.wins.tolist()
+    (('b', 'a'), [[0.0, 1.0], [2.0, 0.0]])
+    >>> h.summary()
+    '1 of 1 pairs compared (3 games per compared pair, median)'
   """
   w, P = records_and_tournament(wins, tournament)
   n = w.shape[0]

@@ -1,11 +1,12 @@
 """A small fixed-step L-BFGS for smooth objectives, built to be vmapped and compiled quickly.
 
-``optax.lbfgs`` with its zoom line search (nested ``while_loop``s) compiles to a large program,
-and the model estimator compiles one per command-line run. This solver keeps the graph small: a two-loop recursion over a fixed memory (unused slots are masked
-out) and a *parallel* line search that evaluates the objective at a fixed grid of step sizes in one
-``vmap`` and takes the best step satisfying the Armijo condition (no ``while_loop``, so a ``vmap``
-over many problems never waits for the slowest one). A step that makes no Armijo progress is
-skipped, and curvature pairs with ``s . y <= 0`` are not stored, so the iteration never diverges.
+``optax.lbfgs`` with its zoom line search (nested ``while_loop``s) compiles to a large program, and
+the model estimator compiles one per command-line run. This solver keeps the graph small: a two-loop
+recursion over a fixed memory (unused slots are masked out) and a *parallel* line search that
+evaluates the objective at a fixed grid of step sizes in one ``vmap`` and takes the best step
+satisfying the Armijo condition (no ``while_loop``, so a ``vmap`` over many problems never waits for
+the slowest one). A step that makes no Armijo progress is skipped, and curvature pairs with ``s . y
+<= 0`` are not stored, so the iteration never diverges.
 """
 
 from typing import Callable

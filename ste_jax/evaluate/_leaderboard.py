@@ -22,7 +22,7 @@ import argparse
 from collections.abc import Callable, Sequence
 import dataclasses
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import jax
 import jax.numpy as jnp
@@ -39,6 +39,9 @@ from ste_jax.evaluate._head_to_head import DEFAULT_ROWS, HeadToHead, head_to_hea
 from ste_jax.evaluate._protocol import TournamentEstimator
 from ste_jax.evaluate._replicas import ResamplingSettings, bootstrap_hard_memberships
 from ste_jax.evaluate._verdicts import ReplicaCoreCandidates, verdicts_from_replicas
+
+if TYPE_CHECKING:
+  import pandas as pd
 
 SOFT_INTERVALS_MAX_AGENTS = 300
 CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
@@ -334,7 +337,7 @@ class CoreTable:
       out.append(row)
     return out
 
-  def to_frame(self):
+  def to_frame(self) -> "pd.DataFrame":
     """A pandas DataFrame indexed by agent, rows in display order; ``attrs`` hold the metadata."""
     import pandas as pd
 
@@ -767,7 +770,7 @@ class Leaderboard:
         return t
     raise KeyError(f"no table for context {context!r}.")
 
-  def to_frame(self):
+  def to_frame(self) -> "pd.DataFrame":
     """A pandas DataFrame, rows in display order, indexed by ``(context, agent)``.
 
     The context level is ``None`` for the table of all data. ``attrs["tables"]`` holds each

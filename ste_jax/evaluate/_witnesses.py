@@ -1,4 +1,4 @@
-"""Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers or refutations,
+"""Witnesses for ``ste-jax explain``: majority-win chains from an agent, its coverers, refutations,
 the maximal lottery that excludes it from the bipartisan and essential sets, the member of the
 minimal covering set that covers it there, and the chain of strict wins from a Schwartz-set member
 that keeps it out of the Schwartz set."""
@@ -174,7 +174,7 @@ def schwartz_set_witness(
 
 
 def covering_set_witness(P: jax.typing.ArrayLike, agents: Sequence[str], index: int) -> dict:
-  """Minimal-covering-set membership of one agent, with the member that covers it there if it is out.
+  """Minimal-covering-set membership of one agent, with the member covering it there if it is out.
 
   A covering set ``B`` (Dutta 1988) is externally stable: every outsider ``a`` is covered within
   ``B ∪ {a}`` by some ``c`` in ``B`` -- ``c`` beats ``a`` and beats every member of ``B`` that ``a``
@@ -218,11 +218,11 @@ def covering_set_witness(P: jax.typing.ArrayLike, agents: Sequence[str], index: 
 def lottery_witnesses(P: jax.typing.ArrayLike, agents: Sequence[str], index: int) -> list[dict]:
   """Bipartisan- and essential-set membership of one agent, with the maximal lottery as witness.
 
-  For the majority margins ``sign(P - P^T)`` (bipartisan set) and the probability margins
-  ``P - P^T`` (essential set), the maximum-entropy maximal lottery ``p`` is computed
-  (:func:`~ste_jax.exact.maximal_lottery_with_support`, in float64). An agent ``a`` with expected margin
-  ``m_a = sum_b p_b M[b, a] > 0`` against it is outside the support of *every* maximal lottery:
-  for any maximal lottery ``q``, ``0 = p^T M q = sum_b q_b m_b >= q_a m_a`` (the game is
+  For the majority margins ``sign(P - P^T)`` (bipartisan set) and the probability margins ``P -
+  P^T`` (essential set), the maximum-entropy maximal lottery ``p`` is computed
+  (:func:`~ste_jax.exact.maximal_lottery_with_support`, in float64). An agent ``a`` with expected
+  margin ``m_a = sum_b p_b M[b, a] > 0`` against it is outside the support of *every* maximal
+  lottery: for any maximal lottery ``q``, ``0 = p^T M q = sum_b q_b m_b >= q_a m_a`` (the game is
   symmetric with value 0 and ``m >= 0``), so ``q_a = 0``. That margin is the witness. Margins are
   computed in float64 from ``P``; ``optimal`` says whether ``min_b m_b >= -1e-6`` (``p`` is a
   maximal lottery up to rounding), without which the witness is not claimed.

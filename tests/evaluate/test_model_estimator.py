@@ -237,14 +237,13 @@ def test_too_few_comparisons_for_the_folds_fall_back_and_say_so(m):
   from ste_jax.evaluate._model_estimator import _fold_weights
 
   c = Comparisons.from_arrays([0, 1, 2, 0, 1, 2][:m], [1, 2, 0, 2, 0, 1][:m], [1.0] * m)
-  key = jax.random.key(0)
   if m >= 5:
-    k_fold, _ = jax.random.split(key)
+    k_fold, _ = jax.random.split(jax.random.key(0))  # the fit's fold key
     held = _fold_weights(k_fold, c.weight, 5)
     assert (held.sum(axis=1) == 0).any()  # the case under test: some fold holds no comparison
   with warnings.catch_warnings():
     warnings.simplefilter("error")  # the NumPy RuntimeWarning of an empty fold fails the test
-    fit = fit_model_tournament(c, key=key)
+    fit = fit_model_tournament(c, key=jax.random.key(0))
     table = core_table(jax.random.key(0), c, "model", LeaderboardSettings(num_replicas=0))
   assert fit.num_folds == 0 and fit.chosen == (0, 0.1, 1.0)  # ranks[0], strength_l2[0], skew_l2[0]
   assert np.isfinite(np.asarray(fit.P)).all()

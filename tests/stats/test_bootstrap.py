@@ -171,7 +171,9 @@ _SHARDED_SCRIPT = textwrap.dedent(
       out["top_cycle"] = np.asarray(s.top_cycle).tolist()
       out["uncovered"] = np.asarray(s.uncovered).tolist()
       auto = Mesh(np.array(jax.devices()), ("replicas",))
-      w = bootstrap_scores(jax.random.key(11), c, _weights, num_replicas=10, mesh=auto, batch_size=2)
+      w = bootstrap_scores(
+        jax.random.key(11), c, _weights, num_replicas=10, mesh=auto, batch_size=2
+      )
       out["weights"] = np.asarray(w).tolist()
       w8 = bootstrap_scores(jax.random.key(11), c, _weights, num_replicas=8, mesh=auto)
       out["weights8"] = np.asarray(w8).tolist()
@@ -344,14 +346,14 @@ def test_inclusion_frequency_threshold_and_batch_axes():
 def test_core_masks():
   scores = jnp.array([[3.0, 1.0, 1.0, 1.0], [0.0, 2.0, 2.0, 1.0]])
   np.testing.assert_array_equal(
-    np.asarray(stats.core_masks(scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
+    np.asarray(stats.core_masks(None, scores, core_size=2)), [[1, 1, 0, 0], [0, 1, 1, 0]]
   )
   np.testing.assert_array_equal(
-    np.asarray(stats.core_masks(scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
+    np.asarray(stats.core_masks(None, scores, threshold=1.0)), [[1, 0, 0, 0], [0, 1, 1, 0]]
   )
   # random tie-breaking: exactly k members, tied agents chosen uniformly
   flat = jnp.zeros((4000, 4))
-  masks = np.asarray(stats.core_masks(flat, core_size=1, key=jax.random.key(0)))
+  masks = np.asarray(stats.core_masks(jax.random.key(0), flat, core_size=1))
   np.testing.assert_array_equal(masks.sum(axis=1), 1)
   np.testing.assert_allclose(masks.mean(axis=0), 0.25, atol=0.03)
 
@@ -416,7 +418,7 @@ def test_summaries_jit():
 
   @jax.jit
   def summaries(s):
-    masks = stats.core_masks(s, core_size=1)
+    masks = stats.core_masks(None, s, core_size=1)
     return (
       stats.top1_entropy(s),
       stats.pairwise_jaccard(masks),
@@ -446,9 +448,10 @@ def test_float64_weights_stay_float64(x64):
   np.testing.assert_array_equal(np.asarray(w).sum(axis=1), 40.0)
 
 
-@pytest.mark.slow  # about 10 s on 2 cores; test_equal_score_fns_share_one_compilation runs by default
+# About 10 s on 2 cores; test_equal_score_fns_share_one_compilation runs by default.
+@pytest.mark.slow
 def test_a_new_temperature_does_not_recompile_the_bootstrap():
-  """STEScoreFn's temperatures are traced: same settings, other temperatures -> no new compilation."""
+  """STEScoreFn's temperatures are traced: other temperatures -> no new compilation."""
   c = _comparisons(m=12)
   first = bs.bootstrap_scores(
     jax.random.key(4), c, bs.ste_score_fn(tau=0.02, gamma_c=0.05), num_replicas=3
