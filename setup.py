@@ -97,7 +97,11 @@ class OptionalNativeBuild(build_ext):
       inplace, regular = self._get_inplace_equivalent(build_py, ext)
       for path, built in ((inplace, regular), (_manifest(inplace), _manifest(regular))):
         if os.path.exists(built):
-          self.copy_file(built, path, level=self.verbose)
+          # A new file renamed over the old one: a process that has the old library mapped
+          # keeps it intact (writing into it would make that process fault).
+          partial = f"{path}.{os.getpid()}.tmp"
+          shutil.copyfile(built, partial)
+          os.replace(partial, path)
         elif os.path.exists(path):
           os.remove(path)  # a failed build leaves no older library in the source tree
 

@@ -14,10 +14,11 @@ variant's largest relative error against ``jnp.exp`` on ``[-50, 0]``.
 
 One more row: the same sums by ``ste_jax``'s native CPU cover kernel
 (``ste_jax/ops/_native/cover_kernels.cc``: C++ with GCC/Clang vector extensions, a Cody-Waite
-reduction and a degree-6 polynomial, OpenMP over rows ``c``; built at first use, see
-``ste_jax/ops/_native.py``), called through ``jax.ffi.ffi_call`` inside a compiled program, call
-overhead and the per-pair logarithm included, checked equal to the ``jnp.exp`` row's sums. It is
-skipped, with a message, where the kernel cannot be built (``--no-native`` skips it).
+reduction and a degree-4 polynomial, on XLA's CPU thread pool; built at installation, see
+``ste_jax/ops/_native.py``; the row names the vector-width variant that ran), called through
+``jax.ffi.ffi_call`` inside a compiled program, call overhead and the per-pair logarithm included,
+checked equal to the ``jnp.exp`` row's sums. It is skipped, with a message, where the kernel was
+not built (``--no-native`` skips it).
 
 Usage: python benchmarks/exp_rate.py [--n 1000] [--rounds 3] [--degrees 4 5 6] [--no-native]
 """
@@ -42,7 +43,7 @@ _MAGIC = np.float32(1.5 * 2**23)
 
 
 def exp2_coefficients(degree: int) -> list:
-  """Coefficients (constant first) of a polynomial for ``2^f`` on ``[-1/2, 1/2]``, relative error fitted."""
+  """Coefficients (constant first) of a polynomial for ``2^f`` on ``[-1/2, 1/2]``."""
   f = 0.5 * np.cos(np.linspace(0.0, np.pi, 4001))
   V = np.vander(f, degree + 1, increasing=True) * (2.0**-f)[:, None]
   return [np.float32(c) for c in np.linalg.lstsq(V, np.ones_like(f), rcond=None)[0]]
@@ -73,7 +74,7 @@ def polynomial_exp(degree: int, rounding: str):
 
 
 def cover_shaped_sum(exp, n: int, rows: int = 256):
-  """``out[a_block, c, a] = sum_b exp(D[a, b] Y[c, b] / g - 1 / g)``, tiles of ``rows`` rows ``a``."""
+  """``out[a_block, c, a] = sum_b exp(D[a, b] Y[c, b] / g - 1 / g)``, tiles of ``rows`` rows a."""
 
   def run(D, Y, inv_g):
     def block(a0):
@@ -119,7 +120,7 @@ def main():
   )  # [c, a]
   available, detail = (False, "--no-native") if args.no_native else native_kernels_status()
   if available:
-    row = "ste_jax native kernel via jax.ffi, in jit"
+    row = f"ste_jax native kernel ({_native.variant()}) via jax.ffi, in jit"
 
     def native_sums(
       D, Y, inv_g
@@ -135,8 +136,8 @@ def main():
   )
   print(f"machine: {machine_description()}")
   print(
-    f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), g = 0.05, float32; "
-    f"medians of {args.rounds} interleaved rounds"
+    f"sum over b of exp(D[a,b] Y[c,b] / g - 1 / g), n = {n} ({n**3:.2e} exponentials), "
+    f"g = 0.05, float32; medians of {args.rounds} interleaved rounds"
   )
   if not available:
     print(f"(the native kernel's row is skipped: {detail})")

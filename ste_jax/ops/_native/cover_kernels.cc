@@ -179,6 +179,10 @@ struct Problem {
   float *S_out, *aux_out;  // forward
   float *d_c, *acc;        // backward: acc is the chunk's (a1 - a0, n) partial sums of d_a
   int a0, a1;              // backward: the current block of rows a
+  float *d_a;              // backward, reduction: the chunks' partial sums, added into d_a
+  const float *partial;
+  int chunks;
+  size_t stride;
 };
 
 int block_rows(int n, int budget_floats) {
@@ -199,7 +203,8 @@ STE_INLINE void forward_rows(const Problem &p, int c0, int c1) {
         const float S = kByOne ? 1.0f : pair_max<F>(d, y, n);
         const float excluded = 2.0f * weight1<F, kByOne>(0.0f, S, p.inv_g);  // the zero terms
         p.S_out[(size_t)c * n + a] = S;
-        p.aux_out[(size_t)c * n + a] = std::log(pair_sum<F, kByOne>(d, y, n, S, p.inv_g) - excluded);
+        const float sum = pair_sum<F, kByOne>(d, y, n, S, p.inv_g);
+        p.aux_out[(size_t)c * n + a] = std::log(sum - excluded);
       }
     }
   }
@@ -240,6 +245,17 @@ STE_INLINE void backward_rows(const Problem &p, int c0, int c1) {
 
 typedef void (*RowsFn)(const Problem &, int, int);
 
+// Rows [a0 + r0, a0 + r1) of d_a += the chunks' partial sums, in chunk order (deterministic).
+void reduce_rows(const Problem &p, int r0, int r1) {
+  const int n = p.n;
+  float *dst = p.d_a + (size_t)(p.a0 + r0) * n;
+  const size_t count = (size_t)(r1 - r0) * n;
+  for (int k = 0; k < p.chunks; k++) {
+    const float *src = p.partial + (size_t)k * p.stride + (size_t)r0 * n;
+    for (size_t i = 0; i < count; i++) dst[i] += src[i];
+  }
+}
+
 struct Variant {
   const char *name;
   RowsFn forward[2], backward[2];  // [by_one]
@@ -250,7 +266,8 @@ struct Variant {
   ATTR void NAME##_fwd1(const Problem &p, int c0, int c1) { forward_rows<F, true>(p, c0, c1); }  \
   ATTR void NAME##_bwd0(const Problem &p, int c0, int c1) { backward_rows<F, false>(p, c0, c1); } \
   ATTR void NAME##_bwd1(const Problem &p, int c0, int c1) { backward_rows<F, true>(p, c0, c1); }  \
-  constexpr Variant NAME##_variant = {#NAME, {NAME##_fwd0, NAME##_fwd1}, {NAME##_bwd0, NAME##_bwd1}};
+  constexpr Variant NAME##_variant = {                                                   \
+      #NAME, {NAME##_fwd0, NAME##_fwd1}, {NAME##_bwd0, NAME##_bwd1}};
 
 STE_VARIANT(generic, , v8f)
 #if defined(__x86_64__)
@@ -296,10 +313,10 @@ const Variant *variant() {
   return v;
 }
 
-// Runs fn(p, c0, c1) on `chunks` equal ranges of rows c in [0, n), on the caller and XLA's pool.
+// Runs fn(p, r0, r1) on `chunks` equal ranges of [0, rows), on the caller and XLA's pool.
 struct Shared {
   std::atomic<int> next{0}, done{0};
-  int chunks = 0, n = 0;
+  int chunks = 0, rows = 0;
   RowsFn fn = nullptr;
   const Problem *problem = nullptr;  // valid while done < chunks
   float *acc0 = nullptr;             // backward: chunk k's partial sums at acc0 + k * acc_stride
@@ -312,8 +329,9 @@ void work(Shared &s) {
   for (int k; (k = s.next.fetch_add(1, std::memory_order_relaxed)) < s.chunks;) {
     Problem p = *s.problem;
     if (s.acc0 != nullptr) p.acc = s.acc0 + (size_t)k * s.acc_stride;
-    const int c0 = (int)((int64_t)s.n * k / s.chunks), c1 = (int)((int64_t)s.n * (k + 1) / s.chunks);
-    s.fn(p, c0, c1);
+    const int r0 = (int)((int64_t)s.rows * k / s.chunks);
+    const int r1 = (int)((int64_t)s.rows * (k + 1) / s.chunks);
+    s.fn(p, r0, r1);
     if (s.done.fetch_add(1, std::memory_order_acq_rel) + 1 == s.chunks) {
       std::lock_guard<std::mutex> lock(s.mu);
       s.cv.notify_all();
@@ -321,11 +339,11 @@ void work(Shared &s) {
   }
 }
 
-void run_chunks(ffi::ThreadPool &pool, int workers, int chunks, RowsFn fn, const Problem &p,
-                float *acc0 = nullptr, size_t acc_stride = 0) {
+void run_chunks(ffi::ThreadPool &pool, int workers, int chunks, int rows, RowsFn fn,
+                const Problem &p, float *acc0 = nullptr, size_t acc_stride = 0) {
   auto s = std::make_shared<Shared>();
   s->chunks = chunks;
-  s->n = p.n;
+  s->rows = rows;
   s->fn = fn;
   s->problem = &p;
   s->acc0 = acc0;
@@ -384,7 +402,7 @@ ffi::Error CoverForwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> D,
   p.aux_out = aux->typed_data();
   if (p.n == 0) return ffi::Error::Success();
   const int workers = pool_workers(pool);
-  run_chunks(pool, workers, row_chunks(workers, p.n), variant()->forward[s.by_one], p);
+  run_chunks(pool, workers, row_chunks(workers, p.n), p.n, variant()->forward[s.by_one], p);
   return ffi::Error::Success();
 }
 
@@ -418,17 +436,17 @@ ffi::Error CoverBackwardImpl(ffi::ThreadPool pool, ffi::Buffer<ffi::F32> D,
   p.n = n;
   p.inv_g = s.inv_g;
   p.d_c = d_c->typed_data();
+  p.d_a = out_a;
+  p.partial = partial.data();
+  p.chunks = chunks;
+  p.stride = (size_t)a_rows * n;
   for (int a0 = 0; a0 < n; a0 += a_rows) {
     p.a0 = a0;
     p.a1 = a0 + a_rows < n ? a0 + a_rows : n;
-    run_chunks(pool, workers, chunks, fn, p, partial.data(), (size_t)a_rows * n);
-    // d_a's rows of this block: the chunks' partial sums, added in chunk order.
-    for (int k = 0; k < chunks; k++) {
-      const float *src = partial.data() + (size_t)k * a_rows * n;
-      float *dst = out_a + (size_t)a0 * n;
-      const size_t count = (size_t)(p.a1 - a0) * n;
-      for (size_t i = 0; i < count; i++) dst[i] += src[i];
-    }
+    run_chunks(pool, workers, chunks, n, fn, p, partial.data(), p.stride);
+    // d_a's rows of this block: the chunks' partial sums (rows of the block split among threads).
+    const int rows = p.a1 - a0;
+    run_chunks(pool, workers, row_chunks(workers, rows), rows, reduce_rows, p);
   }
   return ffi::Error::Success();
 }
