@@ -41,6 +41,11 @@ import sysconfig
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
+try:
+  from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # setuptools < 70.1: only where tests import this file outside a build
+  from setuptools import Command as bdist_wheel
+
 _SOURCE = os.path.join("ste_jax", "ops", "_native", "cover_kernels.cc")
 _NAME = "ste_jax.ops._native.cover_kernels"
 
@@ -109,6 +114,14 @@ class OptionalNativeBuild(build_ext):
     build_or_warn(self.get_ext_fullpath(ext.name), ext.sources[0])
 
 
+class PlatformWheel(bdist_wheel):
+  """Tags the wheel ``py3-none-<platform>``: the library does not use the Python ABI."""
+
+  def get_tag(self) -> tuple[str, str, str]:
+    _, _, platform_tag = super().get_tag()
+    return "py3", "none", platform_tag
+
+
 def build_library(target: str, source: str = _SOURCE) -> dict:
   """Compiles ``source`` into the shared library ``target`` and writes its manifest beside it.
 
@@ -163,5 +176,5 @@ def build_or_warn(target: str, source: str = _SOURCE) -> bool:
 if __name__ == "__main__":  # as setuptools runs it; tests import build_or_warn
   setup(
     ext_modules=[Extension(_NAME, sources=[_SOURCE], optional=True)],
-    cmdclass={"build_ext": OptionalNativeBuild},
+    cmdclass={"build_ext": OptionalNativeBuild, "bdist_wheel": PlatformWheel},
   )
