@@ -55,6 +55,8 @@ References:
   S. Mehrotra (1992), On the implementation of a primal-dual interior point method, SIAM J. Optim.
 """
 
+import contextlib
+
 import jax
 from jax import lax
 import jax.numpy as jnp
@@ -64,6 +66,11 @@ import scipy.optimize
 import scipy.sparse
 
 from ste_jax._checks import as_float_array, check_square
+
+try:  # optional (it comes with scikit-learn): keeps the host solver's BLAS calls on one thread
+  from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover
+  threadpool_limits = None
 
 _MAX_IPM_ITERATIONS = 80
 _MAX_NEWTON_ITERATIONS = 60
@@ -282,7 +289,19 @@ def _certifies(K: np.ndarray, S: np.ndarray, q: np.ndarray) -> bool:
 
 
 def _maximal_lottery_numpy(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """``(p, support, verified)`` of ``(..., n, n)`` margin matrices in float64 (module docstring)."""
+  """``(p, support, verified)`` of ``(..., n, n)`` margin matrices in float64 (module docstring).
+
+  BLAS runs on one thread where ``threadpoolctl`` is installed: the callback runs beside XLA's own
+  threads, and a multithreaded OpenBLAS Cholesky on a busy machine was 20-300 times slower than a
+  single-threaded one (n = 1000 and 200).
+  """
+  limits = threadpool_limits(1, "blas") if threadpool_limits else contextlib.nullcontext()
+  with limits:
+    return _maximal_lottery_numpy_loop(M)
+
+
+def _maximal_lottery_numpy_loop(M: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """:func:`_maximal_lottery_numpy` without the thread limit."""
   M = np.asarray(M, np.float64)
   n = M.shape[-1]
   flat = M.reshape(-1, n, n)
