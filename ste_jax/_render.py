@@ -423,24 +423,22 @@ def key_line(table) -> str:
   key = "key: TC/UC = Top Cycle/Uncovered Set; "
   if s.num_replicas:
     key += (
-      "TC?/UC? = certified in, out, or ? undetermined; P(TC) = share of replicas with the agent in "
+      "TC?/UC? = certified in, out, ? = undetermined; P(TC) = share of replicas with the agent in "
       "their hard TC; "
     )
   ci = f" [{s.confidence:.0%} interval]" if table.soft_intervals else ""
-  return (
-    key + f"TC score = soft STE score{ci}; tier 1 = top of the hard relation; BT = Bradley-Terry"
-  )
+  return key + f"TC score = soft STE score{ci}; tier 1 = top; BT = Bradley-Terry"
 
 
 def evidence_line(table) -> str:
-  """One line: pairs observed, comparisons per observed pair, thinly compared agents,
+  """One line: pairs compared, comparisons per compared pair, thinly compared agents,
   connectivity."""
   d = table.diagnostics
   per = d.comparisons_per_observed_pair
   return (
     f"evidence: {d.pairs_observed} of {d.num_pairs} pairs compared ({d.share_pairs_observed:.0%}), "
-    f"comparisons per compared pair min {_f(per[0], 'g')}, median {_f(per[1], 'g')}; "
-    f"{len(d.agents_below_min_games)} agents under {d.min_games:g} comparisons; graph "
+    f"comparisons per pair min {_f(per[0], 'g')} / median {_f(per[1], 'g')}, "
+    f"{len(d.agents_below_min_games)} agents under {d.min_games:g}, graph "
     + ("connected" if d.connected else f"in {d.num_components} components")
   )
 
@@ -463,12 +461,13 @@ def label_explanations(table) -> dict[str, str]:
     "tier": "depth in the condensation of the hard relation (tier 1 = the hard Top Cycle when "
     "every pair is related)",
     "yes / -": "in / not in the point estimate's hard core (hardTC, hardUC)",
-    "n/i": "Bradley-Terry not identifiable: " + (table.bt_note or "(identifiable here)"),
     "n/a": "not computed",
     "a-b": "crosstable cell: the row's wins-losses against the column's row, ties 1/2",
     ".": "crosstable cell: never compared",
     "!": "crosstable cell: the row leads the record but the table has it losing",
   }
+  if not table.bt_identifiable:
+    out["n/i"] = "Bradley-Terry not identifiable: " + table.bt_note
   return out
 
 
