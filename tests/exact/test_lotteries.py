@@ -4,8 +4,8 @@ pref_voting, scipy LPs and brute force."""
 import functools
 import itertools
 
-# Most tests here compile the interior-point solver for new shapes (seconds each on 2 shared
-# cores), so the oracle sweeps are marked slow; the fast subset checks one shape per dtype.
+# The oracle sweeps (pref_voting, brute force and per-agent LPs over many shapes) are marked slow;
+# the fast subset checks a few shapes per dtype.
 import hypothesis
 import hypothesis.strategies as st
 import jax
