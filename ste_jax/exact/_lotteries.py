@@ -61,9 +61,6 @@ import jax
 from jax import lax
 import jax.numpy as jnp
 import numpy as np
-import scipy.linalg
-import scipy.optimize
-import scipy.sparse
 
 from ste_jax._checks import as_float_array, check_square
 
@@ -133,6 +130,8 @@ def _interior_point(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   def max_step(v, dv):
     neg = dv < 0
     return min(1.0, float(np.min(-v[neg] / dv[neg]))) if np.any(neg) else 1.0
+
+  import scipy.linalg  # host-side only: `import ste_jax` does not load SciPy
 
   for _ in range(_MAX_IPM_ITERATIONS):
     mu = (x @ r + y @ s) / (2 * n)
@@ -256,6 +255,9 @@ def _essential_set_highs(K: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
   Returns:
     ``(support, p)``: Boolean ``(n,)`` and the lottery ``x / sum(x)``.
   """
+  import scipy.optimize  # host-side only: `import ste_jax` does not load SciPy
+  import scipy.sparse
+
   n = K.shape[0]
   eye = scipy.sparse.eye(n)
   A_ub = scipy.sparse.bmat([[-K.T, None], [-eye, eye]], format="csr")
