@@ -10,6 +10,7 @@ import importlib
 import inspect
 import pathlib
 import pkgutil
+import shutil
 
 PACKAGE = "ste_jax"
 # Reading order of the subpackage pages; any other public subpackage is appended after these.
@@ -90,13 +91,20 @@ def _front_door_page(homes: dict[int, str], subs: list[str]) -> str:
     "   * - name",
     "     - summary",
   ]
+  own = []  # names no subpackage exports: documented here, as ``ste_jax.<name>``
   for name in names:
     obj = getattr(package, name)
     home = homes.get(id(obj))
-    ref = f":py:obj:`{name} <{home}.{name}>`" if home else f"``{name}``"
-    lines += [f"   * - {ref}", f"     - {_summary(obj)}"]
+    if home is None:
+      own.append(name)
+      home = PACKAGE
+    lines += [f"   * - :py:obj:`{name} <{home}.{name}>`", f"     - {_summary(obj)}"]
   lines += ["", "Subpackages:", ""]
   lines += [f"* :doc:`{PACKAGE}.{sub} <{sub}>` — {_summary(_import(sub))}" for sub in subs]
+  if own:
+    lines += ["", "Defined at the top level only:", "", f".. currentmodule:: {PACKAGE}", ""]
+    lines += [".. autosummary::", "   :toctree: _autosummary", "   :nosignatures:", ""]
+    lines += [f"   {name}" for name in own]
   return "\n".join(lines) + "\n"
 
 
@@ -105,7 +113,12 @@ def _import(sub: str):
 
 
 def write_pages(out: pathlib.Path) -> None:
-  """Writes ``index.rst``, ``front_door.rst`` and one ``<subpackage>.rst`` into ``out``."""
+  """Writes ``index.rst``, ``front_door.rst`` and one ``<subpackage>.rst`` into ``out``.
+
+  The per-name pages of an earlier build (``out/_autosummary``) are removed, so a name that left
+  an ``__all__`` leaves the reference too; autosummary writes the current ones again.
+  """
+  shutil.rmtree(out / "_autosummary", ignore_errors=True)
   out.mkdir(parents=True, exist_ok=True)
   subs = subpackages()
   homes: dict[int, str] = {}
