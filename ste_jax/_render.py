@@ -254,6 +254,8 @@ def _head_to_head_markdown(table, k: int) -> list[str]:
 
 WIDTH = 120
 """Width of the default text output (``ste-jax score``, ``explain``, ``suggest``, ``demo``)."""
+TEXT_ROWS = 40
+"""Rows of a text table when ``--top`` is not given (CSV, JSON and Markdown hold every row)."""
 MAX_AGENT = 28
 """Longest agent name in a text table; longer ones are shortened in the middle (text only)."""
 TEXT_COLUMNS = ("rank", "agent", "tier", "tc_verdict", "uc_verdict", "p_tc", "tc_score")
@@ -518,7 +520,8 @@ def format_text(
 
   Args:
     tables: :class:`~ste_jax.evaluate.CoreTable` list.
-    top: print only the first ``top`` rows of each table (``None``: all).
+    top: print only the first ``top`` rows of each table (``None``: all of a table with at most
+      :data:`TEXT_ROWS` agents, else the first :data:`TEXT_ROWS`).
     head_to_head: with ``details``, the crosstable of the direct records among each table's first
       ``head_to_head`` rows (:meth:`~ste_jax.evaluate.CoreTable.head_to_head`; ``0``: none).
     details: add the conventions, label explanations and crosstable.
@@ -530,6 +533,8 @@ def format_text(
   """
   out = []
   for table in tables:
+    if top is None and len(table.agents) > TEXT_ROWS:
+      top = TEXT_ROWS
     head, *lines = _text_table(table, top, columns)
     out += [""] if out else []
     out += wrap_lines([_title(table), *table.answer().lines(), *_candidate_lines(table)])
@@ -544,7 +549,11 @@ def format_text(
       notes += _details(table, head_to_head)
     out += [""] + wrap_lines(notes)
   if load:
-    out += [""] + wrap_lines(load.splitlines(), indent="    ")
+    first, *rest = load.splitlines()
+    source, sep, tail = first.partition(": read ")
+    if sep and len(first) > WIDTH:  # a long path on a line of its own, the counts below it
+      first, rest = f"{source}:", [f"  read {tail}", *rest]
+    out += [""] + wrap_lines([first, *rest], indent="    ")
   if not details and tables:
     more = [x for x in EXTRA_COLUMNS if x not in columns]
     out += wrap(
