@@ -112,7 +112,7 @@ def win_rate_tournament(
 
   ``P`` is a probabilistic tournament (paper §2.2): values in ``[0, 1]``, ``P[a, a] = 1/2`` and,
   for every compared pair, ``P[a, b] + P[b, a] = 1`` exactly (the lower triangle is computed as
-  ``1 - `` the upper one).
+  ``1 -`` the upper one).
 
   *Missing pairs.* A pair with no comparison at all gets ``P[a, b] = P[b, a] = missing``. The
   default 1/2 is the paper's explicit uninformative-prior convention for missing data (paper

@@ -70,7 +70,7 @@ jax.tree_util.register_dataclass(
 class TournamentEstimator(abc.ABC):
   """Comparisons -> edges -> hard relation, hard cores and soft scores (abstract base).
 
-  Class attributes (override in a subclass where they differ):
+  Attributes:
     name: the name shown in tables and JSON output.
     tie_tolerance_ulps: ``|P - 1/2|`` within this many machine epsilons is a tie (a computed
       tournament rounds equal strengths to ``1/2 +- ulp``); ``0`` for exact ratios.
