@@ -25,9 +25,12 @@ import numpy as np  # noqa: E402
 
 from benchmarks._timing import machine_description  # noqa: E402
 from ste_jax.data import Comparisons  # noqa: E402
-from ste_jax.evaluate import LeaderboardSettings, core_table  # noqa: E402
-from ste_jax.evaluate._estimators import build_estimator  # noqa: E402
-from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships  # noqa: E402
+from ste_jax.evaluate import (  # noqa: E402
+  LeaderboardSettings,
+  bootstrap_hard_memberships,
+  core_table,
+  fit_estimator,
+)
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
 
@@ -72,7 +75,7 @@ def main(argv=None):
   print("|---|---|---|---|---|---|---|---|---|")
   for g in args.games:
     comps, core = probe(args.seed, args.cycle, g)
-    table = core_table(comps, LeaderboardSettings(estimator="model", num_replicas=0))
+    table = core_table(jax.random.key(0), comps, "model", LeaderboardSettings(num_replicas=0))
     names = comps.agents
     a, b, o = (np.asarray(x) for x in (comps.a, comps.b, comps.outcome))
     records, probs = [], []
@@ -94,13 +97,11 @@ def main(argv=None):
       or "none"
     )
     games = np.bincount(np.concatenate([a, b]), minlength=len(names))
-    est = build_estimator(
-      "model", comps, key=jax.random.split(jax.random.key(0))[0]
-    )  # the table's fit key
+    est, _, fitted, _ = fit_estimator(jax.random.key(0), comps, "model")  # the table's fit
     frequent = []
     for resampling in ("poisson", "parametric"):
       p_tc = bootstrap_hard_memberships(
-        jax.random.key(1), comps, est, num_replicas=200, resampling=resampling
+        jax.random.key(1), comps, est, fitted, num_replicas=200, resampling=resampling
       ).top_cycle.mean(axis=0)
       top = np.argsort(-p_tc, kind="stable")[:4]
       frequent.append(

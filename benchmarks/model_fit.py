@@ -5,13 +5,14 @@ Input: the issue-6 synthetic arena battles of ``benchmarks/cli.py`` (uniformly r
 ties, a planted 5-cycle on top of Bradley-Terry strengths), 1,000 agents and 100,000 battles by
 default. Each source tree is measured in its own fresh process (``PYTHONPATH`` = the tree):
 
-* ``fit``: :func:`ste_jax.evaluate.fit_model_tournament` with its defaults (5-fold
-  cross-validation over 8 candidates, then the final fit), first call (with compilation) and
-  second call (compiled);
+* ``fit``: ``ste_jax.evaluate.ModelEstimator().fit`` (:func:`~ste_jax.evaluate.fit_model_tournament`
+  with its defaults: 5-fold cross-validation over 8 candidates, then the final fit), first call
+  (with compilation) and second call (compiled);
 * ``replica``: seconds per bootstrap replica of
-  ``bootstrap_hard_memberships(..., batch_size=B)`` for B = 8 and 1 (parametric resampling, a
-  warm-started refit and the hard cores per replica), second call of each (compiled), and the
-  first call's compile-and-run time.
+  ``bootstrap_hard_memberships(key, c, est, fitted, ..., batch_size=B)`` for B = 8 and 1
+  (parametric resampling, a warm-started refit and the hard cores per replica), second call of
+  each (compiled), and the first call's compile-and-run time. A ``--before`` tree must have the
+  estimator protocol (``ste_jax.evaluate.ModelEstimator``).
 
 With ``--objective`` (this checkout only) it also times the penalized objective and its gradient
 over the observed pairs compiled with XLA's default options and with
@@ -40,8 +41,7 @@ CHILD = r"""
 import json, sys, time
 import jax, numpy as np, pandas as pd
 from ste_jax.data import Comparisons
-from ste_jax.evaluate import _estimators, _leaderboard
-from ste_jax.evaluate._model_estimator import fit_model_tournament
+from ste_jax.evaluate import ModelEstimator, bootstrap_hard_memberships
 
 path, replicas = sys.argv[1], int(sys.argv[2])
 df = pd.read_csv(path)
@@ -52,15 +52,15 @@ c = Comparisons.from_arrays(df.a.map(index).values, df.b.map(index).values, outc
 out = {}
 for call in ("first", "second"):
   t = time.perf_counter()
-  fit = fit_model_tournament(c, key=jax.random.key(0))
+  est = ModelEstimator()
+  fitted = est.fit(jax.random.key(0), c)
   out["fit_" + call] = time.perf_counter() - t
-out["chosen"] = fit.describe().split(";")[0]
-est = _estimators.EdgeEstimator("model", fit.P, fit)
+out["chosen"] = fitted.model.describe().split(";")[0]
 for batch in (8, 1):
   for call in ("first", "second"):
     t = time.perf_counter()
-    _leaderboard.bootstrap_hard_memberships(
-      jax.random.key(1), c, est, num_replicas=replicas, batch_size=batch
+    bootstrap_hard_memberships(
+      jax.random.key(1), c, est, fitted, num_replicas=replicas, batch_size=batch
     )
     out[f"boot{batch}_{call}"] = time.perf_counter() - t
 print(json.dumps(out))

@@ -15,8 +15,9 @@ with its defaults (model estimator, 200 parametric bootstrap replicas, verdicts 
 For each run: the true Top Cycle (``exact.top_cycle`` of the true P), the point estimate's hard
 Top Cycle and how many of its agents are true members, its soft Top-Cycle score and ``P(TC)``
 next to the best soft score of the other agents, the certified ``in`` / ``out`` counts, the
-Top-Cycle candidates at 0.95 (``ste_jax.evaluate.core_candidates``: the agents most often in the
-replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the replicas), whether they
+Top-Cycle candidates at 0.95 (``ste_jax.evaluate.replica_core_candidates``: the agents most
+often in the replicas' hard Top Cycles, enough to hold the whole Top Cycle of 95% of the
+replicas), whether they
 hold every true member, each true member's row in the table (``CoreTable.order``: agents with a
 higher ``P(TC)`` than every member of the point estimate's Top Cycle above it) and in the point
 estimate's order (tier, then soft scores: the table's order before that rule) with its number of
@@ -46,7 +47,7 @@ import numpy as np  # noqa: E402
 
 from benchmarks._timing import machine_description  # noqa: E402
 from ste_jax.data import Comparisons, pair_counts  # noqa: E402
-from ste_jax.evaluate import LeaderboardSettings, core_table, replica_cores, suggest_pairs  # noqa: E402
+from ste_jax.evaluate import core_table, replica_cores, suggest_pairs  # noqa: E402
 from ste_jax.evaluate._leaderboard import display_order  # noqa: E402
 from ste_jax.exact import top_cycle  # noqa: E402
 from ste_jax.stats import sparse_league  # noqa: E402
@@ -94,7 +95,7 @@ def run(kind: str, seed: int, cycle: float) -> dict:
   comps, P = uniform_league(seed) if kind == "uniform" else league(seed, cycle)
   truth = np.flatnonzero(np.asarray(top_cycle(jax.numpy.asarray(P))))
   t0 = time.perf_counter()
-  table = core_table(comps, LeaderboardSettings(), key=jax.random.key(seed))
+  table = core_table(jax.random.key(seed), comps)
   seconds = time.perf_counter() - t0
   cols = table.columns
   point = np.flatnonzero(cols["hard_tc"])
@@ -109,7 +110,7 @@ def run(kind: str, seed: int, cycle: float) -> dict:
   touching = {}
   for source, cores in (
     ("posterior", None),
-    ("model", replica_cores(comps, LeaderboardSettings())),
+    ("model", replica_cores(jax.random.key(0), comps)),
   ):
     pairs = np.asarray(suggest_pairs(jax.random.key(0), comps, k=10, plausible_cores=cores).pairs)
     touching[source] = int(np.isin(pairs, cands.members).any(axis=1).sum())

@@ -5,7 +5,7 @@ The leaderboard labels an agent ``in`` the hard Top Cycle (or Uncovered Set) whe
 agent through edges that at least a share ``c`` of the bootstrap replicas orient the same way (in
 at most two such edges for the Uncovered Set), ``out`` when it does not reach every agent even
 through the edges not surely reversed, else ``undetermined``
-(:func:`~ste_jax.evaluate.certified_memberships`). This script measures, at ``c = 0.95``, how
+(:func:`~ste_jax.evaluate.orientation_certificates`). This script measures, at ``c = 0.95``, how
 often those verdicts disagree with the true hard Top Cycle and Uncovered Set of the tournament the
 data were drawn from (``ste_jax.exact.top_cycle(P)``, ``ste_jax.exact.uncovered_set(P)``), and,
 for comparison, how often three other rules are wrong: ``certified+imputed`` (model estimator
@@ -35,9 +35,9 @@ game, and the row count does not depend on the games.
 
 Per trial and estimator (``posterior``, ``model``, ``winrate``; :mod:`ste_jax.evaluate._estimators`)
 the verdicts are computed as ``membership_verdicts`` computes them: a fit key and a bootstrap key,
-:func:`~ste_jax.evaluate._estimators.build_estimator` on the data, ``R`` bootstrap replicas as the
-leaderboard draws them by default
-(:func:`~ste_jax.evaluate._leaderboard.bootstrap_hard_memberships`: outcomes redrawn from the fitted
+the estimator's ``fit`` (:func:`~ste_jax.evaluate.estimator_named`) on the data, ``R`` bootstrap
+replicas as the leaderboard draws them by default
+(:func:`~ste_jax.evaluate.bootstrap_hard_memberships`: outcomes redrawn from the fitted
 model and warm-started refits for the model estimator, Poisson weights over unit comparisons for the
 others; compiled once per shape), and :func:`~ste_jax.evaluate._verdicts.verdicts_from_replicas`.
 
@@ -272,12 +272,12 @@ def padding_check(wins, observed, padded, key, estimators) -> dict:
   """``{estimator: max |edge difference|}`` between the data with and without zero-weight pairs."""
   import numpy as np
 
-  from ste_jax.evaluate._estimators import build_estimator
+  from ste_jax.evaluate import estimator_named
 
   out = {}
   for name in estimators:
     e = [
-      np.asarray(build_estimator(name, counts_to_comparisons(wins, p), key=key()).edges)
+      np.asarray(estimator_named(name).fit(key(), counts_to_comparisons(wins, p)).edges)
       for p in (observed, padded)
     ]
     out[name] = float(np.max(np.abs(e[0] - e[1])))
@@ -354,8 +354,7 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
   import numpy as np
 
   from ste_jax import exact
-  from ste_jax.evaluate._estimators import build_estimator
-  from ste_jax.evaluate._leaderboard import bootstrap_hard_memberships
+  from ste_jax.evaluate import bootstrap_hard_memberships, estimator_named
   from ste_jax.evaluate._verdicts import verdicts_from_replicas
 
   data = [simulate(setting, t) for t in range(setting.trials)]
@@ -373,9 +372,10 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
       e = ESTIMATORS.index(name)  # keys as in the full run, also with --estimators
       t0 = time.perf_counter()
       k_fit, k_boot = jax.random.split(trial_key(*setting.key_path, t, 1, e))
-      est = build_estimator(name, comparisons, key=k_fit)
+      est = estimator_named(name)
+      fitted = est.fit(k_fit, comparisons)
       boot = bootstrap_hard_memberships(
-        k_boot, comparisons, est, num_replicas=cfg.num_replicas, batch_size=cfg.batch_size
+        k_boot, comparisons, est, fitted, num_replicas=cfg.num_replicas, batch_size=cfg.batch_size
       )
       verdicts = verdicts_from_replicas(
         boot.top_cycle,
@@ -390,7 +390,7 @@ def run_setting(setting: Setting, cfg: Config, *, check: bool = False, progress=
           boot.top_cycle, boot.uncovered, boot.beats, confidence=CONFIDENCE
         )
       seconds = time.perf_counter() - t0
-      rank = int(est.model.chosen.rank) if est.model is not None else -1
+      rank = int(fitted.model.chosen.rank) if fitted.model is not None else -1
       for concept, attr in CONCEPTS:
         v = getattr(verdicts, attr)
         rules = [("certified", v.verdict), ("share", share_rule_labels(v.probability))]

@@ -162,13 +162,15 @@ def test_report_figure_draws_the_first_rows_in_table_order():
 
 @pytest.mark.slow  # a bootstrapped table and a multi-panel figure, about 14 s on 2 cores
 def test_save_report_figure(tmp_path):
+  import jax
+
   from ste_jax.data import Comparisons
   from ste_jax.evaluate import LeaderboardSettings, core_table
 
   # A 3-cycle on top of two agents it beats; 10 bootstrap replicas give the CI bars.
   a, b = [0, 1, 2, 0, 0, 1, 1, 2, 2, 3], [1, 2, 0, 3, 4, 3, 4, 3, 4, 4]
   c = Comparisons.from_arrays(a * 6, b * 6, [1.0] * 60, agents=["o0", "o1", "o2", "o3", "o4"])
-  table = core_table(c, LeaderboardSettings(estimator="winrate", num_replicas=10))
+  table = core_table(jax.random.key(0), c, "winrate", LeaderboardSettings(num_replicas=10))
   assert set(table.top_cycle) == {"o0", "o1", "o2"} and table.soft_intervals
   path = tmp_path / "report.png"
   assert plotting.save_report_figure(table, path, title="test") == str(path)
