@@ -55,7 +55,7 @@ def _display_rows(table, top=None) -> list[list[str]]:
 
 
 def _solution_cell(name: str, value) -> str:
-  from ste_jax._solution_memberships import is_lottery
+  from ste_jax.exact._solution_memberships import is_lottery
 
   if is_lottery(name):
     return _f(value, ".3f")

@@ -75,7 +75,7 @@ COLUMNS = (
 def _solutions_check(value: Any, name: str) -> None:
   if isinstance(value, str) or len(set(value)) != len(tuple(value)):
     raise ValueError(f"{name} must be a tuple of distinct names, got {value!r}.")
-  from ste_jax._solution_memberships import canonical_solution_name
+  from ste_jax.exact._solution_memberships import canonical_solution_name
 
   for solution in value:
     canonical_solution_name(solution)
@@ -318,7 +318,7 @@ class CoreTable:
         f"solutions: {', '.join(s.solutions)} of the displayed tournament P (the model's P for "
         "model, "
         "win rates otherwise; sets as membership, lotteries as probabilities; "
-        "ste_jax.solution_memberships "
+        "ste_jax.exact.solution_memberships "
         "in float64)"
       )
     parts.append(
@@ -591,7 +591,7 @@ def core_table(
     cols[c] = np.clip(cols[c], 0.0, 1.0) + 0.0
   display = est.display_tournament(edges, counts)
   if settings.solutions:
-    from ste_jax._solution_memberships import is_lottery, solution_memberships
+    from ste_jax.exact._solution_memberships import is_lottery, solution_memberships
 
     # In float64: float32 misjudges maximal-lottery supports beyond a few hundred agents (6 of 300
     # and 138 of 1,000 agents against an LP oracle; benchmarks/solutions.py), float64 matched it.
