@@ -203,9 +203,7 @@ def build_parser() -> argparse.ArgumentParser:
     "planted",
     help="the planted-core benchmark (paper Tables 2-5): CSVs, report.md and figures in --out",
   )
-  planted.add_argument(
-    "--quick", action="store_true", help="a small slice of every table (under a minute)"
-  )
+  planted.add_argument("--quick", action="store_true", help="a small slice of every table")
   planted.add_argument(
     "--out", default=PLANTED_OUT, help=f"output folder (default ./{PLANTED_OUT})"
   )

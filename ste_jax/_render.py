@@ -565,7 +565,11 @@ def format_text(
 
 def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) -> str:
   """GitHub-flavoured Markdown tables, one per context (``top``, ``head_to_head``: as
-  :func:`format_text`)."""
+  :func:`format_text`).
+
+  Each block: the title, the answer, the evidence line, the table, the footer (hard cores, verdict
+  counts, warnings), the conventions and the head-to-head crosstable.
+  """
   out = []
   for table in tables:
     keep = _columns_shown(table)
@@ -577,8 +581,6 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
       "",
       *[f"> {line}" + "  " * (k + 1 < len(answer)) for k, line in enumerate(answer)],
       "",
-      f"_conventions: {table.conventions()}_",
-      "",
       f"_{_evidence(table)}_",
       "",
       "| " + " | ".join(header) + " |",
@@ -586,6 +588,7 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
     ]
     out += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
     out += [""] + [f"- {line}" for line in _footer(table)] + [""]
+    out += [f"_conventions: {table.conventions()}_", ""]  # after the table, as in the text output
     crosstable = _head_to_head_markdown(table, head_to_head)
     out += crosstable + [""] * bool(crosstable)
   return "\n".join(out).rstrip("\n")

@@ -285,6 +285,11 @@ def test_score_table_and_markdown(name):
   table_lines, crosstable = [b for b in blocks if b]
   assert table_lines[0].startswith("| # | agent | tier | TC |")
   assert len(table_lines) == 2 + len(agents)
+  md_lines = md.splitlines()  # the answer first, the conventions after the table (as in the text)
+  answer_at = next(k for k, line in enumerate(md_lines) if line.startswith("> answer: "))
+  conventions_at = next(k for k, line in enumerate(md_lines) if line.startswith("_conventions: "))
+  assert answer_at < md_lines.index(table_lines[0])
+  assert md_lines.index(table_lines[-1]) < conventions_at
   assert crosstable[0] == "| # | agent | " + " | ".join(str(j + 1) for j in range(len(rows))) + " |"
   assert len(crosstable) == 2 + len(rows)
   from ste_jax._render import HEAD_TO_HEAD_ROWS

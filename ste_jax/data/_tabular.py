@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+from ste_jax import _tuning
+
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
@@ -338,7 +340,8 @@ def _read_csv_records(path: str, opener, delimiter: str):
   return header, column, np.asarray(lines, dtype=np.int64), pre
 
 
-_REPEATED_HEADER_SCAN = 10_000  # more needle hits than this: check the parsed column instead
+# More hits of a repeated header line than this: check the parsed column instead.
+_REPEATED_HEADER_SCAN = _tuning.REPEATED_HEADER_SCAN
 
 
 def _read_csv_unquoted(path: str, opener, delimiter: str):
@@ -582,7 +585,8 @@ def _read_json(path: str, opener):
 # section of a game).
 _PGN_VALUE = r'[^"\\\n]*(?:\\.[^"\\\n]*)*'
 _PGN_TAG = r'^[ \t]*\[([A-Za-z0-9_]+)[ \t]+"(' + _PGN_VALUE + r')"[ \t]*\][ \t]*\r?$'
-_PGN_RUNS_PER_CHUNK = 1 << 15  # runs of tag lines (games) whose tags are converted together
+# Runs of tag lines (games) whose tags are converted together.
+_PGN_RUNS_PER_CHUNK = _tuning.PGN_RUNS_PER_CHUNK
 _PGN_TAG_RUN = r'(?:^[ \t]*\[[A-Za-z0-9_]+[ \t]+"' + _PGN_VALUE + r'"[ \t]*\][ \t]*\r?(?:\n|\Z))+'
 
 

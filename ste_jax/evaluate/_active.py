@@ -50,9 +50,9 @@ sure edge is wrong, hence that the certified core is wrong, below ``1 - confiden
 ``confidence``, as in ``ste-jax score`` and :func:`~ste_jax.evaluate.membership_verdicts`) is not
 enough here: adaptive sampling stops comparing a pair as soon as it looks sure and the run stops at
 the first certification, so the sure edges are exactly the pairs whose early flukes are never
-corrected. In ``benchmarks/active.py`` (n = 30, |C| = 5, Top Cycle) the per-pair level 0.95
-certified a wrong core in 22-47 % of the active runs (CPU and GPU runs of 32 seeds); the Bonferroni
-level in none (see ``benchmarks/RESULTS.md``). The union bound is conservative and the Beta
+corrected: in ``benchmarks/active.py`` the per-pair level certifies a wrong core far more often
+than ``1 - confidence``, the Bonferroni level does not (figures in ``benchmarks/RESULTS.md``).
+The union bound is conservative and the Beta
 posteriors are a model, not a frequentist guarantee under optional stopping: the benchmark measures
 the wrong share.
 
@@ -522,8 +522,8 @@ def suggest_pairs(
   bound all sure edges, hence all verdicts, are right with probability about ``confidence``. A
   per-pair level is not enough when the comparisons are chosen adaptively and collection stops at
   the first certification: a pair is no longer compared once it looks sure, so an early fluke is
-  never corrected (per-pair 0.95 certified a wrong core in 22-47 % of the simulated runs of
-  ``benchmarks/active.py``, the corrected level in none). ``correction="none"`` uses ``confidence``
+  never corrected (``benchmarks/active.py`` measures how often the per-pair and the corrected
+  levels certify a wrong core). ``correction="none"`` uses ``confidence``
   per pair, the level of ``ste-jax score`` and :func:`~ste_jax.evaluate.membership_verdicts`, whose
   verdicts are therefore per-pair-level (not corrected) and can differ from these. Every open pair
   (sure neither way) gets a score: the expected number of undetermined agents whose verdict it

@@ -11,11 +11,11 @@ those lines must carry, in one of four cases (``status``):
 * ``partly certified``: some agents are certified ``in``, others undetermined.
 * ``not settled``: no agent is certified ``in``. The answer names the agents most often in the
   replicas' hard Top Cycles, with their shares, as shares of replicas and nothing more: they are
-  not probabilities of membership. ``python benchmarks/verdicts.py --estimators model`` measured
-  it: over 280 simulated data sets, 51 % of the agents in the Top Cycle of at least half the
-  replicas (where none was certified) were outside the true Top Cycle -- one upset between a core
-  agent and an outsider puts the outsider in the sample's Top Cycle, and the bootstrap resamples
-  around the sample. So no agent is called *likely*.
+  not probabilities of membership: an agent in the Top Cycle of at least half the replicas (where
+  none was certified) is often outside the true Top Cycle (``python benchmarks/verdicts.py
+  --estimators model`` measures how often) -- one upset between a core agent and an outsider puts
+  the outsider in the sample's Top Cycle, and the bootstrap resamples around the sample. So no
+  agent is called *likely*.
 * ``point estimate``: no bootstrap replicas, so no statement of how sure: the point estimate's
   hard Top Cycle.
 

@@ -15,6 +15,8 @@ import jax
 from jax import lax
 import jax.numpy as jnp
 
+# Algorithm constants, not tuning (they change the iterates): the line search's step sizes and
+# the Armijo sufficient-decrease factor.
 STEP_GRID = (2.0, 1.0, 0.5, 0.25, 0.1, 0.03, 0.01, 1e-3)
 ARMIJO = 1e-4
 

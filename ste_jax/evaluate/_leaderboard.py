@@ -28,7 +28,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax import exact
+from ste_jax import _tuning, exact
 from ste_jax._options import at_least, check_options, option, parse_positive, positive_finite
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate._answer import TopAnswer, top_answer
@@ -43,7 +43,7 @@ from ste_jax.evaluate._verdicts import ReplicaCoreCandidates, verdicts_from_repl
 if TYPE_CHECKING:
   import pandas as pd
 
-SOFT_INTERVALS_MAX_AGENTS = 300
+SOFT_INTERVALS_MAX_AGENTS = _tuning.SOFT_INTERVALS_MAX_AGENTS
 CONTRADICTION_FAMILY = 20  # head-to-head contradictions are sought among the table's top agents
 _CONTRADICTION_REMEDY = (
   "read these records before trusting the order of these agents; --estimator posterior "
@@ -399,7 +399,7 @@ def display_order(columns: dict, *, bootstrapped: bool) -> np.ndarray:
 
   On dense data nothing moves (the point estimate's Top Cycle has ``P(TC)`` near 1). On sparse
   data the point estimate's Top Cycle is often one agent that few replicas put there
-  (``benchmarks/sparse_candidates.py``: 3-59 % of 200), and the agents the replicas put there more
+  (``benchmarks/sparse_candidates.py`` measures how few), and the agents the replicas put there more
   often would otherwise sit behind it and the other agents of tier 2, 3, ... ``P(TC)`` does not
   order the rest: below the top it is mostly the share of replicas whose Top Cycle holds nearly
   everyone, about the same for most agents, and would order them by sampling noise.
@@ -593,8 +593,8 @@ def core_table(
   if settings.solutions:
     from ste_jax.exact._solution_memberships import is_lottery, solution_memberships
 
-    # In float64: float32 misjudges maximal-lottery supports beyond a few hundred agents (6 of 300
-    # and 138 of 1,000 agents against an LP oracle; benchmarks/solutions.py), float64 matched it.
+    # In float64: float32 misjudges maximal-lottery supports beyond a few hundred agents, float64
+    # matches an LP oracle (benchmarks/solutions.py).
     with jax.enable_x64(True):
       sol = solution_memberships(jnp.asarray(np.asarray(display, np.float64)), settings.solutions)
       sol = {k: np.asarray(v) for k, v in sol.items()}

@@ -468,8 +468,9 @@ def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, nu
   """``(F, C)`` held-out NLL of every (fold, candidate) fit, fitted one after another.
 
   A ``lax.map`` over the ``F * C`` fits, not a ``vmap``: a batched gather's transpose (the
-  scatter in each gradient) costs several times a single one per fit on XLA:CPU. Compiled with
-  :func:`~ste_jax._compiler_options.gather_friendly_jit` (``benchmarks/model_fit.py``).
+  scatter in each gradient) costs more per fit on XLA:CPU than an unbatched one
+  (``benchmarks/model_fit.py``). Compiled with
+  :func:`~ste_jax._compiler_options.gather_friendly_jit`.
   """
   F, C = train[0].shape[0], masks.shape[0]
 

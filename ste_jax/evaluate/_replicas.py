@@ -18,6 +18,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax import _tuning
 from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._options import (
   at_least,
@@ -30,7 +31,9 @@ from ste_jax._options import (
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentEstimator
 
-REPLICA_CHUNK = 25
+REPLICA_CHUNK = _tuning.REPLICA_CHUNK  # replicas per key of the chunked draws
+_REPLICA_BATCH_CPU = _tuning.REPLICA_BATCH_CPU
+_REPLICA_BATCH_ACCELERATOR = _tuning.REPLICA_BATCH_ACCELERATOR
 
 
 def _batch_size_check(value: Any, name: str) -> None:
@@ -194,12 +197,17 @@ def _bootstrap_chunk(
 def default_batch_size() -> int:
   """Replicas per compiled bootstrap step when ``batch_size="auto"``: 1 on CPU, 8 on accelerators.
 
-  On XLA:CPU a batch of replicas is no faster per replica than one at a time and compiles more
-  slowly: at n = 1000 the model estimator's replicas took 0.351 s each in batches of 8 and 0.214 s
-  one at a time (``python benchmarks/model_fit.py``, RESULTS). An accelerator runs a batch with a
-  batch axis.
+  The sizes are :data:`ste_jax._tuning.REPLICA_BATCH_CPU` and
+  :data:`~ste_jax._tuning.REPLICA_BATCH_ACCELERATOR`. On XLA:CPU a batch of replicas is no faster
+  per replica than one at a time and compiles more slowly (``benchmarks/model_fit.py``); an
+  accelerator runs a batch with a batch axis.
+
+  Returns:
+    The batch size for the default backend.
   """
-  return 1 if jax.default_backend() == "cpu" else 8
+  if jax.default_backend() == "cpu":
+    return _REPLICA_BATCH_CPU
+  return _REPLICA_BATCH_ACCELERATOR
 
 
 def bootstrap_hard_memberships(

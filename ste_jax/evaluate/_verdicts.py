@@ -25,9 +25,9 @@ included). A pair never compared is sure neither way, for every estimator: it bl
 verdicts through it and keeps ``out`` verdicts open. The model estimator predicts such pairs, and
 its bootstrap refits agree on the prediction, but the agreement measures sampling noise, not
 whether the model's structure (Bradley-Terry plus a low-rank cyclic term) is right for pairs it has
-never seen: on planted cores with 30% of pairs missing and 50 games per observed pair, every wrong
-sure edge of the model was an imputed one, and certifying with them made 36% of the model's
-Top-Cycle ``in`` verdicts wrong (``benchmarks/verdicts.py``, rule ``certified+imputed``). So
+never seen: on planted cores with pairs missing, the model's wrong sure edges are imputed ones,
+and certifying with them makes Top-Cycle ``in`` verdicts wrong (``benchmarks/verdicts.py``, rule
+``certified+imputed``, measures how often). So
 imputed orientations certify nothing unless asked for (``observed=None`` here,
 ``certify_imputed=True`` in the leaderboard, ``--certify-imputed`` on the command line), while the
 model still sharpens the observed pairs (a pair with one game, between agents whose other results
@@ -36,10 +36,10 @@ are far apart, can be sure).
 Why not threshold the share of replicas whose hard core holds the agent (the ``p_tc`` / ``p_uc``
 columns, kept as descriptive figures)? Because it is not calibrated: an upset between a core
 agent and an outsider in the sample pulls the outsider into the sample's Top Cycle, and the
-bootstrap resamples around the sample, so at confidence 0.95 about half of such Top-Cycle ``in``
-verdicts were wrong in ``benchmarks/verdicts.py`` (commit 89328cb). How often the certified
-verdicts are wrong on simulated data with a known core is measured by the same script; the table
-is in ``benchmarks/RESULTS.md``.
+bootstrap resamples around the sample, so such Top-Cycle ``in`` verdicts are wrong far more often
+than ``1 - confidence`` (``benchmarks/verdicts.py``). How often the certified verdicts are wrong
+on simulated data with a known core is measured by the same script; the figures are in
+``benchmarks/RESULTS.md``.
 """
 
 import dataclasses

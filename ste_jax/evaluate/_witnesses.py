@@ -9,11 +9,10 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ste_jax import exact
+from ste_jax import _tuning, exact
 
-LOTTERY_WITNESS_MAX_AGENTS = (
-  1000  # the interior-point solve costs O(n^3) per step: seconds at n = 1000
-)
+# Maximal-lottery witnesses only up to this n: the interior-point solve costs O(n^3) per step.
+LOTTERY_WITNESS_MAX_AGENTS = _tuning.LOTTERY_WITNESS_MAX_AGENTS
 _LOTTERY_SHOWN = 6  # support entries spelled out
 
 
