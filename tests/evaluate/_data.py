@@ -13,7 +13,8 @@ def from_wins(wins, agents=None) -> Comparisons:
 
 
 def rps_above_transitive(seed=0, *, n=12, games=30, missing=0.5, cycle=2.0):
-  """Rock-paper-scissors among agents 0, 1, 2 above a transitive rest; a share of the other pairs missing.
+  """Rock-paper-scissors among agents 0, 1, 2 above a transitive rest; a share of the other pairs
+  missing.
 
   Returns ``(comparisons, P)``: unit rows (one per game) and the true tournament, whose Top Cycle
   is ``{0, 1, 2}``. The three core pairs are always observed.

@@ -1,4 +1,5 @@
-"""Active comparisons (issue 13): suggest_pairs, its look-ahead, its draw, the simulator and the ``suggest`` CLI.
+"""Active comparisons (issue 13): suggest_pairs, its look-ahead, its draw, the simulator and the
+``suggest`` CLI.
 
 Compilation dominates here, so the default tests share a few compiled functions: every
 ``suggest_pairs`` call uses ``N`` agents and ``K`` pairs (one compilation per target; the edge
@@ -118,7 +119,8 @@ def _lookahead(target, sure, possible, und, i, j):
 
 @pytest.mark.parametrize("target", ["top_cycle", "uncovered"])
 def test_lookahead_matches_recomputing_the_verdicts(target):
-  """For every open pair and orientation, the agents decided = those whose verdict changes when recomputed."""
+  """For every open pair and orientation, the agents decided = those whose verdict changes when
+  recomputed."""
   level = 0.9
   rng = np.random.default_rng(1)
   i, j = (np.asarray(v) for v in zip(*ORDERED))
@@ -146,7 +148,8 @@ def test_lookahead_matches_recomputing_the_verdicts(target):
 
 
 def _certify_by_suggestions(target, *, margin, seed, max_rounds):
-  """Fixed-seed simulation: ``K`` suggested pairs a round, one game each from the true tournament."""
+  """Fixed-seed simulation: ``K`` suggested pairs a round, one game each from the true
+  tournament."""
   P = _cycle_on_top(margin=margin)
   rng = np.random.default_rng(seed)
   wins = _wins(P, 1, seed=seed)
@@ -230,7 +233,8 @@ def test_once_certified_no_suggested_pair_can_change_a_verdict(target):
 
 
 def test_determinism_and_jit_of_vmap_equals_a_loop():
-  """One compiled batch (jit of vmap, traced confidence) = eager per-key calls, and a key gives one answer."""
+  """One compiled batch (jit of vmap, traced confidence) = eager per-key calls, and a key gives one
+  answer."""
   wins = jnp.asarray(_wins(_cycle_on_top(), 2, seed=4))
   raw = jax.random.key_data(_keys(2))
   batched = _batched(jax.random.wrap_key_data(raw), wins, NO_PAIRS, NO_PAIRS, jnp.float32(0.95))
@@ -364,7 +368,7 @@ def test_plausible_cores_set_the_relevance():
     )
 
 
-@pytest.mark.slow  # 20-30 s on 2 cores: the model's fit and parametric bootstrap compile for this data
+@pytest.mark.slow  # the model's fit and parametric bootstrap compile for this data
 def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_path, capsys):
   """Pairs never compared: by default the relevance comes from the model's bootstrap replicas (the
   cores behind `score`'s P(TC)); --plausible posterior keeps the posterior draws."""

@@ -1,4 +1,5 @@
-"""The answer line of a core table (``ste_jax.evaluate._answer``): the four cases, on hand-built columns."""
+"""The answer line of a core table (``ste_jax.evaluate._answer``): the four cases, on hand-built
+columns."""
 
 import numpy as np
 import pytest
@@ -52,8 +53,8 @@ def test_partly_certified_lists_the_undetermined_by_share():
   assert a.members == ("a",) and a.others == ("c", "b", "d") and a.other_shares == (0.6, 0.2, 0.1)
   assert (a.undetermined, a.out) == (3, 1)
   assert (
-    "3 agents undetermined (most often in the 200 replicas' Top Cycles, by P(TC): c 0.60, b 0.20, d 0.10), "
-    "1 certified out"
+    "3 agents undetermined (most often in the 200 replicas' Top Cycles, by P(TC): "
+    "c 0.60, b 0.20, d 0.10), 1 certified out"
   ) in a.lines()[0]
 
 
@@ -64,8 +65,8 @@ def test_not_settled_names_the_most_frequent_agents_with_their_shares():
   assert a.members == ("b", "a", "c") and a.shares == (0.8, 0.5, 0.49) and a.others == ()
   assert a.lines()[0] == (
     "answer: not settled at 0.95: no agent is certified in the Top Cycle; most often in the "
-    "hard Top Cycles of the 200 bootstrap replicas, by P(TC): b 0.80, a 0.50, c 0.49 (shares of replicas, "
-    "not probabilities of membership)"
+    "hard Top Cycles of the 200 bootstrap replicas, by P(TC): b 0.80, a 0.50, c 0.49 "
+    "(shares of replicas, not probabilities of membership)"
   )
   # Evidence: b against a and c (the first 3 rows): 1-2 and 3-0, so 4-2 in 6 games.
   assert (a.met, a.opponents, a.wins, a.games) == (2, 2, 4.0, 6.0)
@@ -99,8 +100,8 @@ def test_point_estimate_without_replicas():
   # c against b, a (d, e never met): 0-3 and 0.5-0.5.
   assert (a.met, a.wins, a.games) == (2, 0.5, 4.0)
   assert (
-    a.lines()[0]
-    == "answer (point estimate, no bootstrap: how sure is not measured): the hard Top Cycle is {c, b}"
+    a.lines()[0] == "answer (point estimate, no bootstrap: how sure is not measured): "
+    "the hard Top Cycle is {c, b}"
   )
   d = a.to_dict()
   assert d["shares"] == [None, None] and d["members"] == ["c", "b"] and d["lines"] == a.lines()
@@ -114,7 +115,8 @@ def test_one_agent_has_no_evidence_line():
   }
   a = top_answer(cols, ["solo"], [0], np.zeros((1, 1)), confidence=0.9, num_replicas=10)
   assert a.status == "certified" and a.lines() == [
-    "answer: the Top Cycle is {solo}, certified at 0.9 (every other agent is certified out, 10 bootstrap replicas)"
+    "answer: the Top Cycle is {solo}, certified at 0.9 "
+    "(every other agent is certified out, 10 bootstrap replicas)"
   ]
   cols["tc_verdict"] = np.array([""], dtype=object)
   a = top_answer(cols, ["solo"], [0], np.zeros((1, 1)), confidence=0.9, num_replicas=0)

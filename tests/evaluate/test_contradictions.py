@@ -117,7 +117,8 @@ def test_bad_input_names_the_argument(kwargs, match):
 
 
 def _transitive_wins_with_one_upset(n=10, games=20, upset=(8, 1)):
-  """A transitive round robin (agent 0 strongest) in which the weak agent 8 beat agent 1 in every game."""
+  """A transitive round robin (agent 0 strongest) in which the weak agent 8 beat agent 1 in every
+  game."""
   rng = np.random.default_rng(1)
   s = np.linspace(2.0, -2.0, n)
   wins = np.zeros((n, n))

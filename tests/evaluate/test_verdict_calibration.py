@@ -33,7 +33,8 @@ def _load_script():
 
 
 def _cycle_on_top() -> np.ndarray:
-  """5 agents: a 3-cycle 0 > 1 > 2 > 0 (0.8) above 3 > 4 (0.7); the top three beat the rest (0.9)."""
+  """5 agents: a 3-cycle 0 > 1 > 2 > 0 (0.8) above 3 > 4 (0.7); the top three beat the rest
+  (0.9)."""
   P = np.full((5, 5), 0.5, dtype=np.float32)
   for a, b, p in ((0, 1, 0.8), (1, 2, 0.8), (2, 0, 0.8), (3, 4, 0.7)):
     P[a, b], P[b, a] = p, 1 - p
@@ -158,7 +159,8 @@ def test_verdict_calibration_quick():
 
 
 def _candidates_by_loops(m, level):
-  """The definition of ``replica_core_candidates``, literally: prefixes of the agents by decreasing share."""
+  """The definition of ``replica_core_candidates``, literally: prefixes of the agents by
+  decreasing share."""
   R, n = m.shape
   p = [sum(m[r, i] for r in range(R)) / R for i in range(n)]
   order = sorted(range(n), key=lambda i: (-p[i], i))
@@ -208,7 +210,8 @@ def test_core_candidates_edge_cases_and_bad_input():
 
 
 def test_membership_verdicts_carry_the_candidates():
-  """On a stack of tournaments: the candidates of the replicas' Top Cycles (networkx) and Uncovered Sets."""
+  """On a stack of tournaments: the candidates of the replicas' Top Cycles (networkx) and
+  Uncovered Sets."""
   rng = np.random.default_rng(3)
   stack = []
   for _ in range(

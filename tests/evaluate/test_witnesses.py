@@ -114,7 +114,8 @@ def test_schwartz_set_witness_is_a_member_with_a_strict_chain_that_is_not_reache
   seed, tie_prob
 ):
   """Each outsider's witness: a member ``y``, a chain of strict wins ``y -> ... -> x`` (``P`` and
-  games read off the matrices) and no strict chain from ``x`` back to ``y`` (brute-force closure)."""
+  games read off the matrices) and no strict chain from ``x`` back to ``y`` (brute-force
+  closure)."""
   from ste_jax import exact
   from ste_jax.evaluate._witnesses import schwartz_set_witness
 
