@@ -233,7 +233,7 @@ def model_trial(key, wins, core):
   """
   from ste_jax.evaluate import fit_model_tournament  # Flax and Optax: only when STE-model runs
 
-  fit = fit_model_tournament(counts_to_comparisons(wins), key=key)
+  fit = fit_model_tournament(key, counts_to_comparisons(wins))
   f1, roc, prc, thr = (float(v) for v in model_metrics(fit.P, core))
   return f1, roc, prc, thr, int(fit.chosen.rank)
 

@@ -207,8 +207,8 @@ class ModelEstimator(TournamentEstimator):
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record."""
     fit = fit_model_tournament(
+      key,
       comparisons,
-      key=key,
       ranks=self.ranks,
       strength_l2=self.strength_l2,
       skew_l2=self.skew_l2,

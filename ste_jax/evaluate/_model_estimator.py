@@ -497,9 +497,9 @@ _fit_jit = gather_friendly_jit(fit_intransitive, static_argnames=("num_steps",))
 
 
 def fit_model_tournament(
+  key: jax.Array | None,
   comparisons: Comparisons,
   *,
-  key: jax.Array | None = None,
   ranks: Sequence[int] = DEFAULT_RANKS,
   strength_l2: Sequence[float] = DEFAULT_STRENGTH_L2,
   skew_l2: Sequence[float] = DEFAULT_SKEW_L2,
@@ -517,7 +517,7 @@ def fit_model_tournament(
 
   Args:
     comparisons: the data (contexts are pooled: a context-free model).
-    key: PRNG key for the folds and the initial factors (default ``jax.random.key(0)``).
+    key: PRNG key for the folds and the initial factors (``None``: ``jax.random.key(0)``).
     ranks: candidate numbers of skew-symmetric components (``0`` = Bradley-Terry).
     strength_l2: candidate ridges on the strengths.
     skew_l2: candidate ridges on the intransitive factors.
@@ -541,7 +541,7 @@ def fit_model_tournament(
 
   Examples:
     >>> c = Comparisons.from_arrays([0, 1, 2] * 30, [1, 2, 0] * 30, [1.0] * 90)  # a 3-cycle
-    >>> fit = fit_model_tournament(c, ranks=(0, 1))
+    >>> fit = fit_model_tournament(jax.random.key(0), c, ranks=(0, 1))
     >>> cycle = bool(fit.P[0, 1] > 0.5) and bool(fit.P[1, 2] > 0.5) and bool(fit.P[2, 0] > 0.5)
     >>> fit.chosen.rank, cycle
     (1, True)

@@ -100,7 +100,7 @@ def _block_multiplicities(keys, m: int, method: str, dtype) -> jax.Array:
 
 
 def resample_comparisons(
-  key, comparisons: Comparisons, *, method: str = "multinomial"
+  key: jax.Array, comparisons: Comparisons, *, method: str = "multinomial"
 ) -> Comparisons:
   """One bootstrap replica of ``comparisons``: same rows, weights times integer multiplicities.
 
@@ -158,7 +158,7 @@ def _mesh_axes(mesh, mesh_axis) -> tuple[tuple[str, ...], int]:
 
 
 def bootstrap_scores(
-  key,
+  key: jax.Array,
   comparisons: Comparisons,
   score_fn: Callable[[Comparisons], Any],
   *,

@@ -18,11 +18,11 @@ def test_rps_above_transitive_rest_is_recovered_by_the_model():
   true_core = np.asarray(exact.top_cycle(jnp.asarray(P_true))).tolist()
   assert np.flatnonzero(true_core).tolist() == [0, 1, 2]
   # Default estimator: the core pairs' 30-game records keep their orientation (record bands).
-  fit = fit_model_tournament(c)
+  fit = fit_model_tournament(None, c)
   assert np.asarray(exact.top_cycle(fit.P)).tolist() == true_core
   # The model alone (no record bands): cross-validation picks the intransitive term, which finds
   # the cycle.
-  model_only = fit_model_tournament(c, record_tolerance=None)
+  model_only = fit_model_tournament(None, c, record_tolerance=None)
   assert model_only.chosen.rank >= 1
   assert model_only.cv_log_loss < model_only.bt_cv_log_loss
   assert np.asarray(exact.top_cycle(model_only.P)).tolist() == true_core
@@ -33,11 +33,11 @@ def test_rps_above_transitive_bradley_terry_alone_needs_the_record_bands():
   c, P_true = rps_above_transitive(0)
   true_core = np.asarray(exact.top_cycle(jnp.asarray(P_true))).tolist()
   # Bradley-Terry alone is transitive: a singleton core ...
-  bt_only = fit_model_tournament(c, ranks=(0,), record_tolerance=None)
+  bt_only = fit_model_tournament(None, c, ranks=(0,), record_tolerance=None)
   assert bt_only.chosen.rank == 0
   assert int(np.asarray(exact.top_cycle(bt_only.P)).sum()) == 1
   # ... unless the pairs' own records bound it.
-  bt_banded = fit_model_tournament(c, ranks=(0,))
+  bt_banded = fit_model_tournament(None, c, ranks=(0,))
   assert np.asarray(exact.top_cycle(bt_banded.P)).tolist() == true_core
 
 
@@ -78,7 +78,7 @@ def test_record_band_profile_is_the_minimum_over_the_pair_effect():
 
 def test_table_keeps_observed_pairs_within_their_record_bands():
   c, _ = rps_above_transitive(1, games=12)
-  fit = fit_model_tournament(c)
+  fit = fit_model_tournament(None, c)
   pairs = observed_pairs(c)
   w_ij, w_ji = (np.asarray(w, np.float64) for w in pair_wins(pairs, c.outcome, c.weight))
   games = w_ij + w_ji
@@ -96,7 +96,7 @@ def test_many_games_per_pair_give_the_pairs_own_win_rates():
   wins = np.triu(rng.binomial(20000, P_true), 1).astype(np.float64)
   wins = wins + np.tril(20000 - wins.T, -1)
   c = from_wins(wins)
-  fit = fit_model_tournament(c)
+  fit = fit_model_tournament(None, c)
   rate = wins / np.maximum(wins + wins.T, 1)
   off = ~np.eye(n, dtype=bool)
   np.testing.assert_allclose(
@@ -108,7 +108,7 @@ def test_many_games_per_pair_give_the_pairs_own_win_rates():
 def test_record_tolerance_must_be_finite_and_positive(bad):
   c, _ = rps_above_transitive(0, n=5, games=2)
   with pytest.raises(ValueError, match="record_tolerance"):
-    fit_model_tournament(c, record_tolerance=bad)
+    fit_model_tournament(None, c, record_tolerance=bad)
 
 
 @pytest.mark.slow  # statistical: three planted-core fits, about 11 s on 2 cores
@@ -119,7 +119,7 @@ def test_model_core_equals_posterior_core_on_dense_data():
     planted = planted_core_tournament(k1, n=15, core_size=5)
     wins = sample_comparisons(k2, planted.P, per_pair=50, missing_rate=0.0).wins
     c = from_wins(wins)
-    fit = fit_model_tournament(c, key=jax.random.key(seed))
+    fit = fit_model_tournament(jax.random.key(seed), c)
     post = PosteriorEdgeEstimator().fit(jax.random.key(0), c)
     tc_model, uc_model = ModelEstimator().hard_memberships(fit.P)
     tc_post, uc_post = PosteriorEdgeEstimator().hard_memberships(post.edges)
@@ -139,7 +139,7 @@ def test_bradley_terry_fit_matches_newton_map_estimate():
   c = from_wins(wins)
   lam = 0.5
   fit = fit_model_tournament(
-    c, ranks=(0,), strength_l2=(lam,), num_steps=200, record_tolerance=None
+    None, c, ranks=(0,), strength_l2=(lam,), num_steps=200, record_tolerance=None
   )
   ref = bradley_terry(
     jnp.asarray(wins, jnp.float32), prior="always", prior_strength=lam, max_iter=200
@@ -159,7 +159,7 @@ def test_pair_wins_count_ties_half():
 
 def test_refit_is_pure_and_vmaps_over_replicas():
   c, _ = rps_above_transitive(1, n=8)
-  fit = fit_model_tournament(c, ranks=(0, 1), skew_l2=(1.0,))
+  fit = fit_model_tournament(None, c, ranks=(0, 1), skew_l2=(1.0,))
   P_again = jax.jit(lambda w: fit.refit(c.outcome, w))(c.weight)
   np.testing.assert_allclose(np.asarray(P_again), np.asarray(fit.P), atol=2e-2)
   W = jnp.stack([c.weight, 2 * c.weight, c.weight])
@@ -204,8 +204,8 @@ def test_cross_validation_table_equals_each_fold_and_candidate_fitted_alone():
 
 def test_deterministic_given_key():
   c, _ = rps_above_transitive(1, n=8)  # the shapes of the refit test: its compiled fits are reused
-  f1 = fit_model_tournament(c, key=jax.random.key(3), ranks=(0, 1), skew_l2=(1.0,))
-  f2 = fit_model_tournament(c, key=jax.random.key(3), ranks=(0, 1), skew_l2=(1.0,))
+  f1 = fit_model_tournament(jax.random.key(3), c, ranks=(0, 1), skew_l2=(1.0,))
+  f2 = fit_model_tournament(jax.random.key(3), c, ranks=(0, 1), skew_l2=(1.0,))
   assert np.array_equal(np.asarray(f1.P), np.asarray(f2.P)) and f1.chosen == f2.chosen
 
 
@@ -223,7 +223,7 @@ def test_deterministic_given_key():
 def test_bad_arguments(kwargs, match):
   c, _ = rps_above_transitive(0, n=4)
   with pytest.raises(ValueError, match=match):
-    fit_model_tournament(c, **kwargs)
+    fit_model_tournament(None, c, **kwargs)
 
 
 @pytest.mark.parametrize("m", [4, 6])
@@ -243,7 +243,7 @@ def test_too_few_comparisons_for_the_folds_fall_back_and_say_so(m):
     assert (held.sum(axis=1) == 0).any()  # the case under test: some fold holds no comparison
   with warnings.catch_warnings():
     warnings.simplefilter("error")  # the NumPy RuntimeWarning of an empty fold fails the test
-    fit = fit_model_tournament(c, key=jax.random.key(0))
+    fit = fit_model_tournament(jax.random.key(0), c)
     table = core_table(jax.random.key(0), c, "model", LeaderboardSettings(num_replicas=0))
   assert fit.num_folds == 0 and fit.chosen == (0, 0.1, 1.0)  # ranks[0], strength_l2[0], skew_l2[0]
   assert np.isfinite(np.asarray(fit.P)).all()
