@@ -477,13 +477,10 @@ def cmd_score(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))
   else:
-    print(
-      json.dumps(
-        to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head),
-        indent=1,
-        allow_nan=False,
-      )
-    )
+    doc = to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head)
+    if doc["settings"] is not None:  # the inputs the CLI turns into an estimator and a key
+      doc["settings"] |= {"estimator": args.estimator, "seed": args.seed}
+    print(json.dumps(doc, indent=1, allow_nan=False))
   if args.plot:
     for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
       print(f"plot written to {p}", file=sys.stderr)
