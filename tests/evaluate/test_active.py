@@ -395,9 +395,9 @@ def test_cli_suggest_draws_plausible_cores_from_the_model_on_sparse_data(tmp_pat
   assert report["plausible"] == "model" and "parametric bootstrap replicas of the model" in out.err
   c, _ = load_comparisons(path)
   settings = LeaderboardSettings(num_replicas=20, soft_intervals=False)
-  key = jax.random.key(0)  # the CLI's --seed 0
-  cores = replica_cores(key, c, "model", settings)  # the replicas of score's table: its P(TC)
-  table = core_table(key, c, "model", settings)
+  # the CLI's --seed 0: score's table and its replicas each start from jax.random.key(0)
+  cores = replica_cores(jax.random.key(0), c, "model", settings)  # the replicas behind P(TC)
+  table = core_table(jax.random.key(0), c, "model", settings)
   np.testing.assert_allclose(cores.mean(axis=0), table.columns["p_tc"])
   assert (
     table.top_cycle_candidates.members.tolist()
