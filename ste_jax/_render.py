@@ -255,7 +255,7 @@ def _head_to_head_markdown(table, k: int) -> list[str]:
 WIDTH = 120
 """Width of the default text output (``ste-jax score``, ``explain``, ``suggest``, ``demo``)."""
 TEXT_ROWS = 40
-"""Rows of a text table when ``--top`` is not given (CSV, JSON and Markdown hold every row)."""
+"""Rows of a text table without ``--top`` or ``--details`` (CSV, JSON and Markdown: every row)."""
 MAX_AGENT = 28
 """Longest agent name in a text table; longer ones are shortened in the middle (text only)."""
 TEXT_COLUMNS = ("rank", "agent", "tier", "tc_verdict", "uc_verdict", "p_tc", "tc_score")
@@ -520,8 +520,8 @@ def format_text(
 
   Args:
     tables: :class:`~ste_jax.evaluate.CoreTable` list.
-    top: print only the first ``top`` rows of each table (``None``: all of a table with at most
-      :data:`TEXT_ROWS` agents, else the first :data:`TEXT_ROWS`).
+    top: print only the first ``top`` rows of each table (``None``: every row with ``details`` or
+      at most :data:`TEXT_ROWS` agents, else the first :data:`TEXT_ROWS`).
     head_to_head: with ``details``, the crosstable of the direct records among each table's first
       ``head_to_head`` rows (:meth:`~ste_jax.evaluate.CoreTable.head_to_head`; ``0``: none).
     details: add the conventions, label explanations and crosstable.
@@ -533,7 +533,7 @@ def format_text(
   """
   out = []
   for table in tables:
-    if top is None and len(table.agents) > TEXT_ROWS:
+    if top is None and not details and len(table.agents) > TEXT_ROWS:
       top = TEXT_ROWS
     head, *lines = _text_table(table, top, columns)
     out += [""] if out else []

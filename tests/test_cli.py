@@ -11,6 +11,7 @@ are checked against oracles computed here from the raw rows with pandas and netw
 import contextlib
 import functools
 import io
+import itertools
 import json
 import pathlib
 import re
@@ -21,7 +22,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ste_jax import _cli
+from ste_jax import _cli, _render
 from ste_jax._cli import main
 from tests.oracles import brute_uncovered_set, nx_reach_all, nx_top_cycle
 
@@ -240,14 +241,18 @@ def test_score_table_and_markdown(name):
   title = next(k for k, line in enumerate(lines) if line.startswith("all data: "))
   assert lines[title + 1].startswith("answer: ")  # the answer first, under the title
   assert any(
-    line.startswith("#") and "TC score [95% CI]" in line and "P(TC)" in line and "BT" in line
+    line.lstrip().startswith("#") and all(h in line for h in ("TC score [95% CI]", "P(TC)", "BT"))
     for line in lines
   )
   text, _ = scored(name, "table", "--details")
   lines = text.splitlines()
   assert lines[: lines.index("")] == default.splitlines()[: lines.index("")]  # same answer
   assert any(line.startswith("conventions: estimator: " + ESTIMATOR[name]) for line in lines)
-  core_line = next(line for line in lines if line.startswith("hard Top Cycle (point estimate):"))
+  k = next(k for k, line in enumerate(lines) if line.startswith("hard Top Cycle (point estimate):"))
+  wrapped = [lines[k]] + [
+    line.strip() for line in itertools.takewhile(lambda line: line.startswith("  "), lines[k + 1 :])
+  ]  # the text is wrapped at 120 columns: continuation lines are indented
+  core_line = " ".join(wrapped)
   listed = core_line.split(": ", 1)[1].strip("{}").split(", ")
   core = {a for a, v in tc.items() if v}
   more = re.fullmatch(r"\.\.\. and (\d+) more", listed[-1])
@@ -255,8 +260,9 @@ def test_score_table_and_markdown(name):
     listed = listed[:-1]
     assert len(listed) + int(more.group(1)) == len(core)
   assert set(listed) <= core and (more or set(listed) == core)
+  shown = _render.short_names(agents)  # long names are shortened in text tables only
   for a in agents:
-    assert re.search(rf"^\s*\d+\s+{re.escape(a)}\s", text, re.M), a
+    assert re.search(rf"^\s*\d+\s+{re.escape(shown[a])}\s", text, re.M), a
   # The crosstable of the first rows: one line per row, its cells the records (row's wins-losses).
   rows = [r["agent"] for r in json.loads(scored(name, "json")[0])["tables"][0]["rows"][:10]]
   title = lines.index(
@@ -266,7 +272,7 @@ def test_score_table_and_markdown(name):
   _, P, games, _, _ = oracle(name)
   legend = next(k for k in range(title, len(lines)) if lines[k].lstrip().startswith("#  agent"))
   for i, line in enumerate(lines[legend + 1 : legend + 1 + len(rows)]):
-    assert line.split()[0] == str(i + 1) and rows[i] in line
+    assert line.split()[0] == str(i + 1) and _render.short_names(rows, 20)[rows[i]] in line
     x = agents.index(rows[i])
     for j, cell in enumerate(line.split()[-len(rows) :]):  # names may hold spaces, cells do not
       y = agents.index(rows[j])
