@@ -533,14 +533,13 @@ def format_text(
   """
   out = []
   for table in tables:
-    if top is None and not details and len(table.agents) > TEXT_ROWS:
-      top = TEXT_ROWS
-    head, *lines = _text_table(table, top, columns)
+    rows = TEXT_ROWS if top is None and not details else top  # None: every row
+    head, *lines = _text_table(table, rows, columns)
     out += [""] if out else []
     out += wrap_lines([_title(table), *table.answer().lines(), *_candidate_lines(table)])
     out += ["", head, "-" * len(head), *lines]
-    if top is not None and top < len(table.agents):
-      out.append(f"... {len(table.agents) - top} more agents (--top to show more)")
+    if rows is not None and rows < len(table.agents):
+      out.append(f"... {len(table.agents) - rows} more agents (--top to show more)")
     notes = [method_line(table), "  " + key_line(table), evidence_line(table)]
     if table.bt_note:
       notes.append(table.bt_note.replace("no BT scores are shown", "BT shows n/i"))

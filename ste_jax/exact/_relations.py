@@ -24,8 +24,8 @@ exact in float32 for ``n < 2**24``.
 
 The kernels are written for one ``(n, n)`` relation; a batch (leading axes or ``jax.vmap``) runs
 through :func:`~ste_jax.ops._batching.vmap_by_platform`: a loop over the relations on XLA:CPU, a
-batch axis on accelerators (design choice: on the CPU a loop keeps one relation in cache through
-all of its BFS levels; no benchmark script in ``benchmarks/`` times these kernels yet).
+batch axis on accelerators (on the CPU a loop keeps one relation in cache through all of its BFS
+levels).
 """
 
 from collections.abc import Callable
