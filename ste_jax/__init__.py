@@ -8,7 +8,8 @@ The top level holds the names most users need first: the STE operators (:func:`s
 :func:`uncovered_set`), :func:`validate_tournament`, loading (:class:`Comparisons`,
 :func:`load_comparisons`, :func:`from_dataframe`), the leaderboard and its verdicts
 (:func:`leaderboard`, :func:`membership_verdicts`, :func:`suggest_pairs`), the pairwise models
-(:class:`PairwiseLogit`, :class:`BradleyTerryLogit`, :class:`IntransitiveLogit`) and :func:`fit`.
+(:class:`PairwiseLogit`, :class:`BradleyTerryLogit`, :class:`IntransitiveLogit`), :func:`fit`, and
+the two error types (:class:`InputError` for bad data, :class:`OptionError` for bad options).
 Everything else is reached through its subpackage: ``ops`` (kernels), ``exact`` (hard solutions),
 ``data`` (containers and loaders), ``stats`` (baselines, bootstrap, metrics, generators),
 ``evaluate`` (estimators, verdicts, diagnostics), ``models``, ``training``, ``plotting`` and
@@ -27,6 +28,8 @@ from ste_jax import data as data
 from ste_jax import exact as exact
 from ste_jax import ops as ops
 from ste_jax import stats as stats
+from ste_jax._errors import InputError as InputError
+from ste_jax._errors import OptionError as OptionError
 from ste_jax._validation import validate_tournament as validate_tournament
 from ste_jax.data import Comparisons as Comparisons
 from ste_jax.data import from_dataframe as from_dataframe
@@ -85,7 +88,9 @@ def __dir__() -> list[str]:
 __all__ = [
   "BradleyTerryLogit",
   "Comparisons",
+  "InputError",
   "IntransitiveLogit",
+  "OptionError",
   "PairwiseLogit",
   "STEScores",
   "benchmarking",

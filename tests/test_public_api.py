@@ -30,6 +30,8 @@ FRONT_DOOR = [
   "BradleyTerryLogit",
   "IntransitiveLogit",
   "fit",
+  "InputError",
+  "OptionError",
 ]
 SUBPACKAGES = [
   "ops",
