@@ -14,6 +14,7 @@ from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
 from ._raw import load_llmfao_raw as load_llmfao_raw
 from ._raw import load_vicuna80_raw as load_vicuna80_raw
+from ._report import BadRowsWarning as BadRowsWarning
 from ._report import LoadReport as LoadReport
 from ._report import PositionBias as PositionBias
 from ._report import RejectedRow as RejectedRow
@@ -34,6 +35,7 @@ Comparisons.from_dataframe = staticmethod(from_dataframe)
 Comparisons.from_task_results = staticmethod(from_task_results)
 
 __all__ = [
+  "BadRowsWarning",
   "Comparisons",
   "LoadReport",
   "LoadSettings",

@@ -15,7 +15,7 @@ import numpy as np
 
 from . import _report as R
 from ._comparisons import Comparisons
-from ._report import LoadReport
+from ._report import LoadReport, refuse_or_skip
 from ._settings import LoadSettings
 from ._tabular import _parse_jsonl_lines, _read_csv, object_column
 from ._winner_rows import parse_comparison_rows
@@ -54,6 +54,7 @@ def load_vicuna80_raw(
   *,
   exclude_agents: Collection[str] = ("claude",),
   strict: bool = False,
+  skip_bad_rows: bool = False,
 ) -> tuple[Comparisons, LoadReport]:
   """Loads the Vicuna-80 human votes (QLoRA paper, PRD split) from the publisher's JSONL files.
 
@@ -68,7 +69,9 @@ def load_vicuna80_raw(
   Args:
     directory: the data set folder (``.../vicuna80_qlora_human``) or its ``raw/`` folder.
     exclude_agents: file-name agent names whose files are skipped.
-    strict: raise on the first bad vote instead of reporting it.
+    strict: raise on the first bad vote instead of listing them all.
+    skip_bad_rows: drop bad votes (with a :class:`~ste_jax.data.BadRowsWarning`) instead of
+      refusing the files.
 
   Returns:
     ``(comparisons, report)``; each rejected row carries its file name in ``source`` and its
@@ -121,7 +124,7 @@ def load_vicuna80_raw(
   if not parts:
     raise ValueError(f"no comparisons: no rating files found in {ratings!r}.")
   cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
-  return parse_comparison_rows(
+  comparisons, report = parse_comparison_rows(
     {k: cat[k] for k in ("a", "b", "winner", "context")},
     cat["lines"],
     columns={"a": "file name", "b": "file name", "winner": "score", "context": "question_id"},
@@ -130,10 +133,11 @@ def load_vicuna80_raw(
     sources=cat["sources"],
     pre=cat["pre"],
   )
+  return comparisons, refuse_or_skip(report, skip_bad_rows)
 
 
 def load_llmfao_raw(
-  directory: str | os.PathLike[str], *, strict: bool = False
+  directory: str | os.PathLike[str], *, strict: bool = False, skip_bad_rows: bool = False
 ) -> tuple[Comparisons, LoadReport]:
   """Loads the LLMFAO crowd votes from the publisher's ``crowd-comparisons.csv``.
 
@@ -147,7 +151,9 @@ def load_llmfao_raw(
 
   Args:
     directory: the data set folder (``.../llmfao_crowd``) or its ``raw/`` folder.
-    strict: raise on the first bad row instead of reporting it.
+    strict: raise on the first bad row instead of listing them all.
+    skip_bad_rows: drop bad rows (with a :class:`~ste_jax.data.BadRowsWarning`) instead of
+      refusing the file.
 
   Returns:
     ``(comparisons, report)``, with CSV line numbers (header = line 1).
@@ -200,7 +206,7 @@ def load_llmfao_raw(
   mapped = pd.Series(raw_winner, dtype=object).str.strip().map(_LLMFAO_WINNERS)
   mapped = mapped.to_numpy(dtype=object)
   winner = np.where(pd.isna(mapped), raw_winner, mapped)
-  return parse_comparison_rows(
+  comparisons, report = parse_comparison_rows(
     {"a": left, "b": right, "winner": winner, "context": context},
     lines,
     columns={"a": "left", "b": "right", "winner": "winner", "context": "prompt"},
@@ -208,3 +214,4 @@ def load_llmfao_raw(
     source=path,
     pre=pre,
   )
+  return comparisons, refuse_or_skip(report, skip_bad_rows)

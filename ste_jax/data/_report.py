@@ -8,6 +8,11 @@ Every constructor that turns tabular data into :class:`~ste_jax.data.Comparisons
 import collections
 from collections.abc import Sequence
 import dataclasses
+import os
+import sys
+import warnings
+
+from .._errors import InputError
 
 # Reasons a row can be rejected (the ``reason`` field of RejectedRow). Kept as plain strings so
 # that reports print and compare simply.
@@ -201,3 +206,56 @@ class LoadReport:
 
   def __str__(self) -> str:
     return self.summary()
+
+
+class BadRowsWarning(UserWarning):
+  """Bad rows were dropped because the caller passed ``skip_bad_rows=True``.
+
+  The message says how many rows and why (the top reasons with their first line numbers); the
+  full list is the result's :class:`LoadReport` (``report.bad_rows``).
+  """
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def refuse_or_skip(report: LoadReport, skip_bad_rows: bool) -> LoadReport:
+  """The one rule of every entry point that reads raw rows: refuse bad rows unless told to skip.
+
+  Rows dropped by an explicit outcome policy are not bad rows (the caller asked for them to go).
+
+  Args:
+    report: the load's report.
+    skip_bad_rows: the caller's choice (``LoadSettings.skip_bad_rows``, the command line's
+      ``--skip-bad-rows``).
+
+  Returns:
+    ``report``, when it has no bad rows or ``skip_bad_rows`` (then a :class:`BadRowsWarning`
+    says how many rows were dropped and why).
+
+  Raises:
+    InputError: ``report`` has bad rows and ``skip_bad_rows`` is false; the message names the
+      input, the number of bad rows, the reasons with counts and first line numbers, and both
+      ways to skip them.
+  """
+  bad = report.bad_rows
+  if not bad:
+    return report
+  where = report.source or "the data frame"
+  text = (
+    f"{where}: {len(bad)} bad row{'s' if len(bad) > 1 else ''} of {report.rows_read}: "
+    f"{report.reason_summary(rows=bad)}"
+  )
+  if not skip_bad_rows:
+    raise InputError(
+      f"{text}; fix the input or pass skip_bad_rows=True (--skip-bad-rows on the command line)"
+    )
+  level, frame = 1, sys._getframe(0)  # pylint: disable=protected-access
+  while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+    frame, level = frame.f_back, level + 1  # the warning points at the caller's code
+  warnings.warn(
+    f"{text}; dropped (skip_bad_rows=True), {report.rows_used} rows used",
+    BadRowsWarning,
+    stacklevel=level,
+  )
+  return report

@@ -60,7 +60,14 @@ class LoadSettings:
     agents: fixed agent names (the index order); rows naming another agent are rejected.
       ``None``: the sorted distinct names of the usable rows.
     contexts: fixed context names; ``None``: the sorted distinct contexts.
-    strict: raise on the first bad row (naming its line number) instead of reporting it.
+    strict: raise on the first bad row (naming its line number) instead of reporting them all.
+    skip_bad_rows: rows that cannot be used (a missing or NaN cell, an unknown label, a
+      self-comparison, a malformed record, ...) are refused by default: the loader raises
+      :class:`~ste_jax.InputError` naming the reasons, their counts and first line numbers.
+      ``True`` drops them instead, with a :class:`~ste_jax.data.BadRowsWarning`; they stay
+      listed in the returned :class:`~ste_jax.data.LoadReport`. The command line's
+      ``--skip-bad-rows``. Rows excluded by an explicit outcome policy (``tie="drop"``) are
+      never refused.
     policy: the :class:`~ste_jax.data.OutcomePolicy` (a dict of its fields, or ``None`` for
       its defaults, is converted).
     baseline: Arena-Hard baseline when the records have no ``baseline`` field; ``None``:
@@ -109,6 +116,12 @@ class LoadSettings:
   agents: Sequence[str] | None = option(None, flag=None, help="fixed agent names and order")
   contexts: Sequence[str] | None = option(None, flag=None, help="fixed context names and order")
   strict: bool = option(False, flag=None, help="raise on the first bad row instead of reporting it")
+  skip_bad_rows: bool = option(
+    False,
+    flag=None,
+    help="drop rows that cannot be used (with a warning; listed in the load report) instead of "
+    "refusing the input",
+  )
   policy: OutcomePolicy = option(
     OutcomePolicy(), flag=None, help="how labels become outcomes (flags: its own fields)"
   )

@@ -27,7 +27,7 @@ from ste_jax import _tuning
 
 from . import _report as R
 from ._comparisons import Comparisons
-from ._report import LoadReport
+from ._report import LoadReport, refuse_or_skip
 from ._schemas import detect_schema, load_table
 from ._settings import LoadSettings, load_settings
 
@@ -53,12 +53,14 @@ def from_dataframe(
   """Comparisons from a pandas DataFrame of battles (or of any schema of ``load_comparisons``).
 
   Each row is one comparison between the agents named in columns ``a`` and ``b``; the ``winner``
-  column says who won (see :func:`load_comparisons` for the labels). Bad rows are reported, never
-  silently dropped: a row with an empty cell, a NaN, an unknown winner label, the same agent on
-  both sides, an invalid weight, or (when ``agents``/``contexts`` are fixed) an unknown name is
-  listed in ``report.rejected`` with its 1-based row number. ``None``, ``pd.NA`` and empty strings
-  are *missing*; a float NaN is reported as ``"NaN"`` (note that pandas string columns store
-  missing values as NaN, so there both read as ``"NaN"``).
+  column says who won (see :func:`load_comparisons` for the labels). Bad rows are never
+  silently dropped: a row with an empty cell, a NaN, a list or other non-scalar cell, an unknown
+  winner label, the same agent on both sides, an invalid weight, or (when ``agents``/``contexts``
+  are fixed) an unknown name is refused (:class:`~ste_jax.InputError`) unless
+  ``skip_bad_rows=True``; then it is listed in ``report.rejected`` with its 1-based row number.
+  ``None``, ``pd.NA`` and empty strings are *missing*; a float NaN is reported as ``"NaN"``
+  (note that pandas string columns store missing values as NaN, so there both read as
+  ``"NaN"``).
 
   Args:
     df: a ``pandas.DataFrame``.
@@ -66,8 +68,9 @@ def from_dataframe(
       defaults). Its fields: the columns ``a``, ``b`` (default ``"model_a"``/``"model_b"``, or
       ``"a"``/``"b"`` when the frame has those and no ``model_a``), ``winner``, ``context``
       (default ``"context"`` when present; ``False`` ignores any context column) and ``weight``
-      (non-negative row weights); fixed ``agents``/``contexts`` names; ``strict`` (raise
-      ``ValueError`` on the first bad row, naming its row number); ``schema`` (``"auto"``:
+      (non-negative row weights); fixed ``agents``/``contexts`` names; ``skip_bad_rows``
+      (drop bad rows with a :class:`~ste_jax.data.BadRowsWarning` instead of refusing them);
+      ``strict`` (stop at the first bad row, naming its row number); ``schema`` (``"auto"``:
       detected from the columns, the arena/simple schema when ``a``/``b`` are given); the outcome
       ``policy``; the schema options ``baseline``, ``metric``, ``agent``, ``task``, ``score``.
     **overrides: fields of :class:`~ste_jax.data.LoadSettings` replacing those of ``settings``
@@ -78,15 +81,24 @@ def from_dataframe(
 
   Raises:
     TypeError: an override that is no field of :class:`~ste_jax.data.LoadSettings`.
-    ValueError: a named column is missing (the message names it), the frame has no rows or no
-      usable rows (``"no comparisons"``), ``strict`` and a row is bad, or a ``format`` other than
-      ``"auto"`` (data frames have no file format).
+    InputError: a named column is missing (the message names it), the frame has no rows or no
+      usable rows (``"no comparisons"``), bad rows without ``skip_bad_rows`` (the message gives
+      the reasons, their counts and first row numbers), or ``strict`` and a row is bad.
+    ValueError: a ``format`` other than ``"auto"`` (data frames have no file format).
 
   Examples:
+    >>> import warnings
     >>> import pandas as pd
+    >>> from ste_jax import InputError
     >>> df = pd.DataFrame({"model_a": ["gpt", "gpt"], "model_b": ["llama", "gpt"],
     ...                    "winner": ["model_a", "tie"]})
-    >>> c, report = from_dataframe(df)
+    >>> try:
+    ...   from_dataframe(df)
+    ... except InputError as e:
+    ...   print(str(e).split(";")[0])
+    the data frame: 1 bad row of 2: self-comparison: 1 (first at line 2: 'gpt' vs itself)
+    >>> with warnings.catch_warnings(record=True):
+    ...   c, report = from_dataframe(df, skip_bad_rows=True)
     >>> c.agents, report.rows_used, report.rejected[0].describe()
     (('gpt', 'llama'), 1, "line 2: self-comparison ('gpt' vs itself)")
   """
@@ -102,7 +114,40 @@ def from_dataframe(
     return df[columns[name]].to_numpy(dtype=object)
 
   lines = np.arange(1, len(df) + 1)
-  return _dispatch(header, column, lines, None, settings, source=None, where="the data frame")
+  comparisons, report = _dispatch(
+    header, column, lines, None, settings, source=None, where="the data frame"
+  )
+  return comparisons, refuse_or_skip(report, settings.skip_bad_rows)
+
+
+def load_rows(
+  data: "pd.DataFrame | str | os.PathLike",
+  settings: LoadSettings | None,
+  *,
+  skip_bad_rows: bool,
+  caller: str,
+) -> tuple[Comparisons, LoadReport]:
+  """Raw rows (a data frame or a file path) -> ``(comparisons, report)``, bad rows refused.
+
+  The loader of the entry points that also take raw tables (:func:`~ste_jax.evaluate.leaderboard`):
+  :func:`from_dataframe` or :func:`load_comparisons` with ``settings`` (default: its defaults),
+  ``skip_bad_rows`` added when true.
+
+  Raises:
+    TypeError: ``data`` is neither a data frame nor a path (the message names ``caller``).
+    InputError: as :func:`load_comparisons` (bad rows without ``skip_bad_rows``, no usable row).
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  settings = load_settings(settings, {"skip_bad_rows": True} if skip_bad_rows else {}, caller)
+  if isinstance(data, (str, os.PathLike)):
+    return load_comparisons(data, settings)
+  if isinstance(data, pd.DataFrame):
+    return from_dataframe(data, settings)
+  raise TypeError(
+    f"{caller}: data must be a ste_jax.data.Comparisons, a pandas DataFrame or a file path, "
+    f"got {type(data).__name__}."
+  )
 
 
 def _dispatch(header, column, lines, pre, settings, *, source, where, sources=None, files=None):
@@ -176,19 +221,24 @@ def load_comparisons(
 
   Raises:
     TypeError: an override that is no field of :class:`~ste_jax.data.LoadSettings`.
-    ValueError: unknown format or schema, an ambiguous schema (the message lists the
-      candidates), a named column missing from the file (the message names it), an empty file
-      or a file without usable rows (``"no comparisons"``, with the top rejection reasons and
-      their first line numbers), or ``strict`` and a bad row.
+    InputError: unknown format, a file without a known suffix (pass ``format=``, ``--format``
+      on the command line), an ambiguous schema (the message lists the candidates), a named
+      column missing from the file (the message names it), an empty, unparsable or damaged
+      (compressed) file, a file without usable rows (``"no comparisons"``, with the top
+      rejection reasons and their first line numbers), bad rows without ``skip_bad_rows`` (the
+      reasons, counts and first line numbers), or ``strict`` and a bad row.
 
   Example:
-    >>> import os, tempfile
+    >>> import os, tempfile, warnings
     >>> path = os.path.join(tempfile.mkdtemp(), "battles.csv")
     >>> with open(path, "w") as f:
     ...   _ = f.write("a,b,winner\\nx,y,a\\ny,x,tie\\nx,x,a\\n")
-    >>> c, report = load_comparisons(path, policy={"tie": "drop"})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...   c, report = load_comparisons(path, policy={"tie": "drop"}, skip_bad_rows=True)
     >>> report.rows_read, report.rows_used, [r.line for r in report.rejected]
     (3, 1, [3, 4])
+    >>> str(caught[0].message).split(": ", 1)[1].split(";")[0]
+    "1 bad row of 3: self-comparison: 1 (first at line 4: 'x' vs itself)"
   """
   settings = load_settings(settings, overrides, "load_comparisons")
   path = os.fspath(path)
@@ -217,7 +267,7 @@ def load_comparisons(
   if len(set(available)) != len(available):
     dup = sorted({c for c in available if available.count(c) > 1})
     raise ValueError(f"{path}: duplicated column names {dup} in the header.")
-  return _dispatch(
+  comparisons, report = _dispatch(
     available,
     column,
     lines,
@@ -228,6 +278,7 @@ def load_comparisons(
     sources=sources,
     files=files,
   )
+  return comparisons, refuse_or_skip(report, settings.skip_bad_rows)
 
 
 def _read_samples_folder(path: str):

@@ -15,7 +15,7 @@ from . import _report as R
 from ._assemble import context_strings, name_normalization
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._policies import OutcomePolicy
-from ._report import LoadReport
+from ._report import LoadReport, refuse_or_skip
 from ._rows import Rejections, classify, encode, sorted_names
 from ._settings import LoadSettings
 
@@ -33,6 +33,7 @@ def from_task_results(
   agents: Sequence[str] | None = None,
   strict: bool = False,
   policy: OutcomePolicy | dict | None = None,
+  skip_bad_rows: bool = False,
 ) -> tuple[Comparisons, LoadReport]:
   """Comparisons between agents that attempted the same tasks.
 
@@ -54,16 +55,19 @@ def from_task_results(
     score: column with a numeric score or a boolean success flag (higher is better).
     context: optional column with the task family; default: no contexts.
     agents: optional fixed agent order; rows with other agents are rejected.
-    strict: raise ``ValueError`` on the first bad row instead of reporting it.
+    strict: raise on the first bad row instead of listing them all.
     policy: :class:`~ste_jax.data.OutcomePolicy`; ``tie="drop"`` drops pairs with equal scores.
+    skip_bad_rows: drop bad rows (with a :class:`~ste_jax.data.BadRowsWarning`; they stay in
+      the report) instead of refusing the frame (see :class:`~ste_jax.data.LoadSettings`).
 
   Returns:
     ``(comparisons, report)``. ``report.rows_used`` counts result rows that took part in at least
     one comparison, ``report.num_comparisons`` the pairs formed and ``report.ties`` the tied pairs.
 
   Raises:
-    ValueError: a column is missing (the message names it), no comparison can be formed
-      (``"no comparisons"``), or ``strict`` and a row is bad.
+    InputError: a column is missing (the message names it), no comparison can be formed
+      (``"no comparisons"``), a row is bad (without ``skip_bad_rows``; the message gives the
+      reasons, counts and first row numbers), or ``strict`` and a row is bad.
   """
   cols = {"agent": agent, "task": task, "score": score}
   if context is not None:
@@ -75,11 +79,18 @@ def from_task_results(
       )
   raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
   settings = LoadSettings(
-    agent=agent, task=task, score=score, agents=agents, strict=strict, policy=policy
+    agent=agent,
+    task=task,
+    score=score,
+    agents=agents,
+    strict=strict,
+    policy=policy,
+    skip_bad_rows=skip_bad_rows,
   )
-  return pair_on_tasks(
+  comparisons, report = pair_on_tasks(
     raw, np.arange(1, len(df) + 1), columns=cols, settings=settings, schema="tasks"
   )
+  return comparisons, refuse_or_skip(report, skip_bad_rows)
 
 
 def pair_on_tasks(

@@ -30,7 +30,8 @@ import numpy as np
 
 from ste_jax import _tuning, exact
 from ste_jax._options import at_least, check_options, option, parse_positive, positive_finite
-from ste_jax.data import Comparisons, pair_counts
+from ste_jax.data import Comparisons, LoadReport, LoadSettings, pair_counts
+from ste_jax.data._tabular import load_rows
 from ste_jax.evaluate._answer import TopAnswer, top_answer
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
 from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnostics
@@ -745,9 +746,13 @@ class Leaderboard:
 
   Attributes:
     tables: the :class:`CoreTable` of each context (``by_context``) or the one of all data.
+    load_report: the :class:`~ste_jax.data.LoadReport` of the rows read, when :func:`leaderboard`
+      was given a data frame or a file (``None`` for :class:`~ste_jax.data.Comparisons`); also
+      ``to_frame().attrs["load"]``.
   """
 
   tables: tuple[CoreTable, ...]
+  load_report: "LoadReport | None" = None
 
   def __len__(self) -> int:
     return len(self.tables)
@@ -775,7 +780,8 @@ class Leaderboard:
 
     The context level is ``None`` for the table of all data. ``attrs["tables"]`` holds each
     table's metadata (:meth:`CoreTable.to_frame`'s ``attrs``), keyed by context; with one table
-    its metadata are also the frame's own ``attrs``.
+    its metadata are also the frame's own ``attrs``; ``attrs["load"]`` is the
+    :class:`~ste_jax.data.LoadReport` when the leaderboard read raw rows.
     """
     import pandas as pd
 
@@ -785,6 +791,8 @@ class Leaderboard:
     frame.attrs["tables"] = {t.context: f.attrs for t, f in zip(self.tables, frames)}
     if len(frames) == 1:
       frame.attrs.update(frames[0].attrs)
+    if self.load_report is not None:
+      frame.attrs["load"] = self.load_report
     return frame
 
 
@@ -796,6 +804,8 @@ def leaderboard(
   by_context: bool = False,
   settings: LeaderboardSettings | None = None,
   progress: Callable[[int], object] | None = None,
+  load_settings: "LoadSettings | None" = None,
+  skip_bad_rows: bool = False,
   **options: Any,
 ) -> Leaderboard:
   """The STE leaderboard (what ``ste-jax score`` prints): a :class:`Leaderboard` of tables.
@@ -814,8 +824,11 @@ def leaderboard(
   Args:
     key: PRNG key of the estimator's fit (e.g. a model's cross-validation folds) and of the
       bootstrap replicas.
-    data: a :class:`~ste_jax.data.Comparisons` or a pandas DataFrame in a schema
-      :func:`~ste_jax.data.from_dataframe` reads (``model_a, model_b, winner`` or ``a, b, winner``).
+    data: a :class:`~ste_jax.data.Comparisons`, a pandas DataFrame in a schema
+      :func:`~ste_jax.data.from_dataframe` reads (``model_a, model_b, winner`` or ``a, b, winner``)
+      or the path of a file :func:`~ste_jax.data.load_comparisons` reads. Raw rows that cannot
+      be used are refused (:class:`~ste_jax.InputError`, as ``ste-jax score`` does) unless
+      ``skip_bad_rows``.
     estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` (e.g.
       ``ste_jax.evaluate.ModelEstimator(record_tolerance=3.0)``, or your own) or a registry name:
       ``"auto"`` (default: posterior when every pair was compared, else model), ``"posterior"``,
@@ -823,15 +836,22 @@ def leaderboard(
     by_context: one table per context.
     settings: a :class:`LeaderboardSettings` (default: its defaults, updated by ``options``).
     progress: optional ``progress(num_replicas_done)``.
+    load_settings: how a data frame or file is read, a :class:`~ste_jax.data.LoadSettings`
+      (default: its defaults).
+    skip_bad_rows: drop the raw rows that cannot be used, with a
+      :class:`~ste_jax.data.BadRowsWarning`, instead of refusing them (``--skip-bad-rows``);
+      the rows stay listed in the result's ``load_report``.
     **options: fields of :class:`LeaderboardSettings` (``num_replicas``, ``confidence``,
       ``resampling``, ``certify_imputed``, ``batch_size``, ``tau``, ``gamma``,
       ``soft_intervals``, ``min_games``, ``solutions``).
 
   Returns:
-    A :class:`Leaderboard` (whatever ``by_context``).
+    A :class:`Leaderboard` (whatever ``by_context``), with the ``load_report`` of raw rows.
 
   Raises:
     TypeError: an unknown option.
+    InputError: raw rows that cannot be used (without ``skip_bad_rows``; the message names the
+      reasons, counts and first line numbers), or no usable row.
 
   Examples:
     >>> c = Comparisons.from_arrays(
@@ -850,9 +870,8 @@ def leaderboard(
       f"leaderboard() got unknown options {unknown}; the options are {sorted(known)}."
     )
   settings = dataclasses.replace(settings or LeaderboardSettings(), **options)
+  report = None
   if not isinstance(data, Comparisons):
-    from ste_jax.data import from_dataframe
-
-    data, _ = from_dataframe(data)
+    data, report = load_rows(data, load_settings, skip_bad_rows=skip_bad_rows, caller="leaderboard")
   tables = core_tables(key, data, estimator, settings, by_context=by_context, progress=progress)
-  return Leaderboard(tuple(tables))
+  return Leaderboard(tuple(tables), load_report=report)

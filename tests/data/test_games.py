@@ -15,9 +15,13 @@ import numpy as np
 import pytest
 
 from ste_jax.data import OutcomePolicy, detect_schema, load_comparisons
-from tests.data.loaded import FIX
+from tests.data.loaded import FIX, skipping
 from tests.data.loaded import rejected_lines as _reasons
 from tests.data.loaded import wins_by_pair as _wins
+
+# These tests check the reports of inputs with planted bad rows: the loaders skip them (the default,
+# refusing, is tested in test_bad_rows.py), and the BadRowsWarning is checked by ``skipping``.
+load_comparisons = skipping(load_comparisons)
 
 
 def _bias(report):

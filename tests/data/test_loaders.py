@@ -22,11 +22,20 @@ from ste_jax.data import (
   load_vicuna80_raw,
   pair_counts,
 )
+from tests.data.loaded import skipping
 
 SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 needs_shared = pytest.mark.skipif(
   not SHARED_DATA.is_dir(), reason=f"shared data folder {SHARED_DATA} is absent"
 )
+
+# These tests check the reports of inputs with planted bad rows: the loaders skip them (the default,
+# refusing, is tested in test_bad_rows.py), and the BadRowsWarning is checked by ``skipping``.
+from_dataframe = skipping(from_dataframe)
+from_task_results = skipping(from_task_results)
+load_comparisons = skipping(load_comparisons)
+load_llmfao_raw = skipping(load_llmfao_raw)
+load_vicuna80_raw = skipping(load_vicuna80_raw)
 
 
 def _reasons(report):

@@ -11,7 +11,7 @@ from ste_jax import _cli
 from ste_jax._options import flag_of, specs
 from ste_jax.data import LoadSettings, OutcomePolicy, from_dataframe, load_comparisons
 
-from .loaded import FIX, rejected_lines
+from .loaded import FIX, rejected_lines, skipping
 
 COMMANDS_WITH_DATA = ("score", "explain", "suggest")
 
@@ -54,7 +54,18 @@ def test_cli_loading_flags_are_the_fields(command):
       assert tuple(action.choices) == specs(cls)[name].choices
   # The loading options that stay off the command line are exactly the declared ones.
   off = {n for cls in (LoadSettings,) for n, s in specs(cls).items() if s.flag is None}
-  assert off == {"format", "a", "b", "winner", "weight", "agents", "contexts", "strict", "policy"}
+  assert off == {
+    "format",
+    "a",
+    "b",
+    "winner",
+    "weight",
+    "agents",
+    "contexts",
+    "strict",
+    "skip_bad_rows",
+    "policy",
+  }
   # What data_options adds besides the fields: the file and --skip-bad-rows (a command decision).
   others = {s for a in _subparser(command)._actions for s in a.option_strings or [a.dest]} - set(
     declared
@@ -138,8 +149,8 @@ def test_settings_object_and_keywords_agree(tmp_path):
   path = tmp_path / "t.csv"
   path.write_text("a,b,winner,w\nx,y,a,1\ny,x,tie,2\nx,x,a,1\ny,z,b,-1\nz,x,b,1\n")
   settings = LoadSettings(weight="w", policy={"tie": "drop"})
-  c1, r1 = load_comparisons(path, settings)
-  c2, r2 = load_comparisons(path, weight="w", policy=OutcomePolicy(tie="drop"))
+  c1, r1 = skipping(load_comparisons)(path, settings)
+  c2, r2 = skipping(load_comparisons)(path, weight="w", policy=OutcomePolicy(tie="drop"))
   for c, r in ((c1, r1), (c2, r2)):
     assert c.agents == ("x", "y", "z")
     assert r.rows_read == 5 and r.rows_used == 2 and r.rows_read == r.rows_used + len(r.rejected)
@@ -150,7 +161,7 @@ def test_settings_object_and_keywords_agree(tmp_path):
     ]
     np.testing.assert_array_equal(np.asarray(c.weight), [1.0, 1.0])
   # Overrides replace the fields of the settings given.
-  _, r3 = load_comparisons(path, settings, policy=None)
+  _, r3 = skipping(load_comparisons)(path, settings, policy=None)
   assert r3.rows_used == 3 and rejected_lines(r3)[0][0] == 4
 
 
