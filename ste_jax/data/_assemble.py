@@ -9,21 +9,23 @@ whether the row's first agent was shown first. :func:`assemble` then
 * rejects self-comparisons, rows whose every candidate a policy dropped (reason ``"dropped by
   policy"``) and, with fixed ``agents``/``contexts``, unknown names;
 * sends rows with an empty or NaN context to the context ``(none)`` (never a rejection);
-* reports agent names changed by normalization (surrounding whitespace removed; case is never
-  changed, but names that differ only in case are listed) and names merged by it;
+* reports agent names changed by normalization (surrounding whitespace and invisible characters
+  removed, Unicode NFC; case is never changed, but names that differ only in case are listed)
+  and names merged by it;
 * reports the first-position win share when the presentation order is known;
 * builds :class:`Comparisons` and a :class:`LoadReport` with ``rows_read = rows_used +
   len(rejected)``.
 """
 
 from collections.abc import Sequence
+import unicodedata
 
 import numpy as np
 
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
-from ._report import LoadReport, PositionBias
-from ._rows import all_strings, classify, encode, sorted_names
+from ._report import LoadReport, PositionBias, name_repr
+from ._rows import INVISIBLE, all_strings, classify, encode, sorted_names
 from ._settings import LoadSettings
 
 NONE_CONTEXT = "(none)"
@@ -99,6 +101,37 @@ def name_normalization(raw_names, kept_strings):
       groups.tolist()
     )
   return renamed, tuple(merged), note
+
+
+def rename_mapping(renamed, unit: str) -> str:
+  """The mapping line of the names that normalization changed (what changed, the first five).
+
+  Args:
+    renamed: ``(raw, normalized, count)`` triples (:func:`name_normalization`).
+    unit: what ``count`` counts (``"cells"``, ``"rows"``).
+
+  Returns:
+    e.g. ``"agent names: surrounding whitespace removed: ' gpt' -> 'gpt' (3 cells)"``.
+  """
+  kinds = {}
+  for raw, _, _ in renamed:
+    if raw != raw.strip():
+      kinds["surrounding whitespace removed"] = None
+    if any(ch in INVISIBLE for ch in raw):
+      kinds["invisible characters removed"] = None
+    if unicodedata.normalize("NFC", raw) != raw:
+      kinds["Unicode NFC applied"] = None
+  ordered = [k for k in RENAME_KINDS if k in kinds] or ["normalized"]
+  shown = ", ".join(f"{name_repr(r)} -> {n!r} ({k} {unit})" for r, n, k in renamed[:5])
+  more = f" and {len(renamed) - 5} more" if len(renamed) > 5 else ""
+  return f"agent names: {', '.join(ordered)}: {shown}{more}"
+
+
+RENAME_KINDS = (
+  "surrounding whitespace removed",
+  "invisible characters removed",
+  "Unicode NFC applied",
+)
 
 
 def assemble(
@@ -225,9 +258,7 @@ def assemble(
     np.concatenate([a[ok], b[ok]]),
   )
   if renamed:
-    shown = ", ".join(f"{r!r} -> {n!r} ({k} cells)" for r, n, k in renamed[:5])
-    more = f" and {len(renamed) - 5} more" if len(renamed) > 5 else ""
-    mappings.append(f"agent names: surrounding whitespace removed: {shown}{more}")
+    mappings.append(rename_mapping(renamed, "cells"))
   if merged:
     mappings.append(f"agent names: {len(merged)} names merged by normalization (listed below)")
   if case_note:

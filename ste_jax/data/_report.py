@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import dataclasses
 import os
 import sys
+import unicodedata
 import warnings
 
 from .._errors import InputError
@@ -25,11 +26,18 @@ UNKNOWN_CONTEXT = "unknown context"
 INVALID_WEIGHT = "invalid weight"
 INVALID_SCORE = "invalid score"
 MALFORMED = "malformed record"
+NOT_SCALAR = "non-scalar cell"
 DUPLICATE = "duplicate (agent, task)"
 NO_OPPONENT = "no opponent on task"
 INCONSISTENT = "inconsistent record"
 JUDGE_ERROR = "judge error"
 POLICY_DROP = "dropped by policy"
+
+
+def name_repr(name: str) -> str:
+  """``repr(name)``, with escapes (``ascii``) where the name is not in Unicode normal form NFC
+  (a decomposed ``'cafe\\u0301'`` and ``'café'`` print alike otherwise)."""
+  return repr(name) if unicodedata.is_normalized("NFC", name) else ascii(name)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -43,7 +51,8 @@ class RejectedRow:
       1-based record number.
     reason: the kind of problem, one of ``"missing field"``, ``"NaN"``, ``"unknown winner
       label"``, ``"self-comparison"``, ``"unknown agent"``, ``"unknown context"``, ``"invalid
-      weight"``, ``"invalid score"``, ``"malformed record"``, ``"duplicate (agent, task)"``,
+      weight"``, ``"invalid score"``, ``"malformed record"``, ``"non-scalar cell"`` (a list,
+      dict or array where a single value belongs), ``"duplicate (agent, task)"``,
       ``"no opponent on task"``, ``"inconsistent record"``, ``"judge error"`` or
       ``"dropped by policy"`` (a valid row that an explicit outcome policy excludes, e.g.
       ``tie="drop"``; not a bad row).
@@ -118,7 +127,7 @@ class LoadReport:
     mappings: one line per conversion the loader applied (labels to outcomes, policies, empty
       contexts sent to ``(none)``, names normalized), in the order applied.
     renamed: ``(raw name, normalized name, rows)`` for every raw agent name that normalization
-      changed (surrounding whitespace removed).
+      changed (surrounding whitespace and invisible characters removed, Unicode NFC).
     merged: ``(normalized name, raw names)`` for every normalized name that several distinct raw
       names collapsed into (a collision).
     position_bias: first-position win share, when the data record the presentation order.
@@ -194,7 +203,7 @@ class LoadReport:
       extra.append(f"  schema: {self.schema}")
     extra += [f"  mapping: {m}" for m in self.mappings]
     for name, raws in self.merged:
-      extra.append(f"  merged names: {', '.join(map(repr, raws))} -> {name!r}")
+      extra.append(f"  merged names: {', '.join(map(name_repr, raws))} -> {name!r}")
     if self.position_bias is not None:
       extra.append(f"  {self.position_bias.describe()}")
     if self.rejected:

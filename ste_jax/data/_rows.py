@@ -65,12 +65,34 @@ def all_strings(values) -> bool:
   return len(values) > 0 and pd.api.types.infer_dtype(values, skipna=False) == "string"
 
 
+# Characters that print as nothing: removed from cells like surrounding whitespace (zero-width
+# space, non-joiner and joiner, word joiner, byte order mark / zero-width no-break space, soft
+# hyphen).
+INVISIBLE = "\u200b\u200c\u200d\u2060\ufeff\u00ad"
+_INVISIBLE_RE = "[" + INVISIBLE + "]"
+_SCALARS = frozenset(
+  ("string", "empty", "integer", "floating", "mixed-integer-float", "boolean", "decimal")
+)
+
+
+def non_scalar(values) -> np.ndarray:
+  """Boolean mask of the cells of an object column that hold a list, tuple, dict, set or array."""
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  if len(values) == 0 or pd.api.types.infer_dtype(values, skipna=True) in _SCALARS:
+    return np.zeros(len(values), dtype=bool)
+  kinds = (list, tuple, dict, set, frozenset, np.ndarray)
+  return np.fromiter((isinstance(v, kinds) for v in values), bool, len(values))
+
+
 def classify(values: np.ndarray):
-  """Splits an object column into (missing mask, NaN mask, stripped strings).
+  """Splits an object column into (missing mask, NaN mask, normalized strings).
 
   ``None``, ``pd.NA`` and empty or blank strings are *missing*; float NaN and the strings
-  ``"nan"``/``"NaN"`` are *NaN*. Everything else is converted with ``str`` and stripped.
-  A column of strings is classified once per distinct value (large files repeat few names).
+  ``"nan"``/``"NaN"`` are *NaN*. Everything else is converted with ``str``, put in Unicode
+  normal form NFC, stripped of invisible characters (:data:`INVISIBLE`, anywhere in the cell)
+  and of surrounding whitespace. A column of strings is classified once per distinct value
+  (large files repeat few names).
   """
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
@@ -89,7 +111,10 @@ def _classify(values):
   nan = np.zeros(len(s), dtype=bool)
   for i in np.flatnonzero(na):  # only the (few) NA cells are visited
     nan[i] = isinstance(values[i], (float, np.floating))
-  strings = s.where(~na, "").astype(str).str.strip()
+  strings = s.where(~na, "").astype(str)
+  if not strings.map(str.isascii).all():  # NFC and invisible characters: non-ASCII cells only
+    strings = strings.str.normalize("NFC").str.replace(_INVISIBLE_RE, "", regex=True)
+  strings = strings.str.strip()
   missing = (na & ~nan) | (~na & (strings == "").to_numpy())
   nan |= ~na & (strings.str.lower() == "nan").to_numpy()
   return missing, nan, strings.to_numpy(dtype=object)
@@ -103,12 +128,27 @@ def flag_missing_and_nan(rej: Rejections, columns: dict, raw: dict) -> dict:
     classified[role] = classify(raw[role])
     strings[role] = classified[role][2]
   for role, col in columns.items():
+    flag_non_scalar(rej, raw[role], col)
+  for role, col in columns.items():
     missing, _, _ = classified[role]
     rej.flag(missing, R.MISSING_FIELD, lambda i, c=col: f"column {c!r} is empty")
   for role, col in columns.items():
     _, nan, _ = classified[role]
     rej.flag(nan, R.NAN, lambda i, c=col: f"column {c!r} is NaN")
   return strings
+
+
+def flag_non_scalar(rej: Rejections, values, column: str) -> None:
+  """Rejects the rows whose cell in ``column`` is a list, dict or array (``"non-scalar cell"``)."""
+  mask = non_scalar(values)
+  if mask.any():
+
+    def detail(i):
+      text = repr(values[i])
+      text = text if len(text) <= 40 else text[:37] + "..."
+      return f"column {column!r} holds a {type(values[i]).__name__} {text}, not a single value"
+
+    rej.flag(mask, R.NOT_SCALAR, detail)
 
 
 def encode(names: np.ndarray, vocabulary) -> np.ndarray:

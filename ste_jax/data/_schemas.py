@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
+from .._errors import InputError, OptionError
 from ._comparisons import Comparisons
 from ._games import find_columns, game_rows
 from ._judges import arena_hard_rows, mtbench_rows
@@ -80,13 +81,13 @@ def detect_schema(header: Iterable[str], where: str) -> str | None:
   """The schema whose identifying columns ``header`` holds; ``None`` when none matches.
 
   Raises:
-    ValueError: several schemas match (the message lists them and their columns).
+    InputError: several schemas match (the message lists them and their columns).
   """
   h = {str(c) for c in header}
   found = [s for s in SCHEMAS if _matches(s, h)]
   if len(found) > 1:
     listed = "; ".join(f"{s} ({REQUIRED[s]})" for s in found)
-    raise ValueError(
+    raise InputError(
       f"ambiguous schema in {where}: the columns match {listed}; pass the schema "
       f"explicitly (--format {'|'.join(found)})."
     )
@@ -111,7 +112,7 @@ def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> 
     else:
       a, b = "model_a", "model_b"
   elif a is None or b is None:
-    raise ValueError("pass both `a` and `b` column names, or neither (auto-detect).")
+    raise OptionError("pass both `a` and `b` column names, or neither (auto-detect).")
   if context is None:
     context = "context" if "context" in available else False
   cols = {"a": a, "b": b, "winner": winner}
@@ -122,7 +123,7 @@ def resolve_columns(available, *, a, b, winner, context, weight, where: str) -> 
   for role, name in cols.items():
     if name not in available:
       hint = " (nor the simple-schema columns 'a' and 'b')" if role in ("a", "b") else ""
-      raise ValueError(
+      raise InputError(
         f"column {name!r} ({role}) not found{hint} in {where}; available columns: {available}. "
         f"Known schemas: {known_schemas_hint()}."
       )
@@ -160,7 +161,7 @@ def load_table(
   context, contexts = settings.context, settings.contexts
   for name in (context if isinstance(context, str) else None,):
     if name is not None and name not in header:
-      raise ValueError(
+      raise InputError(
         f"column {name!r} (context) not found in {where}; available columns: {header}."
       )
   ctx = context
@@ -204,7 +205,7 @@ def load_table(
   if schema in GAME_SCHEMAS:
     return game_rows(column, lines, header, schema=schema, pre=pre, context=ctx, **common)
   if contexts is not None:
-    raise ValueError(f"`contexts` cannot be fixed for the {schema} schema.")
+    raise OptionError(f"`contexts` cannot be fixed for the {schema} schema.")
   if schema == "inspect":
     return inspect_rows(column, lines, header, pre=pre, context=ctx, **common)
   if schema == "lm-eval":
@@ -215,9 +216,9 @@ def load_table(
       cols["context"] = ctx
     for role, name in cols.items():
       if name not in header:
-        raise ValueError(
+        raise InputError(
           f"column {name!r} ({role}) not found in {where}; available columns: {header}."
         )
     raw = {role: column(name) for role, name in cols.items()}
     return pair_on_tasks(raw, lines, columns=cols, pre=pre, schema="tasks", **common)
-  raise ValueError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")
+  raise OptionError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")

@@ -5,6 +5,7 @@ import dataclasses
 import difflib
 from typing import Any
 
+from .._errors import OptionError
 from .._options import check_options, option
 from ._policies import OutcomePolicy, as_policy
 
@@ -49,7 +50,8 @@ class LoadSettings:
     schema: ``"auto"`` (detected from the columns; the arena/simple schema when ``a``/``b`` are
       given) or one of :data:`SCHEMAS` (see :func:`~ste_jax.data.load_comparisons`).
     format: files only: ``"auto"`` (from the file suffix), ``"csv"``, ``"tsv"``, ``"jsonl"``,
-      ``"json"``, ``"parquet"`` or ``"pgn"``.
+      ``"json"``, ``"parquet"`` or ``"pgn"``; ``--file-format`` on the command line (its
+      ``--format`` is the ``schema``).
     a: arena/simple: column with the first agent's name. ``None``: ``"model_a"``, or ``"a"``
       when the table has columns ``a`` and ``b`` and no ``model_a``.
     b: column with the second agent's name (default as for ``a``).
@@ -78,7 +80,8 @@ class LoadSettings:
     score: the ``tasks`` schema's score column (higher is better).
 
   Raises:
-    ValueError: an unknown schema (the message lists the schemas) or a bad policy field.
+    OptionError: an unknown schema (the message lists the schemas).
+    ValueError: a bad policy field.
 
   Example:
     >>> settings = LoadSettings(schema="tasks", policy={"tie": "drop"})
@@ -88,7 +91,11 @@ class LoadSettings:
 
   schema: str = option("auto", flag="--format", choices=("auto", *SCHEMAS), help=_SCHEMA_HELP)
   format: str = option(  # pylint: disable=redefined-builtin
-    "auto", flag=None, help="file format: auto (the suffix), csv, tsv, jsonl, json, parquet, pgn"
+    "auto",
+    flag="--file-format",
+    metavar="FILE_FORMAT",
+    help="file format: auto (the suffix), csv, tsv, jsonl, json, parquet, pgn (compression: "
+    "from the suffix)",
   )
   agent: str = option(
     "agent", flag="--agent-column", metavar="AGENT_COLUMN", help="tasks format: agent column"
@@ -134,7 +141,7 @@ class LoadSettings:
 
   def __post_init__(self) -> None:
     if self.schema not in ("auto", *SCHEMAS):
-      raise ValueError(f"unknown schema {self.schema!r}; expected one of {['auto', *SCHEMAS]}.")
+      raise OptionError(f"unknown schema {self.schema!r}; expected one of {['auto', *SCHEMAS]}.")
     object.__setattr__(self, "policy", as_policy(self.policy))
     check_options(self)
 

@@ -13,17 +13,21 @@ import csv
 import dataclasses
 import gc
 import gzip
+import io
 import itertools
 import json
 import lzma
 import os
 import re
+import sys
 from typing import TYPE_CHECKING, Any
 import warnings
+import zlib
 
 import numpy as np
 
 from ste_jax import _tuning
+from ste_jax._errors import InputError
 
 from . import _report as R
 from ._comparisons import Comparisons
@@ -157,7 +161,11 @@ def _dispatch(header, column, lines, pre, settings, *, source, where, sources=No
     if settings.a is not None or settings.b is not None:
       schema = "arena" if settings.a == "model_a" else "simple"
     else:
-      schema = detect_schema(header, where) or "arena"  # none: arena's column errors
+      # None matches: the errors of the table the columns come closest to (a and b, but no
+      # winner: the simple schema's, which name the missing winner column).
+      h = set(header)
+      simple = {"a", "b"} <= h and not {"model_a", "model_b"} & h
+      schema = detect_schema(header, where) or ("simple" if simple else "arena")
   return load_table(
     header, column, lines, pre, settings, schema=schema, source=source, sources=sources, files=files
   )
@@ -263,10 +271,10 @@ def load_comparisons(
     if os.path.basename(path).startswith("samples_"):
       files = np.full(len(lines), path, dtype=object)
   if len(lines) == 0:
-    raise ValueError(f"no comparisons in {path}: the file is empty (no data rows).")
+    raise InputError(f"no comparisons in {path}: the file is empty (no data rows).")
   if len(set(available)) != len(available):
     dup = sorted({c for c in available if available.count(c) > 1})
-    raise ValueError(f"{path}: duplicated column names {dup} in the header.")
+    raise InputError(f"{path}: duplicated column names {dup} in the header.")
   comparisons, report = _dispatch(
     available,
     column,
@@ -289,7 +297,7 @@ def _read_samples_folder(path: str):
       os.path.join(root, n) for n in names if n.startswith("samples_") and n.endswith(".jsonl")
     ]
   if not found:
-    raise ValueError(f"{path} is a folder without lm-eval samples_*.jsonl files; pass a file.")
+    raise InputError(f"{path} is a folder without lm-eval samples_*.jsonl files; pass a file.")
   parts = [(f, *_read_jsonl(f, None)) for f in sorted(found)]
   header = list(dict.fromkeys(k for _, h, *_ in parts for k in h))
 
@@ -320,22 +328,69 @@ def _detect_format(path: str, format: str):  # pylint: disable=redefined-builtin
     root, ext = os.path.splitext(root)
   if format == "auto":
     if ext not in _FORMATS:
-      raise ValueError(
-        f"cannot infer the format of {path!r} from its suffix; pass format= one of "
-        f"{sorted(set(_FORMATS.values()))}."
+      raise InputError(
+        f"cannot infer the file format of {path!r} from its suffix (known: "
+        f"{', '.join(_FORMATS)}, each optionally .gz/.bz2/.xz); pass format= one of "
+        f"{sorted(set(_FORMATS.values()))} (--file-format on the command line), or rename the "
+        "file."
       )
     format = _FORMATS[ext]
   if format not in set(_FORMATS.values()):
-    raise ValueError(
+    raise InputError(
       f"unknown format {format!r}; expected one of {sorted(set(_FORMATS.values()))}."
     )
   return format, opener
 
 
+_ARCHIVE = {gzip.open: "gzip", bz2.open: "bz2", lzma.open: "xz"}
+_CHUNK = 1 << 22  # bytes decompressed per read
+
+
+def _read_bytes(path: str, opener) -> bytes:
+  """The file's bytes, decompressed by ``opener`` (``None``: read as they are).
+
+  Raises:
+    InputError: a damaged archive (truncated, corrupt): ``"<file>: damaged gzip archive:
+      <reason> after reading N lines"``, N the complete lines decompressed before the damage.
+  """
+  if opener is None:
+    with open(path, "rb") as f:
+      return f.read()
+  chunks = []
+  with opener(path, "rb") as f:
+    try:
+      while chunk := f.read1(_CHUNK):
+        chunks.append(chunk)
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
+      lines = sum(c.count(b"\n") for c in chunks)
+      reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+      raise InputError(
+        f"{path}: damaged {_ARCHIVE.get(opener, 'compressed')} archive: {reason} after reading "
+        f"{lines} line{'' if lines == 1 else 's'}"
+      ) from None
+  return b"".join(chunks)
+
+
 def _open_text(path: str, opener):
+  """A text stream of the file (UTF-8, a BOM dropped, newlines untranslated)."""
   if opener is None:
     return open(path, encoding="utf-8-sig", newline="")  # pylint: disable=consider-using-with
-  return opener(path, "rt", encoding="utf-8-sig", newline="")
+  return io.StringIO(_read_bytes(path, opener).decode("utf-8-sig"), newline="")
+
+
+@contextlib.contextmanager
+def _csv_field_limit(size: int):
+  """Lets the ``csv`` module read fields of up to ``size`` characters (its default: 131,072).
+
+  A quoted field can span the whole file, so the limit is raised to the file's size while it is
+  read, and restored after.
+  """
+  old = csv.field_size_limit()
+  csv.field_size_limit(max(old, min(size + 1, sys.maxsize)))
+  try:
+    yield
+  finally:
+    csv.field_size_limit(old)
 
 
 def object_column(values) -> np.ndarray:
@@ -361,7 +416,11 @@ def _read_csv(path: str, opener, delimiter: str):
 def _read_csv_records(path: str, opener, delimiter: str):
   """The exact reader of :func:`_read_csv`: the ``csv`` module, one record at a time."""
   rows, lines = [], []
-  with _open_text(path, opener) as f:
+  size = os.path.getsize(path) if opener is None else None
+  with (
+    _open_text(path, opener) as f,
+    _csv_field_limit(size if size is not None else len(f.getvalue())),
+  ):
     reader = csv.reader(f, delimiter=delimiter)
     header = next(reader, None)
     if header is None:
@@ -408,12 +467,9 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   takes over): quotes, NUL bytes or lone ``\\r`` in the file, a blank or undecodable header line,
   no data lines, or pandas disagreeing on the number of rows.
   """
-  import io  # pylint: disable=g-import-not-at-top
-
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  with open(path, "rb") if opener is None else opener(path, "rb") as f:
-    data = f.read()
+  data = _read_bytes(path, opener)
   if data.startswith(b"\xef\xbb\xbf"):  # the UTF-8 BOM that utf-8-sig drops
     data = data[3:]
   if not data or b'"' in data or b"\x00" in data or data.count(b"\r") != data.count(b"\r\n"):
@@ -606,18 +662,25 @@ def _read_json(path: str, opener):
     return [], None, np.zeros(0, dtype=np.int64), None
   try:
     data = json.loads(text)
-  except json.JSONDecodeError:
-    return _parse_jsonl_lines(text.splitlines())
+  except json.JSONDecodeError as e:
+    first = text.lstrip()[:1]
+    line = next(t for t in text.splitlines() if t.strip())
+    if first == "{" and _is_json_object(line):  # JSON lines in a .json file
+      return _parse_jsonl_lines(text.splitlines())
+    raise InputError(
+      f"cannot parse {path} as JSON: {e.msg} at line {e.lineno} column {e.colno} (character "
+      f"{e.pos} of {len(text)}{'; the file ends there: truncated?' if e.pos >= len(text) else ''})"
+    ) from None
   if isinstance(data, dict) and all(isinstance(v, list) for v in data.values()):
     lengths = {len(v) for v in data.values()}
     if len(lengths) > 1:
-      raise ValueError(
+      raise InputError(
         f"{path}: columnar JSON with columns of different lengths {sorted(lengths)}."
       )
     num = lengths.pop() if lengths else 0
     data = [{k: v[i] for k, v in data.items()} for i in range(num)]
   if not isinstance(data, list):
-    raise ValueError(f"{path}: expected a JSON array of records, got {type(data).__name__}.")
+    raise InputError(f"{path}: expected a JSON array of records, got {type(data).__name__}.")
   records, pre, keys = [], [], {}
   for rec in data:
     if isinstance(rec, dict):
@@ -628,6 +691,13 @@ def _read_json(path: str, opener):
       records.append(None)
       pre.append((R.MALFORMED, f"expected a JSON object, got {type(rec).__name__}"))
   return _records_table(records, np.arange(1, len(records) + 1), pre, keys)
+
+
+def _is_json_object(text: str) -> bool:
+  try:
+    return isinstance(json.loads(text), dict)
+  except json.JSONDecodeError:
+    return False
 
 
 # A PGN tag pair on a line of its own: ``[Name "value"]``, the value with ``\\"`` and ``\\\\``
@@ -691,7 +761,7 @@ def _pgn_table(path: str, text: str):
   gaps, runs = parts[0:-1:2], parts[1::2]
   if not runs:
     if text.strip():
-      raise ValueError(
+      raise InputError(
         f'no comparisons in {path}: no PGN tag pair (a line like [White "name"]) in the file.'
       )
     return [], None, np.zeros(0, dtype=np.int64), None
@@ -771,7 +841,10 @@ def _pgn_table(path: str, text: str):
 def _read_parquet(path: str):
   import pandas as pd  # pylint: disable=g-import-not-at-top
 
-  df = pd.read_parquet(path)
+  try:
+    df = pd.read_parquet(path)
+  except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+    raise InputError(f"cannot parse {path} as Parquet: {str(e).splitlines()[0]}") from None
   return (
     [str(c) for c in df.columns],
     lambda name: df[name].to_numpy(dtype=object),

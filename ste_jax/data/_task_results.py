@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from . import _report as R
-from ._assemble import context_strings, name_normalization
+from ._assemble import context_strings, name_normalization, rename_mapping
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._policies import OutcomePolicy
 from ._report import LoadReport, refuse_or_skip
-from ._rows import Rejections, classify, encode, sorted_names
+from ._rows import Rejections, classify, encode, flag_non_scalar, sorted_names
 from ._settings import LoadSettings
 
 if TYPE_CHECKING:
@@ -137,6 +137,9 @@ def pair_on_tasks(
   rej = Rejections(num_rows)
   rej.flag_pre(pre)
   strings = {}
+  for role, name in columns.items():
+    if role != "context":
+      flag_non_scalar(rej, raw[role], name)
   for role, name in columns.items():
     if role == "context":
       continue
@@ -277,8 +280,7 @@ def pair_on_tasks(
   )
   renamed, merged, case_note = name_normalization(raw["agent"][ok], strings["agent"][ok])
   if renamed:
-    shown = ", ".join(f"{r!r} -> {n!r} ({k} rows)" for r, n, k in renamed[:5])
-    mappings.append(f"agent names: surrounding whitespace removed: {shown}")
+    mappings.append(rename_mapping(renamed, "rows"))
   if case_note:
     mappings.append(case_note)
   report = LoadReport(

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ste_jax import InputError
 from ste_jax.data import (
   LoadReport,
   RejectedRow,
@@ -228,7 +229,7 @@ def test_formats_agree(tmp_path):
   with pytest.raises(ValueError, match="format"):
     load_comparisons(tmp_path / "b.csv", format="xlsx")
   (tmp_path / "b.txt").write_text("x")
-  with pytest.raises(ValueError, match="cannot infer the format"):
+  with pytest.raises(InputError, match="cannot infer the file format.*format=.*--file-format"):
     load_comparisons(tmp_path / "b.txt")
 
 

@@ -55,7 +55,6 @@ def test_cli_loading_flags_are_the_fields(command):
   # The loading options that stay off the command line are exactly the declared ones.
   off = {n for cls in (LoadSettings,) for n, s in specs(cls).items() if s.flag is None}
   assert off == {
-    "format",
     "a",
     "b",
     "winner",
@@ -78,6 +77,7 @@ def test_the_flags_users_know_are_kept():
   declared = _declared_flags()
   assert {flag: name for flag, (_, name) in declared.items()} == {
     "--format": "schema",
+    "--file-format": "format",
     "--agent-column": "agent",
     "--task-column": "task",
     "--score-column": "score",
@@ -96,6 +96,7 @@ def test_the_flags_users_know_are_kept():
   }
   assert defaults == {
     "--format": "auto",
+    "--file-format": "auto",
     "--agent-column": "agent",
     "--task-column": "task",
     "--score-column": "score",
