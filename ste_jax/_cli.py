@@ -1,21 +1,35 @@
 """The ``ste-jax`` command line: ``score``, ``explain``, ``suggest``, ``demo`` and ``planted``.
 
 All file and terminal I/O of the package lives here; the computations are in :mod:`ste_jax.evaluate`
-(rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`. User mistakes (a
-missing file, an unknown format or agent, a malformed row, empty data, a bad option) end with one
-line on stderr and a non-zero exit status, never a traceback.
+(rendered by :mod:`ste_jax._render`) and the figures in :mod:`ste_jax.plotting`.
+
+Exit status (the ``--help`` epilog): 0 success; 1 a user mistake in the input or an option (a
+missing or damaged file, an unknown format or agent, bad rows, empty data, an option outside its
+usable range: :class:`~ste_jax.InputError`, :class:`~ste_jax.OptionError`), reported as one line
+``ste-jax COMMAND: error: MESSAGE`` on stderr; 2 a command line argparse cannot parse (an unknown
+flag, a value of the wrong type or out of range), one line too; 3 any other exception, which is a
+bug in ste-jax: its traceback, then one line saying so and where to report it. :func:`main` maps
+them in one place.
 """
 
 import argparse
+import csv
+import dataclasses
 import difflib
 import importlib
 import importlib.resources
+import importlib.util
 import json
-import math
+import lzma
 import os
 import sys
+import tempfile
 import time
+import traceback
+import warnings
+import zlib
 
+from ste_jax._errors import InputError, OptionError
 from ste_jax._options import parse_nonnegative_int, parse_open_interval
 
 PROG = "ste-jax"
@@ -23,10 +37,17 @@ DEMO_DATASET = "vicuna80_qlora_human"
 DEMO_PLOT = "ste_jax_demo.png"
 PLANTED_OUT = "planted_core"  # ste-jax planted --out default, relative to the working directory
 OUTPUTS = ("table", "csv", "json", "markdown")
-
-
-class UserError(Exception):
-  """A mistake in the user's input: reported as one line, exit status 1."""
+STDIN = "-"  # the FILE that reads standard input
+STDIN_NAME = "<stdin>"  # how messages and reports name it
+SEED_MAX = 2**32 - 1  # jax.random.key keeps the low 32 bits of a seed (without x64)
+REPORT_BUG = (  # the last line after an unexpected exception's traceback
+  "this is a bug in ste-jax, not a mistake in your input: please report it to the ste_jax "
+  "maintainers (the project's issue tracker) with the command line and the traceback above"
+)
+EXIT_STATUS = (
+  "exit status: 0 success; 1 a mistake in the input or an option (one line on stderr); 2 a "
+  "command line that cannot be parsed; 3 a bug in ste-jax (a traceback, please report it)"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -40,21 +61,14 @@ class _Parser(argparse.ArgumentParser):
 # Argument types
 
 
-def _positive_float(text: str) -> float:
-  try:
-    v = float(text)
-  except ValueError:
-    raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-  if not (v > 0 and math.isfinite(v)):
-    raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
-  return v
-
-
 def _seed(text: str) -> int:
   try:
-    return int(text)
+    seed = int(text)
   except ValueError:
     raise argparse.ArgumentTypeError(f"expected an integer seed, got {text!r}") from None
+  if not 0 <= seed <= SEED_MAX:
+    raise argparse.ArgumentTypeError(f"must be an integer in [0, {SEED_MAX}], got {text!r}")
+  return seed
 
 
 def _columns(text: str) -> tuple[str, ...]:
@@ -69,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     prog=PROG,
     description="Soft Tournament Equilibrium: set-valued cores (Top Cycle, Uncovered Set) of "
     "agents compared in pairs, with bootstrap uncertainty and witnesses.",
+    epilog=EXIT_STATUS,
   )
   sub = parser.add_subparsers(
     dest="command", required=True, parser_class=_Parser, metavar="COMMAND"
@@ -82,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
       "file",
       metavar="FILE",
       help="comparisons file (.csv, .tsv, .jsonl, .json, .parquet, "
-      ".pgn; .gz/.bz2/.xz ok), or an lm-evaluation-harness output folder",
+      ".pgn; .gz/.bz2/.xz ok), an lm-evaluation-harness output folder, or - for standard input "
+      "(with --file-format, or --format, csv, tsv, jsonl, json, parquet or pgn)",
     )
     add_arguments(_LoadingFlags(p), LoadSettings)  # --format, --agent-column, ..., --metric
     add_arguments(_LoadingFlags(p), OutcomePolicy)  # --ties, --both-bad, ..., --order-swap
@@ -258,9 +274,12 @@ def _suggest_parser(sub, data_options) -> None:
     "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
     "P(TC)) or auto (default: model when some pair was never compared, else posterior)",
   )
+  from ste_jax._options import parser_of
+  from ste_jax.evaluate import ResamplingSettings
+
   p.add_argument(
     "--replicas",
-    type=parse_nonnegative_int,
+    type=parser_of(ResamplingSettings, "num_replicas"),
     default=200,
     help="bootstrap replicas behind --plausible model (default 200)",
   )
@@ -290,6 +309,25 @@ def _first_line(e: BaseException) -> str:
 LOADING_DEST = "load_"  # the loading flags' dests: clear of a command's own (explain's AGENT)
 
 
+def _file_formats() -> tuple[str, ...]:
+  """The loaders' file formats (``LoadSettings.format`` without ``auto``)."""
+  from ste_jax.data._tabular import _FORMATS
+
+  return tuple(sorted(set(_FORMATS.values())))
+
+
+class _FormatAction(argparse.Action):
+  """``--format``: a schema (``LoadSettings.schema``) or, as ``--file-format``, a file format.
+
+  Schema and file format names differ, so ``--format csv`` is ``--file-format csv`` (what a FILE
+  without a known suffix, ``-`` or a pipe, needs); repeat the flag to give both.
+  """
+
+  def __call__(self, parser, namespace, values, option_string=None):
+    is_format = values in _file_formats()
+    setattr(namespace, LOADING_DEST + "format" if is_format else self.dest, values)
+
+
 class _LoadingFlags:
   """A parser seen by :func:`~ste_jax._options.add_arguments` with ``LOADING_DEST`` dests."""
 
@@ -299,6 +337,15 @@ class _LoadingFlags:
   def add_argument(self, *flags: str, dest: str, **kwargs) -> argparse.Action:
     if kwargs.get("metavar") is None and kwargs.get("choices") is None and "type" in kwargs:
       kwargs["metavar"] = dest.upper()  # as the help showed it before the prefix
+    if dest == "schema":  # --format: the schema's flag also takes the file format
+      formats = _file_formats()
+      kwargs["choices"] = (*kwargs["choices"], *formats)
+      kwargs["action"] = _FormatAction
+      kwargs["help"] = kwargs["help"].removesuffix(" (default auto)") + (
+        f"; or, as --file-format, the file format ({', '.join(formats)}) of a FILE without a "
+        "known suffix such as - (standard input); repeat --format to give both (default auto)"
+      )
+      self.parser.set_defaults(**{LOADING_DEST + "format": "auto"})
     return self.parser.add_argument(*flags, dest=LOADING_DEST + dest, **kwargs)
 
 
@@ -311,41 +358,98 @@ def load_settings(args: argparse.Namespace):
     dests = {name: LOADING_DEST + name for name in specs(cls)}
     return {name: getattr(args, d) for name, d in dests.items() if hasattr(args, d)}
 
-  return LoadSettings(**values(LoadSettings), policy=OutcomePolicy(**values(OutcomePolicy)))
+  return LoadSettings(
+    **values(LoadSettings),
+    policy=OutcomePolicy(**values(OutcomePolicy)),
+    skip_bad_rows=bool(getattr(args, "skip_bad_rows", False)),
+  )
+
+
+# Exceptions of a file that cannot be read or parsed, raised below the loaders (archives, the
+# csv module, parsers): still the user's file, so an InputError naming it.
+_UNREADABLE = (OSError, UnicodeDecodeError, EOFError, zlib.error, lzma.LZMAError)
+_UNPARSABLE = (csv.Error,)
+
+
+def _stdin_bytes() -> bytes:
+  """Standard input, read once (a pipe cannot be read twice); refused when it is a terminal."""
+  stream = sys.stdin
+  if stream is None or stream.isatty():
+    raise InputError(
+      "FILE - reads the comparisons from standard input, which is a terminal here; pipe them in "
+      "(e.g. cat battles.csv | ste-jax score - --format csv)"
+    )
+  return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+
+
+def _cli_words(message: str) -> str:
+  """A loader's message in the command line's words (``format=`` is ``--file-format`` here)."""
+  if "--file-format" in message:  # the loader names the flag itself
+    return message
+  return message.replace("pass format=", "pass --file-format")
 
 
 def load(args):
-  """``(comparisons, report)`` from the ``data_options`` of ``args``; raises :class:`UserError`."""
-  from ste_jax.data import load_comparisons
+  """``(comparisons, report)`` from the ``data_options`` of ``args``.
 
+  ``FILE -`` reads standard input (its file format from ``--format``). Every problem of the file
+  is an :class:`~ste_jax.InputError` naming it, and a missing file format an
+  :class:`~ste_jax.OptionError`.
+  """
   path = args.file
-  if not os.path.exists(path):
-    raise UserError(f"file not found: {path}")
-  if os.path.isdir(path) and getattr(args, LOADING_DEST + "schema") not in ("auto", "lm-eval"):
-    raise UserError(
-      f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)"
-    )
-  try:
-    comparisons, report = load_comparisons(path, load_settings(args))
-  except UserError:
-    raise
-  except (OSError, UnicodeDecodeError) as e:
-    raise UserError(f"cannot read {path}: {_first_line(e)}") from None
-  except ValueError as e:
-    raise UserError(_first_line(e)) from None
-  except Exception as e:  # pandas parser errors and the like: still the user's file
-    if type(e).__module__.startswith(("pandas", "pyarrow", "csv", "json")):
-      raise UserError(f"cannot parse {path}: {_first_line(e)}") from None
-    raise
-  bad = report.bad_rows
-  if bad:
-    if not args.skip_bad_rows:
-      raise UserError(
-        f"{path}: {len(bad)} bad row{'s' if len(bad) > 1 else ''} of {report.rows_read}: "
-        f"{report.reason_summary(rows=bad)}; fix the file or pass --skip-bad-rows"
+  if path == STDIN:
+    if getattr(args, LOADING_DEST + "format") == "auto":
+      raise OptionError(
+        "FILE - (standard input) has no suffix to tell its file format: pass --file-format (or "
+        f"--format) with one of {', '.join(_file_formats())}"
       )
+    with tempfile.TemporaryDirectory(prefix="ste_jax_stdin_") as folder:
+      copy = os.path.join(folder, "stdin")
+      with open(copy, "wb") as f:
+        f.write(_stdin_bytes())
+      comparisons, report = _load_file(args, copy, shown=STDIN_NAME)
+    report = dataclasses.replace(report, source=STDIN_NAME)
+  else:
+    if not os.path.exists(path):
+      raise InputError(f"file not found: {path}")
+    if os.path.isdir(path) and getattr(args, LOADING_DEST + "schema") not in ("auto", "lm-eval"):
+      raise InputError(
+        f"{path} is a directory, not a comparisons file (only --format lm-eval reads a folder)"
+      )
+    comparisons, report = _load_file(args, path, shown=path)
+  if report.bad_rows:
     print(report.summary(), file=sys.stderr)
   return comparisons, report
+
+
+def _load_file(args, path: str, *, shown: str):
+  """:func:`~ste_jax.data.load_comparisons` of ``path``; errors as InputError naming ``shown``."""
+  from ste_jax.data import BadRowsWarning, load_comparisons
+
+  def named(text: str) -> str:
+    return _cli_words(text.replace(path, shown))
+
+  try:
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore", BadRowsWarning)  # the command prints the report itself
+      return load_comparisons(path, load_settings(args))
+  except (InputError, OptionError) as e:
+    raise type(e)(named(str(e))) from None
+  except _UNREADABLE as e:
+    raise InputError(f"cannot read {shown}: {named(_first_line(e))}") from None
+  except ValueError as e:
+    raise InputError(named(_first_line(e))) from None
+  except Exception as e:  # pandas parser errors and the like: still the user's file
+    if isinstance(e, _UNPARSABLE) or type(e).__module__.startswith(
+      ("pandas", "pyarrow", "csv", "_csv", "json")
+    ):
+      raise InputError(f"cannot parse {shown}: {named(_first_line(e))}") from None
+    raise
+
+
+def _shown(args) -> str:
+  """How messages name the input: its path, or ``<stdin>`` for ``FILE -``."""
+  return STDIN_NAME if args.file == STDIN else args.file
 
 
 def _load_summary(report, path) -> dict:
@@ -395,6 +499,8 @@ def _tables(comparisons, args, *, by_context):
   from ste_jax.evaluate import core_tables
 
   settings = _settings(args)
+  estimator = _estimator(args)
+  _check_resampling(comparisons, estimator, settings, by_context=by_context)
   no_progress = args.no_progress
 
   total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
@@ -409,11 +515,55 @@ def _tables(comparisons, args, *, by_context):
     return core_tables(
       jax.random.key(args.seed),
       comparisons,
-      _estimator(args),
+      estimator,
       settings,
       by_context=by_context,
       progress=bar.update,
     )
+
+
+def _check_resampling(comparisons, estimator, settings, *, by_context: bool) -> None:
+  """Refuses ``--resampling parametric`` where a table's estimator has no model to redraw from.
+
+  Resolved per table as :func:`~ste_jax.evaluate.core_tables` resolves it (``auto`` per context).
+
+  Raises:
+    OptionError: naming ``--resampling`` and the estimator.
+  """
+  from ste_jax.evaluate import subset_context
+
+  if not settings.num_replicas or settings.resampling != "parametric":
+    return
+  scopes = [(None, comparisons)]
+  if by_context:
+    scopes = [(c, subset_context(comparisons, k)) for k, c in enumerate(comparisons.contexts)]
+  for context, scope in scopes:
+    if not scope.num_comparisons:
+      continue
+    resolved, reason = estimator.resolve(scope)
+    if not resolved.redraws_outcomes:
+      where = "" if context is None else f" in context {context!r}"
+      chosen = f" ({reason})" if reason.startswith("auto") else ""
+      raise OptionError(
+        f"--resampling parametric redraws outcomes from a fitted model; the {resolved.name} "
+        f"estimator{chosen}{where} has none: use --estimator model or --resampling poisson"
+      )
+
+
+def _check_plot(path: str) -> None:
+  """Refuses a ``--plot`` suffix matplotlib cannot write, before any computation.
+
+  Raises:
+    OptionError: naming ``--plot`` and the supported suffixes; or without matplotlib.
+  """
+  if not path.strip():
+    raise OptionError("--plot needs a file name (e.g. report.png), got ''")
+  try:
+    from ste_jax.plotting import check_figure_path
+
+    check_figure_path(path, "--plot")
+  except ImportError:
+    raise OptionError("--plot needs matplotlib: pip install 'ste_jax[plot]'") from None
 
 
 def _plot_paths(path: str, tables) -> list[tuple[object, str]]:
@@ -430,14 +580,14 @@ def _write_plots(tables, path: str, title: str) -> list[str]:
 
     from ste_jax.plotting import save_report_figure
   except ImportError:
-    raise UserError("--plot needs matplotlib: pip install 'ste_jax[plot]'") from None
+    raise OptionError("--plot needs matplotlib: pip install 'ste_jax[plot]'") from None
   written = []
   for table, p in _plot_paths(path, tables):
     name = title if table.context is None else f"{title} — context {table.context}"
     try:
       written.append(save_report_figure(table, p, title=name))
     except OSError as e:
-      raise UserError(f"cannot write the plot {p}: {_first_line(e)}") from None
+      raise OptionError(f"--plot: cannot write {p}: {_first_line(e)}") from None
   return written
 
 
@@ -448,13 +598,15 @@ def _write_plots(tables, path: str, title: str) -> list[str]:
 def cmd_score(args) -> int:
   from ste_jax._render import format_csv, format_markdown, format_text, to_json
 
+  if args.plot is not None:
+    _check_plot(args.plot)
   comparisons, report = load(args)
   tables = _tables(comparisons, args, by_context=args.by_context)
   if args.output == "table":
     loaded = (
       report.summary(max_lines=0)
       if not report.bad_rows
-      else f"{args.file}: {len(report.bad_rows)} bad rows skipped"
+      else f"{_shown(args)}: {len(report.bad_rows)} bad rows skipped"
     )
     print(
       format_text(
@@ -477,12 +629,12 @@ def cmd_score(args) -> int:
         print(f"warning: {w}", file=sys.stderr)
     print(format_csv(tables))
   else:
-    doc = to_json(tables, load=_load_summary(report, args.file), head_to_head=args.head_to_head)
+    doc = to_json(tables, load=_load_summary(report, _shown(args)), head_to_head=args.head_to_head)
     if doc["settings"] is not None:  # the inputs the CLI turns into an estimator and a key
       doc["settings"] |= {"estimator": args.estimator, "seed": args.seed}
     print(json.dumps(doc, indent=1, allow_nan=False))
   if args.plot:
-    for p in _write_plots(tables, args.plot, os.path.basename(args.file)):
+    for p in _write_plots(tables, args.plot, os.path.basename(_shown(args))):
       print(f"plot written to {p}", file=sys.stderr)
   return 0
 
@@ -497,7 +649,7 @@ def cmd_explain(args) -> int:
   comparisons, _ = load(args)
   if args.context is not None:
     if args.context not in comparisons.contexts:
-      raise UserError(
+      raise InputError(
         f"unknown context {args.context!r}; contexts: {', '.join(comparisons.contexts)}"
       )
     comparisons = subset_context(comparisons, comparisons.contexts.index(args.context))
@@ -509,7 +661,7 @@ def cmd_explain(args) -> int:
       if close
       else (f"; agents: {', '.join(agents[:20])}{', ...' if len(agents) > 20 else ''}")
     )
-    raise UserError(f"unknown agent {args.explained!r} in {args.file}{hint}")
+    raise InputError(f"unknown agent {args.explained!r} in {_shown(args)}{hint}")
   table = core_table(
     jax.random.key(args.seed), comparisons, _estimator(args), LeaderboardSettings(num_replicas=0)
   )
@@ -521,7 +673,9 @@ def cmd_explain(args) -> int:
     print(json.dumps(dict(w, estimator=table.estimator, conventions=table.conventions()), indent=1))
   else:
     where = "" if args.context is None else f", context {args.context!r}"
-    head = [f"witnesses in {args.file}{where}; estimator {est.name} ({table.estimator_reason}); "]
+    head = [
+      f"witnesses in {_shown(args)}{where}; estimator {est.name} ({table.estimator_reason}); "
+    ]
     head[0] += est.edge_legend
     if table.model is not None:
       head.append(f"model: {table.model.describe()}")
@@ -539,6 +693,12 @@ def cmd_demo(args) -> int:
   from ste_jax.data import load_comparisons
   from ste_jax.evaluate._witnesses import witness_report
 
+  if not args.no_plot:
+    try:
+      _check_plot(args.plot)  # a suffix matplotlib cannot write: refused before the work
+    except OptionError:
+      if importlib.util.find_spec("matplotlib") is not None:
+        raise  # (without matplotlib the figure is skipped below, as before)
   start = time.perf_counter()
   path = bundled_dataset_path()
   comparisons, report = load_comparisons(path)
@@ -573,7 +733,7 @@ def cmd_demo(args) -> int:
     try:
       written = _write_plots(tables, args.plot, f"ste-jax demo: {DEMO_DATASET}")
       print(f"plot written to {os.path.abspath(written[0])}")
-    except UserError as e:
+    except OptionError as e:
       print(f"{PROG} demo: plot skipped: {e}", file=sys.stderr)
   print(f"done in {time.perf_counter() - start:.1f} s")
   return 0
@@ -582,6 +742,10 @@ def cmd_demo(args) -> int:
 def cmd_planted(args) -> int:
   from ste_jax.benchmarking import planted_core_main
 
+  try:
+    os.makedirs(args.out, exist_ok=True)
+  except OSError as e:
+    raise OptionError(f"--out: cannot create the folder {args.out!r}: {_first_line(e)}") from None
   argv = ["--out", args.out] + [
     flag
     for flag, on in (
@@ -603,9 +767,9 @@ def cmd_suggest(args) -> int:
   comparisons, _ = load(args)
   n = comparisons.num_agents
   if n < 2:
-    raise UserError(f"{args.file}: suggest needs at least two agents, found {n}")
+    raise InputError(f"{_shown(args)}: suggest needs at least two agents, found {n}")
   if not 1 <= args.k <= n * (n - 1) // 2:
-    raise UserError(
+    raise OptionError(
       f"--k must be between 1 and {n * (n - 1) // 2} (the pairs of {n} agents), got {args.k}"
     )
   plausible = args.plausible
@@ -615,7 +779,7 @@ def cmd_suggest(args) -> int:
   cores = None
   if plausible == "model":
     if args.replicas < 1:
-      raise UserError("--plausible model needs --replicas >= 1")
+      raise OptionError("--plausible model needs --replicas >= 1")
     print(
       f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas "
       "of the model "
@@ -662,8 +826,19 @@ def main(argv=None) -> int:
     return int(e.code or 0) if not isinstance(e.code, str) else 2
   try:
     return COMMANDS[args.command](args)
-  except UserError as e:
-    print(f"{PROG} {args.command}: error: {e}", file=sys.stderr)
+  except (InputError, OptionError) as e:  # the user's input or option: one line, no traceback
+    message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())
+    print(f"{PROG} {args.command}: error: {message or type(e).__name__}", file=sys.stderr)
     return 1
   except BrokenPipeError:  # e.g. `ste-jax score ... | head`
     return 0
+  except OSError as e:  # the file system (a full disk, a folder not writable): not a bug
+    print(f"{PROG} {args.command}: error: {_first_line(e)}", file=sys.stderr)
+    return 1
+  except KeyboardInterrupt:
+    print(f"{PROG} {args.command}: interrupted", file=sys.stderr)
+    return 130
+  except Exception:  # anything else is a bug: its traceback, then a line that says so
+    traceback.print_exc(file=sys.stderr)
+    print(f"{PROG} {args.command}: {REPORT_BUG}", file=sys.stderr)
+    return 3

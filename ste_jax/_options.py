@@ -20,7 +20,10 @@ Example:
   >>> Demo(replicas=-1)
   Traceback (most recent call last):
   ...
-  ValueError: replicas must be >= 0, got -1.
+  ste_jax._errors.OptionError: replicas must be >= 0, got -1.
+
+On the command line a check runs on the parsed value too, so a value outside the range is an
+argparse error naming the flag (exit status 2), declared by the same ``check``.
 """
 
 import argparse
@@ -28,6 +31,10 @@ from collections.abc import Callable, Sequence
 import dataclasses
 import math
 from typing import Any
+
+import numpy as np
+
+from ste_jax._errors import OptionError
 
 Check = Callable[[Any, str], None]
 
@@ -44,7 +51,8 @@ class OptionSpec:
     aliases: further flags accepted for the same field.
     parse: converts the flag's text to the value (default: the type of the default value).
     choices: the allowed values, checked in Python and on the command line.
-    check: ``check(value, name)`` raises :class:`ValueError` naming the field.
+    check: ``check(value, name)`` raises :class:`~ste_jax.OptionError` naming the field; the CLI
+      runs it on the parsed flag too.
     metavar: the flag's placeholder in the help.
     switch: a ``--flag`` / ``--no-flag`` pair whatever the default (e.g. a tri-state ``None``).
   """
@@ -81,7 +89,8 @@ def option(
     parse: text-to-value conversion for the CLI (default: the default's type; booleans are
       ``--flag`` / ``--no-flag`` switches).
     choices: the allowed values.
-    check: ``check(value, name)`` raising :class:`ValueError`.
+    check: ``check(value, name)`` raising :class:`~ste_jax.OptionError` (also run on the parsed
+      command-line value, so a range is declared once).
     metavar: the flag's placeholder.
     switch: make the flag a ``--flag`` / ``--no-flag`` pair even when the default is not a bool.
 
@@ -117,12 +126,12 @@ def check_options(settings: Any) -> None:
   """Checks every option of a settings instance (its choices and its ``check``).
 
   Raises:
-    ValueError: naming the field, the allowed values and the value given.
+    OptionError: naming the field, the allowed values and the value given.
   """
   for name, spec in specs(type(settings)).items():
     value = getattr(settings, name)
     if spec.choices is not None and value not in spec.choices:
-      raise ValueError(f"{name} must be one of {spec.choices}, got {value!r}.")
+      raise OptionError(f"{name} must be one of {spec.choices}, got {value!r}.")
     if spec.check is not None:
       spec.check(value, name)
 
@@ -169,12 +178,41 @@ def add_arguments(
       flag,
       *spec.aliases,
       dest=name,
-      type=parse,
+      type=_checked(parse, spec.check, flag),
       default=default,
       choices=spec.choices if spec.parse is None else None,
       metavar=spec.metavar,
       help=text,
     )
+
+
+def _checked(parse: Callable[[str], Any], check: Check | None, flag: str) -> Callable[[str], Any]:
+  """``parse``, then the option's ``check``: a refusal is an argparse error naming ``flag``."""
+  if check is None:
+    return parse
+
+  def parse_and_check(text: str) -> Any:
+    value = parse(text)
+    try:
+      check(value, flag)
+    except ValueError as e:
+      raise argparse.ArgumentTypeError(str(e).removeprefix(flag + " ").rstrip(".")) from None
+    return value
+
+  parse_and_check.__name__ = getattr(parse, "__name__", "value")  # argparse's "invalid <name>"
+  return parse_and_check
+
+
+def parser_of(cls: type, name: str) -> Callable[[str], Any]:
+  """The command-line parser of field ``name`` of ``cls``, its check included.
+
+  For a command that offers the option under a flag and help of its own (``suggest --replicas``)
+  but keeps the declared type and range.
+  """
+  spec = specs(cls)[name]
+  default = _fields(cls)[name].default
+  parse = spec.parse or (type(default) if default is not None else str)
+  return _checked(parse, spec.check, flag_of(name, spec) or "--" + name.replace("_", "-"))
 
 
 def from_arguments(cls: type, namespace: argparse.Namespace, **overrides: Any) -> Any:
@@ -184,7 +222,13 @@ def from_arguments(cls: type, namespace: argparse.Namespace, **overrides: Any) -
   return cls(**values)
 
 
-# Reusable checks: each raises ValueError naming the field.
+# Reusable checks: each raises OptionError naming the field.
+
+# The largest temperature accepted: the largest finite float32, the dtype scores are computed in by
+# default. Temperatures divide differences of values in [0, 1] (``exp(-x / t)``, ``(P - 1/2) / t``),
+# so from about ``1 / eps`` (float32: ``8e6``) on every operator has reached its ``t -> inf`` limit
+# to rounding; a larger finite value would only overflow the dtype (``inf * 0``: NaN).
+TEMPERATURE_MAX = float(np.finfo(np.float32).max)
 
 
 def at_least(low: float, *, integer: bool = True) -> Check:
@@ -193,9 +237,37 @@ def at_least(low: float, *, integer: bool = True) -> Check:
   def check(value: Any, name: str) -> None:
     kinds = (int,) if integer else (int, float)
     if isinstance(value, bool) or not isinstance(value, kinds) or not value >= low:
-      raise ValueError(f"{name} must be >= {low}, got {value!r}.")
+      raise OptionError(f"{name} must be >= {low}, got {value!r}.")
 
   return check
+
+
+def in_range(low: int, high: int) -> Check:
+  """A check that the value is an integer in ``[low, high]`` (a hard limit on work: replicas)."""
+
+  def check(value: Any, name: str) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+      raise OptionError(f"{name} must be an integer in [{low}, {high:,}], got {value!r}.")
+
+  return check
+
+
+def temperature(value: Any, name: str) -> None:
+  """Checks a temperature: a number in ``(0, TEMPERATURE_MAX]`` (``None`` passes: unset).
+
+  Example:
+    >>> temperature(1e300, "tau")
+    Traceback (most recent call last):
+    ...
+    ste_jax._errors.OptionError: tau must be in (0, 3.4e+38] (finite float32), got 1e+300.
+  """
+  if value is None:
+    return
+  message = f"{name} must be in (0, {TEMPERATURE_MAX:.2g}] (finite float32), got {value!r}."
+  if isinstance(value, bool) or not isinstance(value, (int, float)):
+    raise OptionError(message)
+  if not 0 < value <= TEMPERATURE_MAX:  # NaN fails too
+    raise OptionError(message)
 
 
 def positive_finite(value: Any, name: str) -> None:
@@ -203,9 +275,9 @@ def positive_finite(value: Any, name: str) -> None:
   if value is None:
     return
   if isinstance(value, bool) or not isinstance(value, (int, float)):
-    raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    raise OptionError(f"{name} must be a finite number > 0, got {value!r}.")
   if not (math.isfinite(value) and value > 0):
-    raise ValueError(f"{name} must be a finite number > 0, got {value!r}.")
+    raise OptionError(f"{name} must be a finite number > 0, got {value!r}.")
 
 
 def open_interval(low: float, high: float) -> Check:
@@ -213,7 +285,7 @@ def open_interval(low: float, high: float) -> Check:
 
   def check(value: Any, name: str) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value < high:
-      raise ValueError(f"{name} must be in ({low}, {high}), got {value!r}.")
+      raise OptionError(f"{name} must be in ({low}, {high}), got {value!r}.")
 
   return check
 

@@ -12,6 +12,8 @@ import textwrap
 
 import numpy as np
 
+from ste_jax._errors import OptionError
+
 CORE_COLOR = "#c0392b"
 OTHER_COLOR = "#7f8c8d"
 
@@ -248,9 +250,63 @@ def plot_score_bars(
   return ax.figure
 
 
-def save_figure(fig, path) -> str:
-  """Writes ``fig`` to ``path`` (format from the suffix, 150 dpi) and returns the path."""
+def figure_formats() -> tuple[str, ...]:
+  """The file formats (suffixes without the dot) matplotlib can write, sorted.
+
+  They are the keys of ``FigureCanvasBase.get_supported_filetypes()``.
+
+  Raises:
+    ImportError: without matplotlib.
+
+  Example:
+    >>> {"png", "pdf", "svg"} <= set(figure_formats())
+    True
+  """
+  try:
+    from matplotlib.backend_bases import FigureCanvasBase
+  except ImportError as e:  # pragma: no cover - depends on the environment
+    raise ImportError("plotting needs matplotlib: pip install 'ste_jax[plot]'") from e
+  return tuple(sorted(FigureCanvasBase.get_supported_filetypes()))
+
+
+def check_figure_path(path: str | os.PathLike, name: str = "path") -> str:
+  """``path`` as a string, once its suffix names a format matplotlib writes (none: PNG).
+
+  Args:
+    path: the figure's file name; its suffix (case-insensitive) chooses the format.
+    name: the argument or option named by the error (the CLI passes ``"--plot"``).
+
+  Returns:
+    ``os.fspath(path)``.
+
+  Raises:
+    OptionError: an unsupported suffix; the message lists the supported ones.
+    ImportError: without matplotlib.
+
+  Example:
+    >>> check_figure_path("report.txt")
+    Traceback (most recent call last):
+    ...
+    ste_jax._errors.OptionError: path: cannot write a figure as '.txt' (report.txt); ...
+  """
   path = os.fspath(path)
+  suffix = os.path.splitext(path)[1].lower()
+  formats = figure_formats()
+  if suffix and suffix[1:] not in formats:
+    raise OptionError(
+      f"{name}: cannot write a figure as {suffix!r} ({path}); supported suffixes: "
+      f"{', '.join('.' + f for f in formats)}"
+    )
+  return path
+
+
+def save_figure(fig, path: str | os.PathLike) -> str:
+  """Writes ``fig`` to ``path`` (format from the suffix, 150 dpi) and returns the path.
+
+  Raises:
+    OptionError: a suffix matplotlib cannot write (:func:`check_figure_path`).
+  """
+  path = check_figure_path(path)
   fig.savefig(path, dpi=150)
   return path
 
@@ -344,5 +400,9 @@ def save_report_figure(
 
   Returns:
     The path written.
+
+  Raises:
+    OptionError: a suffix matplotlib cannot write (:func:`check_figure_path`), before drawing.
   """
+  check_figure_path(path)
   return save_figure(report_figure(table, title=title, top=top), path)

@@ -29,7 +29,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import _tuning, exact
-from ste_jax._options import at_least, check_options, option, parse_positive, positive_finite
+from ste_jax._errors import OptionError
+from ste_jax._options import at_least, check_options, option, parse_positive, temperature
 from ste_jax.data import Comparisons, LoadReport, LoadSettings, pair_counts
 from ste_jax.data._tabular import load_rows
 from ste_jax.evaluate._answer import TopAnswer, top_answer
@@ -99,7 +100,8 @@ class LeaderboardSettings(ResamplingSettings):
   """What a leaderboard computes: the :class:`ResamplingSettings` plus the table's own options.
 
   Attributes:
-    tau: edge temperature (estimators whose edges are a tournament) and the default ``gamma``.
+    tau: edge temperature (estimators whose edges are a tournament) and the default ``gamma``,
+      in ``(0, 3.4e38]`` (:func:`~ste_jax._options.temperature`; so is ``gamma``).
     gamma: Top-Cycle and covering temperature ``gamma = gamma_c`` (default ``tau``).
     soft_intervals: bootstrap the soft scores too (default: when ``n <= 300``).
     min_games: threshold of the thin-evidence diagnostic.
@@ -109,13 +111,13 @@ class LeaderboardSettings(ResamplingSettings):
   tau: float = option(
     0.01,
     parse=parse_positive,
-    check=positive_finite,
+    check=temperature,
     help="edge temperature tau (win-rate and model estimators) and default gamma",
   )
   gamma: float | None = option(
     None,
     parse=parse_positive,
-    check=positive_finite,
+    check=temperature,
     help="Top-Cycle and covering temperature gamma = gamma_c (none: tau)",
   )
   soft_intervals: bool | None = option(
@@ -138,7 +140,7 @@ class LeaderboardSettings(ResamplingSettings):
 
   def __post_init__(self):
     if self.tau is None:
-      raise ValueError("tau must be a finite number > 0, got None.")
+      raise OptionError("tau must be a number > 0, got None.")
     object.__setattr__(self, "solutions", tuple(self.solutions))
     check_options(self)
 

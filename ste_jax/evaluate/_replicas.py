@@ -23,6 +23,7 @@ from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._options import (
   at_least,
   check_options,
+  in_range,
   open_interval,
   option,
   parse_nonnegative_int,
@@ -34,6 +35,9 @@ from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentE
 REPLICA_CHUNK = _tuning.REPLICA_CHUNK  # replicas per key of the chunked draws
 _REPLICA_BATCH_CPU = _tuning.REPLICA_BATCH_CPU
 _REPLICA_BATCH_ACCELERATOR = _tuning.REPLICA_BATCH_ACCELERATOR
+# The hard limit on bootstrap replicas: far more than a 95% interval needs (its Monte-Carlo error at
+# 1e5 replicas is below 1e-3), and (R, n) memberships of that many replicas still fit in memory.
+MAX_REPLICAS = 100_000
 
 
 def _batch_size_check(value: Any, name: str) -> None:
@@ -48,7 +52,8 @@ class ResamplingSettings:
   Each field is declared once (:func:`~ste_jax._options.option`): its default, check and CLI flag.
 
   Attributes:
-    num_replicas: bootstrap replicas (``0``: no verdicts, no ``P(TC)``).
+    num_replicas: bootstrap replicas (``0``: no verdicts, no ``P(TC)``), at most
+      :data:`MAX_REPLICAS`.
     confidence: the verdicts' level in ``(0.5, 1)``.
     resampling: ``"auto"`` (parametric for an estimator that redraws outcomes from its fitted
       model, else Poisson over unit comparisons), ``"poisson"`` or ``"parametric"``.
@@ -63,7 +68,7 @@ class ResamplingSettings:
     flag="--bootstrap",
     aliases=("--replicas",),
     parse=parse_nonnegative_int,
-    check=at_least(0),
+    check=in_range(0, MAX_REPLICAS),
     metavar="N",
     help="bootstrap replicas for verdicts and intervals, 0 for none",
   )
