@@ -22,6 +22,7 @@ import unicodedata
 
 import numpy as np
 
+from .._errors import InputError, OptionError
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport, PositionBias, name_repr
@@ -227,18 +228,18 @@ def assemble(
     rej.flag(c_idx < 0, R.UNKNOWN_CONTEXT, lambda i: f"{context[i]!r} is not in `contexts`")
   else:
     if contexts is not None:
-      raise ValueError("`contexts` was given but the data has no context column.")
+      raise OptionError("`contexts` was given but the data has no context column.")
     contexts = (DEFAULT_CONTEXT,)
     c_idx = np.zeros(num_rows, dtype=np.int64)
 
   rejected = rej.rows(lines, sources)
   bad = [r for r in rejected if r.reason != R.POLICY_DROP]
   if strict and bad:
-    raise ValueError(f"bad row{where}: {bad[0].describe()}")
+    raise InputError(f"bad row{where}: {bad[0].describe()}")
   ok = rej.ok
   if not ok.any():
     report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
-    raise ValueError(
+    raise InputError(
       f"no comparisons{where}: all {num_rows} rows were rejected ({report.reason_summary()})."
       f"\n{report.summary()}"
     )

@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
@@ -120,13 +121,13 @@ def game_rows(
   names = find_columns(header, schema)
   if names is None:
     accepted = " or ".join(", ".join(s) for s in COLUMN_SETS[schema])
-    raise ValueError(
+    raise InputError(
       f"the {schema} schema needs the columns {accepted} (any case); "
       f"{source or 'the input'} has {list(header)}."
     )
   n = len(lines)
   if n == 0:
-    raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
+    raise InputError(f"no comparisons in {source or 'the input'}: no data rows.")
   roles = ("a", "b", "x", "y")[: len(names)]
   cols = dict(zip(roles, names))
   raw = {role: column(name) for role, name in cols.items()}

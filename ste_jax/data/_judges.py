@@ -29,6 +29,7 @@ import json
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
@@ -135,7 +136,7 @@ def mtbench_rows(
   policy = settings.policy
   n = len(lines)
   if n == 0:
-    raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
+    raise InputError(f"no comparisons in {source or 'the input'}: no data rows.")
   rej = Rejections(n)
   rej.flag_pre(pre)
   cols = {"a": "model_1", "b": "model_2", "g1": "g1_winner", "g2": "g2_winner"}
@@ -229,7 +230,7 @@ def arena_hard_rows(
   policy, baseline = settings.policy, settings.baseline
   n = len(lines)
   if n == 0:
-    raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
+    raise InputError(f"no comparisons in {source or 'the input'}: no data rows.")
   mode = policy.order_swap_for("arena-hard")
   rej = Rejections(n)
   rej.flag_pre(pre)

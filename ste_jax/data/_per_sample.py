@@ -24,6 +24,7 @@ import re
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport
@@ -84,7 +85,7 @@ def inspect_rows(
   metric = settings.metric
   if metric is None:
     if len(scores) != 1:
-      raise ValueError(
+      raise InputError(
         f"{source or 'the input'} has {len(scores)} score columns {scores}; pass "
         "metric= (--metric) to choose one."
       )
@@ -92,7 +93,7 @@ def inspect_rows(
   elif metric not in header and f"score_{metric}" in header:
     metric = f"score_{metric}"
   if metric not in header:
-    raise ValueError(
+    raise InputError(
       f"score column {metric!r} not found in {source or 'the input'}; score columns: {scores}."
     )
   task = "task_name" if "task_name" in header else None
@@ -169,7 +170,7 @@ def lm_eval_rows(
     )
     mappings.append("agent = the name of each samples file's folder (lm-eval's output layout)")
   else:
-    raise ValueError(
+    raise InputError(
       f"{source or 'the input'}: lm-eval samples need a 'model' field or the "
       "<output_path>/<model>/samples_<task>_<time>.jsonl layout (pass the folder)."
     )
@@ -191,13 +192,13 @@ def lm_eval_rows(
       m for m in LM_EVAL_METRICS if m in header
     ]
     if not names:
-      raise ValueError(
+      raise InputError(
         f"{source or 'the input'}: no metric field found (tried the 'metrics' "
         f"list and {list(LM_EVAL_METRICS)}); pass metric= (--metric)."
       )
     metric = names[0]
   if metric not in header:
-    raise ValueError(
+    raise InputError(
       f"metric field {metric!r} not found in {source or 'the input'}; fields: {sorted(header)}."
     )
   pre = np.full(n, None, dtype=object) if pre is None else np.array(pre, dtype=object)

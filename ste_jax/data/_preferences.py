@@ -18,6 +18,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
@@ -65,7 +66,7 @@ def alpacaeval_rows(
   policy = settings.policy
   n = len(lines)
   if n == 0:
-    raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
+    raise InputError(f"no comparisons in {source or 'the input'}: no data rows.")
   pcol = "preference" if "preference" in header else "preferences"
   cols = {"a": "generator_1", "b": "generator_2", "p": pcol}
   raw = {role: column(name) for role, name in cols.items()}
@@ -153,7 +154,7 @@ def arena_onehot_rows(
   policy = settings.policy
   n = len(lines)
   if n == 0:
-    raise ValueError(f"no comparisons in {source or 'the input'}: no data rows.")
+    raise InputError(f"no comparisons in {source or 'the input'}: no data rows.")
   cols = {"a": "model_a", "b": "model_b", **{c: c for c in ONE_HOT}}
   raw = {role: column(name) for role, name in cols.items()}
   rej = Rejections(n)

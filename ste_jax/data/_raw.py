@@ -13,6 +13,7 @@ import re
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._comparisons import Comparisons
 from ._report import LoadReport, refuse_or_skip
@@ -35,7 +36,7 @@ def _find(directory: str, *names: str) -> str:
       path = os.path.join(base, name)
       if os.path.exists(path):
         return path
-  raise ValueError(f"{names[0]!r} not found in {directory!r} or its raw/ folder.")
+  raise InputError(f"{names[0]!r} not found in {directory!r} or its raw/ folder.")
 
 
 def _set_pre(pre: np.ndarray, mask: np.ndarray, reason: str, detail_fn) -> None:
@@ -122,7 +123,7 @@ def load_vicuna80_raw(
       }
     )
   if not parts:
-    raise ValueError(f"no comparisons: no rating files found in {ratings!r}.")
+    raise InputError(f"no comparisons: no rating files found in {ratings!r}.")
   cat = {k: np.concatenate([p[k] for p in parts]) for k in parts[0]}
   comparisons, report = parse_comparison_rows(
     {k: cat[k] for k in ("a", "b", "winner", "context")},
@@ -172,10 +173,10 @@ def load_llmfao_raw(
 
   header, column, lines, pre = _read_csv(path, None, ",")
   if len(lines) == 0:
-    raise ValueError(f"no comparisons in {path}: the file is empty.")
+    raise InputError(f"no comparisons in {path}: the file is empty.")
   for name in ("prompt", "model_x", "model_y", "winner", "left", "right"):
     if name not in header:
-      raise ValueError(f"column {name!r} not found in {path}; available columns: {header}.")
+      raise InputError(f"column {name!r} not found in {path}; available columns: {header}.")
 
   def lookup(col, table):
     keys = pd.Series(column(col), dtype=object).astype(str).str.strip()

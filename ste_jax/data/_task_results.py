@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._assemble import context_strings, name_normalization, rename_mapping
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
@@ -74,7 +75,7 @@ def from_task_results(
     cols["context"] = context
   for role, name in cols.items():
     if name not in df.columns:
-      raise ValueError(
+      raise InputError(
         f"column {name!r} ({role}) not found in the data frame; available: {list(df.columns)}."
       )
   raw = {role: df[name].to_numpy(dtype=object) for role, name in cols.items()}
@@ -133,7 +134,7 @@ def pair_on_tasks(
   where = f" in {source}" if source else ""
   num_rows = len(lines)
   if num_rows == 0:
-    raise ValueError(f"no comparisons{where}: the task results have no rows.")
+    raise InputError(f"no comparisons{where}: the task results have no rows.")
   rej = Rejections(num_rows)
   rej.flag_pre(pre)
   strings = {}
@@ -262,11 +263,11 @@ def pair_on_tasks(
   rejected = rej.rows(lines, sources)
   bad_rows = [r for r in rejected if r.reason != R.POLICY_DROP]
   if strict and bad_rows:
-    raise ValueError(f"bad row{where}: {bad_rows[0].describe()}")
+    raise InputError(f"bad row{where}: {bad_rows[0].describe()}")
   ok = rej.ok
   if not ok.any():
     report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
-    raise ValueError(
+    raise InputError(
       f"no comparisons{where}: no two agents share a task ({report.reason_summary()})."
       f"\n{report.summary()}"
     )

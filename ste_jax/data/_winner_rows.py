@@ -9,6 +9,7 @@ optional context and weight. :func:`parse_comparison_rows` checks every row with
 
 import numpy as np
 
+from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
@@ -72,7 +73,7 @@ def parse_comparison_rows(
   where = f" in {source}" if source else ""
   num_rows = len(lines)
   if num_rows == 0:
-    raise ValueError(f"no comparisons{where}: the input has no data rows.")
+    raise InputError(f"no comparisons{where}: the input has no data rows.")
   rej = Rejections(num_rows)
   rej.flag_pre(pre)
   checked = {k: v for k, v in columns.items() if k != "context"}
