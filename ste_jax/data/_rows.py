@@ -144,9 +144,11 @@ def flag_non_scalar(rej: Rejections, values, column: str) -> None:
   if mask.any():
 
     def detail(i):
-      text = repr(values[i])
+      v = values[i]
+      kind = "an array" if isinstance(v, np.ndarray) else f"a {type(v).__name__}"
+      text = repr(v.tolist() if isinstance(v, np.ndarray) else v)
       text = text if len(text) <= 40 else text[:37] + "..."
-      return f"column {column!r} holds a {type(values[i]).__name__} {text}, not a single value"
+      return f"column {column!r} holds {kind} {text}, not a single value"
 
     rej.flag(mask, R.NOT_SCALAR, detail)
 
