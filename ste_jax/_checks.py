@@ -112,13 +112,20 @@ def as_temperature(t, like: jax.Array, name: str, *, allow_zero: bool = False) -
   """Converts a temperature to a scalar array of ``like``'s dtype (traced, never static).
 
   Concrete values are checked by :func:`check_temperature` (``> 0``, or ``>= 0`` with
-  ``allow_zero``); traced values are not.
+  ``allow_zero``); traced values are not. Values above the dtype's largest finite number (traced
+  ``inf`` too) become that number, where every operator has reached its ``t -> inf`` limit.
 
   Raises:
     ValueError: naming the argument, if ``t`` is not a scalar or is a concrete invalid value.
   """
   check_temperature(t, name, allow_zero=allow_zero)
-  return jnp.asarray(t).astype(like.dtype)
+  dtype = like.dtype
+  largest = jnp.finfo(dtype).max
+  if not isinstance(t, jax.core.Tracer):  # clamp before the cast: no overflow warning
+    t = min(float(np.asarray(t)), float(largest))
+  # A finite value beyond the dtype (``1e300`` in float32) would cast to ``inf`` and then meet
+  # ``inf * 0``; the largest finite value gives the operators' ``t -> inf`` limit instead.
+  return jnp.minimum(jnp.asarray(t).astype(dtype), jnp.asarray(largest, dtype))
 
 
 def split_temperature(t: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -128,9 +135,10 @@ def split_temperature(t: jax.Array) -> tuple[jax.Array, jax.Array]:
   the smooth branch stays finite (and its gradient too: a ``0 * inf`` in the unselected branch
   would still poison the gradient of a single ``where``). Operators return their exact hard limit
   where ``positive`` is false: at a traced ``t = 0`` (and, since traced values cannot be checked,
-  at a traced negative ``t``).
+  at a traced negative ``t``), and below the dtype's smallest normal number, where ``1 / t``
+  overflows and the soft value equals the hard one to rounding.
   """
-  positive = t > 0
+  positive = t >= jnp.finfo(t.dtype).tiny
   return positive, jnp.where(positive, t, jnp.ones_like(t))
 
 

@@ -11,6 +11,7 @@ import dataclasses
 import importlib
 import pkgutil
 
+import numpy as np
 import pytest
 
 import ste_jax
@@ -142,3 +143,35 @@ def test_a_flag_parses_back_to_the_field():
   assert type(est).__name__ == "ModelEstimator" and est.record_tolerance is None
   default = _settings(build_parser().parse_args(["score", "x.csv"]))
   assert default == type(settings)()
+
+
+def test_a_declared_check_refuses_the_flag_too(capsys):
+  """A range declared once (the field's ``check``) is enforced on the parsed flag, naming it."""
+
+  @dataclasses.dataclass(frozen=True)
+  class Work:
+    replicas: int = _options.option(
+      5, help="replicas", check=_options.in_range(0, 10), parse=_options.parse_nonnegative_int
+    )
+    tau: float = _options.option(0.1, help="temperature", check=_options.temperature)
+
+    def __post_init__(self):
+      _options.check_options(self)
+
+  parser = argparse.ArgumentParser(prog="p")
+  _options.add_arguments(parser, Work)
+  assert _options.from_arguments(Work, parser.parse_args(["--replicas", "10"])) == Work(10)
+  for argv, text in [
+    (["--replicas", "11"], "argument --replicas: must be an integer in [0, 10], got 11"),
+    (["--tau", "1e39"], "argument --tau: must be in (0, 3.4e+38] (finite float32), got 1e+39"),
+  ]:
+    with pytest.raises(SystemExit) as caught:
+      parser.parse_args(argv)
+    assert caught.value.code == 2 and text in capsys.readouterr().err
+  with pytest.raises(ste_jax.OptionError, match="replicas must be an integer in"):
+    Work(replicas=11)
+  parse = _options.parser_of(Work, "replicas")
+  assert parse("3") == 3
+  with pytest.raises(argparse.ArgumentTypeError, match=r"\[0, 10\], got 12"):
+    parse("12")
+  assert _options.TEMPERATURE_MAX == float(np.finfo(np.float32).max)

@@ -186,3 +186,29 @@ def test_save_report_figure(tmp_path):
 def test_bad_shape():
   with pytest.raises(ValueError, match="shape"):
     plotting.plot_heatmap(np.zeros(3), ["a", "b", "c"])
+
+
+def test_figure_suffixes_are_matplotlibs_and_others_are_refused_before_drawing(tmp_path):
+  from matplotlib.backend_bases import FigureCanvasBase
+
+  import ste_jax
+
+  supported = sorted(FigureCanvasBase.get_supported_filetypes())
+  assert plotting.figure_formats() == tuple(supported)
+  for name in ("r.png", "r.PDF", "r.svg", "report"):  # no suffix: matplotlib's PNG default
+    assert plotting.check_figure_path(tmp_path / name) == str(tmp_path / name)
+  with pytest.raises(ste_jax.OptionError) as caught:
+    plotting.check_figure_path("report.txt", "--plot")
+  message = str(caught.value)
+  assert message.startswith("--plot: cannot write a figure as '.txt'")
+  assert all(f".{s}" in message for s in supported)
+
+  class Unusable:  # no table attribute at all: drawing it would raise AttributeError
+    pass
+
+  with pytest.raises(ste_jax.OptionError, match="'.docx'"):
+    plotting.save_report_figure(Unusable(), tmp_path / "r.docx")
+  P, agents, core = _tournament()
+  with pytest.raises(ste_jax.OptionError, match="'.txt'"):
+    plotting.save_figure(plotting.plot_tournament(P, agents, core), tmp_path / "g.txt")
+  assert not list(tmp_path.iterdir())

@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, check_square, eye_mask
+from ste_jax._validation import check_operator_input
 
 
 def majority_tournament(P: jax.typing.ArrayLike) -> jax.Array:
@@ -35,7 +36,7 @@ def majority_tournament(P: jax.typing.ArrayLike) -> jax.Array:
   return (P > 0.5) & ~eye_mask(P)
 
 
-def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
+def top_cycle(P: jax.typing.ArrayLike, *, validate: bool = True) -> jax.Array:
   """Top Cycle / Smith set of the majority relation (paper Definition "Top Cycle").
 
   Algorithm (``O(n^2)`` after one sort): every Smith-set member has a strictly larger weak
@@ -46,9 +47,16 @@ def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
 
   Args:
     P: ``(..., n, n)`` probabilistic tournament.
+    validate: check a concrete ``P``'s values first (off the diagonal: finite, in ``[0, 1]``,
+      ``P + P^T = 1`` within ``1e-6``, as :func:`~ste_jax.validate_tournament`); ``False`` skips
+      it. Traced inputs (inside ``jit``, ``vmap``) are never checked.
 
   Returns:
     Boolean mask of shape ``(..., n)``; never empty.
+
+  Raises:
+    InputError: ``validate`` and a concrete ``P`` with a NaN, an infinity, a value outside
+      ``[0, 1]`` or ``P[a, b] + P[b, a] != 1`` off its diagonal, naming the first such entry.
 
   Examples:
     >>> import jax.numpy as jnp
@@ -56,6 +64,7 @@ def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
     >>> top_cycle(P).tolist()
     [True, False, False]
   """
+  check_operator_input(P, "P", validate=validate, complementary=True)
   P = as_float_array(P, "P")
   n = check_square(P, "P")
   off = ~eye_mask(P)
@@ -75,7 +84,7 @@ def top_cycle(P: jax.typing.ArrayLike) -> jax.Array:
   return position < size[..., None]
 
 
-def uncovered_set(P: jax.typing.ArrayLike) -> jax.Array:
+def uncovered_set(P: jax.typing.ArrayLike, *, validate: bool = True) -> jax.Array:
   """Uncovered Set of the majority relation (paper Definitions "Covering Relation", "Uncovered
   Set").
 
@@ -85,10 +94,21 @@ def uncovered_set(P: jax.typing.ArrayLike) -> jax.Array:
 
   Args:
     P: ``(..., n, n)`` probabilistic tournament.
+    validate: check a concrete ``P``'s values first, as :func:`top_cycle`; ``False`` skips it.
 
   Returns:
     Boolean mask of shape ``(..., n)``; never empty.
+
+  Raises:
+    InputError: ``validate`` and a concrete ``P`` with invalid values, as :func:`top_cycle`.
+
+  Examples:
+    >>> import jax.numpy as jnp
+    >>> P = jnp.array([[0.5, 0.8, 0.3], [0.2, 0.5, 0.9], [0.7, 0.1, 0.5]])  # a 3-cycle
+    >>> uncovered_set(P).tolist()
+    [True, True, True]
   """
+  check_operator_input(P, "P", validate=validate, complementary=True)
   A = majority_tournament(P)
   dtype = jnp.result_type(float)
   Af = A.astype(dtype)

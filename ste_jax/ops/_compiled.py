@@ -37,6 +37,7 @@ def compiled_entry(
   temperatures: tuple[str, ...] = (),
   static: tuple[str, ...] = (),
   positive: tuple[str, ...] = (),
+  check=None,
 ):
   """Decorator: calls of the operator run as one ``jax.jit``-compiled computation.
 
@@ -46,6 +47,8 @@ def compiled_entry(
     static: names of structural arguments passed as static values (hashable).
     positive: the temperatures among ``temperatures`` that must be ``> 0`` (a concrete zero
       raises; a literal zero reaches the function, whose own check raises).
+    check: optional ``check(arguments)``, called with the bound arguments (defaults applied)
+      before tracing: the eager value checks of concrete inputs (it skips tracers itself).
 
   Returns:
     A decorator; the decorated function keeps the signature and docstring, and the undecorated one
@@ -65,6 +68,8 @@ def compiled_entry(
     def wrapper(*args, **kwargs):
       bound = signature.bind(*args, **kwargs)
       bound.apply_defaults()
+      if check is not None:
+        check(bound.arguments)
       traced, fixed = {}, {}
       for name, value in bound.arguments.items():
         if name in temperatures:

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 from ste_jax import _tuning
 from ste_jax._checks import eye_mask, split_temperature
 from ste_jax.ops import _native
+from ste_jax.ops._extrema import LARGE_TEMPERATURE, exprel, log1p_ratio
 
 # Elements of one ``(c rows, a rows, n witnesses)`` tile of the value kernel: whole rows ``a`` while
 # ``n^2`` fits, then blocks of rows ``a`` for one ``c`` at a time.
@@ -78,6 +79,20 @@ def _pad_rows(x: jax.Array, rows: int) -> jax.Array:
 _SHIFT_BY_ONE_MIN_GAMMA = 1.0 / 50.0
 
 
+def _shift_by_one_min_gamma(dtype) -> float:
+  """:data:`_SHIFT_BY_ONE_MIN_GAMMA`, raised where the dtype's exponent range is too short for it.
+
+  Shifted by ``1``, the largest term's exponent is ``>= -1/g`` and a term whose exponential
+  underflows (``< log(tiny)``) must weigh less than ``eps / e`` of it:
+  ``1/g <= -log(tiny) + log(eps) - 1``. float32, bfloat16 and float64 allow ``1/50``; float16
+  (``-log(tiny) = 9.7``, ``log(eps) = -6.9``) needs ``g >= 0.57``, else every term of a pair can
+  underflow, its log-sum-exp is ``-inf`` and the scores NaN.
+  """
+  info = jnp.finfo(dtype)
+  exponents = -math.log(float(info.tiny)) + math.log(float(info.eps)) - 1.0
+  return max(_SHIFT_BY_ONE_MIN_GAMMA, 1.0 / exponents)
+
+
 def _witness_factors(D: jax.Array) -> tuple[jax.Array, jax.Array]:
   """``(D, Y)``, zero diagonals, ``Y = 1 - D`` off them: ``term[c, a, b] = D[a, b] Y[c, b]``.
 
@@ -94,7 +109,8 @@ def _witness_factors(D: jax.Array) -> tuple[jax.Array, jax.Array]:
 
 
 def _divisor(g):
-  """The exponent divisor of the soft kernels: ``g`` if ``g > 0``, else the smallest normal number.
+  """The exponent divisor of the soft kernels: ``g`` if ``g >= tiny``, else ``tiny``, the smallest
+  normal number (below it ``1 / g`` overflows; the value is the hard one to rounding).
 
   At a traced ``g = 0`` this turns ``exp((term - M) / g)`` into the hard limit without a 0/0: the
   pair-maximum kernels set the exponent of the maximizers to exactly 0 (:func:`_weights_by_max`),
@@ -102,7 +118,8 @@ def _divisor(g):
   of maximizers and the weights are the even argmax split of the ``hard`` kernels. A scalar
   select, outside the tile loops.
   """
-  return jnp.where(g > 0, g, jnp.full_like(g, jnp.finfo(g.dtype).tiny))
+  tiny = jnp.finfo(g.dtype).tiny
+  return jnp.where(g >= tiny, g, jnp.full_like(g, tiny))
 
 
 def _weights_by_max(term, M, inv_g, hard):
@@ -193,7 +210,7 @@ def _forward_by_one(D, Y, g):
 def _soft_forward(D, Y, g):
   """``(S, aux)`` of the soft value kernel in JAX: the shift by ``1`` or by each pair's maximum."""
   return lax.cond(
-    g >= _SHIFT_BY_ONE_MIN_GAMMA,
+    g >= _shift_by_one_min_gamma(D.dtype),
     lambda D, Y, g: _forward_by_one(D, Y, g),
     functools.partial(_forward_by_max, hard=False),
     D,
@@ -204,7 +221,7 @@ def _soft_forward(D, Y, g):
 
 def _native_forward(D, Y, g):
   """``(S, aux)`` of the soft value kernel by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_forward(D, Y, g, _SHIFT_BY_ONE_MIN_GAMMA)
+  return _native.cover_forward(D, Y, g, _shift_by_one_min_gamma(D.dtype))
 
 
 def _on_platform(native, portable, *args):
@@ -234,8 +251,40 @@ def forward_single(D, g, *, hard):
   if hard:
     M, aux = _forward_by_max(D, Y, g, hard=True)
     return M, M, aux
-  S, aux = _on_platform(_native_forward, _soft_forward, D, Y, g)
-  return soft_value(S, aux, g, n), S, aux
+
+  def ordinary(D, Y, g):
+    S, aux = _on_platform(_native_forward, _soft_forward, D, Y, g)
+    return soft_value(S, aux, g, n), S, aux
+
+  return lax.cond(g > LARGE_TEMPERATURE, _forward_large, ordinary, D, Y, g)
+
+
+def _forward_large(D, Y, g):
+  """``(v, S, aux)`` for ``g > LARGE_TEMPERATURE``: the value in the ``expm1`` form of
+  :func:`~ste_jax.ops._extrema.lse_large`, the residuals of the shift by ``1``, in JAX.
+
+  ``v = S + g (aux - log(n - 2))`` cancels ``g`` ulps there (and is ``inf * 0`` once ``g``
+  overflows). With ``x = term - 1`` in ``[-1, 0]``, one pass sums ``x exprel(x / g)`` over all
+  witnesses (the two excluded ones, whose terms are ``0``, are taken out as in
+  :func:`_forward_by_max`): ``g s``, ``s = mean(expm1(x / g))`` over the real witnesses. Then
+  ``v = 1 + (g s) log1p_ratio(s)`` and ``aux = log(n - 2) + log1p(s)``, the shift by one's residual
+  that the reverse pass and the tangent map expect.
+  """
+  n = D.shape[-1]
+  # Under a vmap over temperatures both branches run: a safe g here (double where).
+  g = jnp.where(g > LARGE_TEMPERATURE, g, jnp.full_like(g, 2.0 * LARGE_TEMPERATURE))
+
+  def tile(Da, y):
+    x = _tile_terms(Da, y) - 1.0
+    return (jnp.sum(x * exprel(x / g), axis=-1),)
+
+  (total,) = _map_tiles(D, Y, tile, 1)
+  excluded = -2.0 * exprel(-1.0 / g)  # the two zero terms' share
+  gs = (total - excluded) / (n - 2)
+  s = gs / g
+  v = 1.0 + gs * log1p_ratio(s)
+  aux = math.log(n - 2) + jnp.log1p(s)
+  return v, jnp.ones_like(v), aux
 
 
 def soft_value(S, aux, g, n):
@@ -279,7 +328,9 @@ def tangent_single(D, g, D_dot, g_dot, *, hard):
   # A traced g <= 0 is the hard limit: its weights, and no g term; soft branches never see g <= 0.
   # The shift the value kernel uses (forward_single): 1 from _SHIFT_BY_ONE_MIN_GAMMA, else each
   # pair's maximum. One branch runs (a select of all under a vmap over temperatures).
-  branch = jnp.where(g >= _SHIFT_BY_ONE_MIN_GAMMA, 2, jnp.where(g > 0, 1, 0))
+  branch = jnp.where(
+    g >= _shift_by_one_min_gamma(D.dtype), 2, jnp.where(g >= jnp.finfo(g.dtype).tiny, 1, 0)
+  )
   v_dot = lax.switch(
     branch,
     [
@@ -343,7 +394,10 @@ def _tangent_tiles(D, Y, g, D_dot, g_dot, weights):
   soft = weights is not _hard_weights
   g_dot = g_dot if soft else None
   if soft:  # the branch's own range of g, so that the branches not taken stay finite under a vmap
-    floor = _SHIFT_BY_ONE_MIN_GAMMA if weights is _soft_weights_by_one else jnp.finfo(g.dtype).tiny
+    if weights is _soft_weights_by_one:
+      floor = _shift_by_one_min_gamma(g.dtype)
+    else:
+      floor = jnp.finfo(g.dtype).tiny
     g = jnp.where(g >= floor, g, jnp.full_like(g, floor))
   a_rows = _backward_block_rows(n)
   log_m = math.log(n - 2)
@@ -403,7 +457,13 @@ def backward_single(D, g, v, S, aux, dv, *, hard):
     return dD, jnp.zeros_like(g)
   g_term = -jnp.sum(d_c * Y)  # sum over triples of G D[a, b] (1 - D[c, b]); Y[c, c] = 0 drops b = c
   positive, g_safe = split_temperature(g)
-  dg = jnp.where(positive, (jnp.sum(dv * v) - g_term) / g_safe, jnp.zeros_like(g_safe))
+  dg = (jnp.sum(dv * v) - g_term) / g_safe
+  # Above LARGE_TEMPERATURE, v = S + g (aux - log(n - 2)) is not formed (g ulps): the same sum as
+  # sum dv (S - sum_b w term) / g + sum dv (aux - log(n - 2)), no product by g.
+  log_m = math.log(D.shape[-1] - 2)
+  dg_large = (jnp.sum(dv * S) - g_term) / g_safe + jnp.sum(dv * (aux - log_m))
+  dg = jnp.where(g_safe > LARGE_TEMPERATURE, dg_large, dg)
+  dg = jnp.where(positive, dg, jnp.zeros_like(g_safe))
   return dD, dg.astype(g.dtype)
 
 
@@ -411,7 +471,7 @@ def _soft_backward_sums(D, Y, S, scale, g):
   """``(dD_c, dD_a)`` of the soft reverse pass in JAX, with the shift of :func:`forward_single`."""
   inv_g = 1.0 / _divisor(g)
   return lax.cond(
-    g >= _SHIFT_BY_ONE_MIN_GAMMA,
+    g >= _shift_by_one_min_gamma(D.dtype),
     lambda D, Y, S, scale: _backward_sums(
       D, Y, S, scale, lambda term, S: _weights_by_one(term, inv_g)
     ),
@@ -427,7 +487,7 @@ def _soft_backward_sums(D, Y, S, scale, g):
 
 def _native_backward(D, Y, S, scale, g):
   """``(dD_c, dD_a)`` of the soft reverse pass by the native kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_backward(D, Y, S, scale, g, _SHIFT_BY_ONE_MIN_GAMMA)
+  return _native.cover_backward(D, Y, S, scale, g, _shift_by_one_min_gamma(D.dtype))
 
 
 def _backward_sums(D, Y, S, scale, weights):

@@ -1,10 +1,52 @@
 """Normalized log-sum-exp extrema (paper §3.3, Eqs. ``normalized_softmin``, ``normalized_smax``)."""
 
+import functools
+
 import jax
 from jax import lax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, is_static_zero, split_temperature
+
+# Temperatures above which the normalized log-sum-exp is computed in its ``expm1`` form
+# (:func:`lse_large`). Below, ``g (log sum_i e^{x_i/g} - log m)`` loses ``g`` ulps to the
+# cancellation of two logarithms near ``log m`` (float32: wrong in the third digit from
+# ``g ~ 1e5``, and ``inf * 0`` once ``g`` overflows); at and below ``1`` it keeps its values.
+LARGE_TEMPERATURE = 1.0
+
+
+def _series_cutoff(dtype, order: int, coefficient: float) -> float:
+  """``|y|`` below which a series truncated after ``y^(order-1)`` is exact to the dtype's eps."""
+  return float((jnp.finfo(dtype).eps / coefficient) ** (1.0 / order))
+
+
+def exprel(y: jax.Array) -> jax.Array:
+  """``expm1(y) / y``, ``1`` at ``y = 0``; with finite, accurate values and gradients near 0."""
+  small = jnp.abs(y) < _series_cutoff(y.dtype, 3, 1.0 / 24.0)
+  y_safe = jnp.where(small, jnp.ones_like(y), y)
+  return jnp.where(small, 1.0 + y * (0.5 + y / 6.0), jnp.expm1(y_safe) / y_safe)
+
+
+def log1p_ratio(s: jax.Array) -> jax.Array:
+  """``log1p(s) / s``, ``1`` at ``s = 0``; with finite, accurate values and gradients near 0."""
+  small = jnp.abs(s) < _series_cutoff(s.dtype, 3, 1.0 / 4.0)
+  s_safe = jnp.where(small, jnp.ones_like(s), s)
+  return jnp.where(small, 1.0 + s * (-0.5 + s / 3.0), jnp.log1p(s_safe) / s_safe)
+
+
+def lse_large(x: jax.Array, g: jax.Array, count: jax.Array, axis, where=None) -> jax.Array:
+  """``g log(mean exp(x / g))`` over ``axis`` for a large ``g``, in a form without cancellation.
+
+  With ``s = mean(expm1(x / g))``, the value is ``g log1p(s) = (g s) (log1p(s) / s)`` and
+  ``g s = mean(x exprel(x / g))``: no product by ``g``, so it is exact to rounding for every
+  ``g >= max |x|`` up to ``inf`` (where it is ``mean(x)``, the ``g -> inf`` limit). Keeps the
+  reduced axis. ``count``: the number of entries (``where``: those selected) along ``axis``.
+  """
+  terms = x * exprel(x / g)
+  if where is not None:
+    terms = jnp.where(where, terms, jnp.zeros_like(terms))
+  gs = jnp.sum(terms, axis=axis, keepdims=True) / count
+  return gs * log1p_ratio(gs / g)
 
 
 def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
@@ -39,9 +81,35 @@ def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
     soft = zmax + g_safe * (jnp.log(total) - jnp.log(count_safe))
     # No clamp to [max - gamma log m, max]: bounds hold up to rounding (an ulp), and a clamp would
     # replace the softmax gradient by the hard one whenever rounding crosses the bound.
+    # Slices of width max - min <= g above LARGE_TEMPERATURE take the expm1 form (lse_large);
+    # wider ones keep soft, whose error of g ulps is then below their width's ulp.
+    zmin = jnp.min(jnp.where(mask, z, zmax), axis=axis, keepdims=True)
+    use = (zmax - zmin <= g) & (g > LARGE_TEMPERATURE)  # zmax, zmin: no gradient (masks)
+    soft = lax.cond(
+      g > LARGE_TEMPERATURE,
+      functools.partial(_large_branch, axis=axis),
+      lambda z, mask, use, zmax, count_safe, g, soft: soft,
+      z,
+      mask,
+      lax.stop_gradient(use),
+      zmax,
+      count_safe,
+      g,
+      soft,
+    )
     out = jnp.where(positive, soft, hard)
   out = jnp.where(nonempty, out, jnp.asarray(empty_value, dtype=z.dtype))
   return jnp.squeeze(out, axis=axis)
+
+
+def _large_branch(z, mask, use, zmax, count_safe, g, soft, *, axis):
+  """``soft`` with the slices selected by ``use`` in the form of :func:`lse_large`.
+
+  The ``expm1`` form needs ``|x / g| <= 1`` (``x = z - max``; else ``1 + s`` cancels).
+  """
+  g_large = jnp.where(use, g, jnp.full_like(zmax, 2.0 * LARGE_TEMPERATURE))  # double where
+  x = jnp.where(mask, z - zmax, jnp.zeros_like(z))
+  return jnp.where(use, zmax + lse_large(x, g_large, count_safe, axis, where=mask), soft)
 
 
 def normalized_smax(

@@ -26,19 +26,29 @@ from ste_jax._checks import (
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._edges import tempered_sigmoid
-from ste_jax.ops._extrema import normalized_smax
+from ste_jax.ops._extrema import LARGE_TEMPERATURE, exprel, log1p_ratio, normalized_smax
 from ste_jax.ops._maxmin import bottleneck_closure, maxmin_matmul
 
 
 def _pair_softmin(x: jax.Array, y: jax.Array, gamma: jax.Array) -> jax.Array:
   """``smin_gamma(x, y)`` of Eq. ``normalized_softmin`` with ``m = 2``, in a stable closed form.
 
-  ``-g log((e^{-x/g} + e^{-y/g}) / 2) = min(x, y) - g (log1p(e^{-|x - y|/g}) - log 2)``; for a
-  traced ``gamma == 0`` it returns ``min(x, y)``.
+  ``-g log((e^{-x/g} + e^{-y/g}) / 2) = min(x, y) - g (log1p(e^{-|x - y|/g}) - log 2)``, and
+  above ``LARGE_TEMPERATURE`` the same in ``expm1`` form (:func:`~ste_jax.ops._extrema.lse_large`;
+  ``(x + y) / 2`` as ``gamma -> inf``); for a traced ``gamma == 0`` it returns ``min(x, y)``.
   """
   low = jnp.minimum(x, y)
   positive, g = split_temperature(gamma)
-  soft = low - g * (jnp.log1p(jnp.exp(-jnp.abs(x - y) / g)) - jnp.log(2.0).astype(low.dtype))
+
+  def small(low, d, g):
+    return low - g * (jnp.log1p(jnp.exp(-d / g)) - jnp.log(2.0).astype(low.dtype))
+
+  def large(low, d, g):  # -g log1p(s), s = expm1(-d / g) / 2 in (-1/2, 0]: no cancellation
+    g = jnp.where(g > LARGE_TEMPERATURE, g, jnp.full_like(g, 2.0 * LARGE_TEMPERATURE))  # vmap
+    gs = -0.5 * d * exprel(-d / g)
+    return low - gs * log1p_ratio(gs / g)
+
+  soft = lax.cond(g > LARGE_TEMPERATURE, large, small, low, jnp.abs(x - y), g)
   return jnp.where(positive, soft, low)
 
 
@@ -108,15 +118,27 @@ def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
   """Eqs. ``soft_path_length_k`` and ``soft_reachability`` for ``gamma > 0``, streamed over k."""
   positive, g_safe = split_temperature(g)
 
+  # Above LARGE_TEMPERATURE the soft maximum over k is accumulated in the expm1 form of
+  # lse_large (``Q`` in [0, 1] <= g): ``sum_k Q exprel(Q / g)``; double where on both temperatures.
+  large = g_safe > LARGE_TEMPERATURE
+  g_small = jnp.where(large, jnp.ones_like(g_safe), g_safe)
+  g_large = jnp.where(large, g_safe, jnp.full_like(g_safe, 2.0 * LARGE_TEMPERATURE))
+
+  def expm1_term(Q):
+    return Q * exprel(Q / g_large)
+
   @jax.checkpoint
   def step(carry, _):
-    Q, lse, running_max = carry
+    Q, lse, acc, running_max = carry
     Q = max_min_product(Q, D, gamma=g)
-    return (Q, jnp.logaddexp(lse, Q / g_safe), jnp.maximum(running_max, Q)), None
+    lse = jnp.logaddexp(lse, Q / g_small)
+    return (Q, lse, acc + expm1_term(Q), jnp.maximum(running_max, Q)), None
 
-  init = (D, D / g_safe, D)
-  (_, lse, running_max), _ = lax.scan(step, init, None, length=K - 1)
-  soft = g_safe * (lse - jnp.log(jnp.asarray(K, D.dtype)))
+  init = (D, D / g_small, expm1_term(D), D)
+  (_, lse, acc, running_max), _ = lax.scan(step, init, None, length=K - 1)
+  soft = g_small * (lse - jnp.log(jnp.asarray(K, D.dtype)))
+  gs = acc / K
+  soft = jnp.where(large, gs * log1p_ratio(gs / g_large), soft)
   return jnp.where(positive, soft, running_max)
 
 

@@ -14,6 +14,7 @@ from ste_jax._checks import (
   is_static_zero,
   static_path_length,
 )
+from ste_jax._validation import check_operator_input
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._covering import soft_cover_scores
 from ste_jax.ops._edges import soft_majority_edges
@@ -105,7 +106,23 @@ def _check_temperatures(**temperatures) -> None:
       check_temperature(value, name, allow_zero=True)
 
 
-@compiled_entry(temperatures=("gamma", "gamma_c", "reach_gamma"), static=("max_path_length",))
+def _check_edges(arguments) -> None:
+  check_operator_input(
+    arguments["D"], "D", validate=arguments["validate"] is not False, complementary=False
+  )
+
+
+def _check_tournament(arguments) -> None:
+  check_operator_input(
+    arguments["P"], "P", validate=arguments["validate"] is not False, complementary=True
+  )
+
+
+@compiled_entry(
+  temperatures=("gamma", "gamma_c", "reach_gamma"),
+  static=("max_path_length", "validate"),
+  check=_check_edges,
+)
 def ste_scores_from_edges(
   D: jax.typing.ArrayLike,
   *,
@@ -113,6 +130,7 @@ def ste_scores_from_edges(
   gamma_c: jax.typing.ArrayLike | None = None,
   max_path_length: int | None = None,
   reach_gamma: jax.typing.ArrayLike = 0.0,
+  validate: bool = True,
 ) -> STEScores:
   """STE scores from a soft adjacency matrix ``D`` (paper §3.3-3.4).
 
@@ -126,12 +144,21 @@ def ste_scores_from_edges(
     max_path_length: ``K`` (static); ``None`` means ``n - 1``.
     reach_gamma: temperature ``>= 0`` of the smooth max-min products; ``0`` (default) is the exact
       max-min closure used in the paper's experiments.
+    validate: check a concrete ``D``'s values (off the diagonal: finite, in ``[0, 1]``) before
+      computing; ``False`` skips the check (one pass over ``D`` on the host). Traced inputs
+      (inside ``jit``, ``vmap``, ``grad``) are never checked.
 
-  Temperatures as in :func:`ste_scores`: ``0`` (traced or literal) is the exact hard limit, and a
-  concrete negative or non-finite value raises ``ValueError`` naming the argument.
+  Temperatures as in :func:`ste_scores`: ``0`` (traced or literal) is the exact hard limit, any
+  finite positive value is usable, and a concrete negative or non-finite value raises
+  ``OptionError`` naming the argument.
 
   Returns:
     :class:`STEScores` with fields of shape ``(..., n)``.
+
+  Raises:
+    InputError: ``validate`` and a concrete ``D`` with a NaN, an infinity or a value outside
+      ``[0, 1]`` off its diagonal, naming the first such entry.
+    OptionError: a concrete temperature that is negative or not finite.
 
   Examples:
     >>> import jax.numpy as jnp
@@ -140,6 +167,7 @@ def ste_scores_from_edges(
     >>> [float(x) for x in s.top_cycle], [float(x) for x in s.uncovered]
     ([1.0, 0.0, 0.0], [1.0, 0.0, 0.0])
   """
+  _check_edges({"D": D, "validate": validate})
   D = as_float_array(D, "D")
   check_square(D, "D")
   _check_temperatures(gamma=gamma, gamma_c=gamma_c, reach_gamma=reach_gamma)
@@ -152,7 +180,9 @@ def ste_scores_from_edges(
 
 
 @compiled_entry(
-  temperatures=("tau", "gamma", "gamma_c", "reach_gamma"), static=("max_path_length",)
+  temperatures=("tau", "gamma", "gamma_c", "reach_gamma"),
+  static=("max_path_length", "validate"),
+  check=_check_tournament,
 )
 def ste_scores(
   P: jax.typing.ArrayLike,
@@ -162,6 +192,7 @@ def ste_scores(
   gamma_c: jax.typing.ArrayLike | None = None,
   max_path_length: int | None = None,
   reach_gamma: jax.typing.ArrayLike = 0.0,
+  validate: bool = True,
 ) -> STEScores:
   r"""Soft Top-Cycle and Uncovered-Set membership scores of a probabilistic tournament.
 
@@ -200,8 +231,13 @@ def ste_scores(
   the smooth kernels in their limit), with finite values and gradients in both cases. With all of
   them ``0`` on a tournament without ties, ``t`` and ``u`` are the 0/1 indicators of the Top Cycle
   and the Uncovered Set. A concrete temperature (Python/NumPy number or a JAX array outside ``jit``)
-  that is negative or not finite raises ``ValueError`` naming the argument; traced values cannot be
-  checked, and a traced negative value acts as ``0``.
+  that is negative or not finite raises ``OptionError`` naming the argument; traced values cannot
+  be checked, and a traced negative value acts as ``0``. Every finite temperature is usable, in
+  every dtype: one below the dtype's smallest normal number acts as ``0``, one beyond its largest
+  finite number (``1e300`` in float32) as that number, and above ``1`` the soft extrema run in an
+  ``expm1`` form without cancellation, so that large temperatures reach the ``t -> inf`` limit
+  (every soft extremum becomes a mean; as ``tau -> inf`` too, ``D -> 1/2``, ``t -> 1/2`` and
+  ``u -> 5/8`` for ``n >= 3``) instead of NaN (``docs/design/validation.md``).
 
   Args:
     P: probabilistic tournament of shape ``(..., n, n)`` (``P + P^T = 1``, diagonal ``1/2``; see
@@ -212,9 +248,18 @@ def ste_scores(
     max_path_length: ``K`` (static); ``None`` means ``n - 1`` (exact reachability).
     reach_gamma: smooth-product temperature ``>= 0``; ``0`` (default) is the exact max-min closure
       (a literal ``0`` runs the closure on ``P``; a traced ``0`` the dense smooth products).
+    validate: check a concrete ``P``'s values before computing, as
+      :func:`~ste_jax.validate_tournament` does, off the diagonal (which is never read): finite,
+      in ``[0, 1]``, ``P + P^T = 1`` within ``1e-6``. ``False`` skips the check (one pass over
+      ``P`` on the host). Traced inputs (inside ``jit``, ``vmap``, ``grad``) are never checked.
 
   Returns:
     :class:`STEScores` ``(top_cycle, uncovered)``, each of shape ``(..., n)`` in ``[0, 1]``.
+
+  Raises:
+    InputError: ``validate`` and a concrete ``P`` with a NaN, an infinity, a value outside
+      ``[0, 1]`` or ``P[a, b] + P[b, a] != 1`` off its diagonal, naming the first such entry.
+    OptionError: a concrete temperature that is negative or not finite.
 
   Examples:
     >>> import jax.numpy as jnp
@@ -223,6 +268,7 @@ def ste_scores(
     >>> [round(float(x), 2) for x in s.top_cycle]
     [1.0, 1.0, 1.0]
   """
+  _check_tournament({"P": P, "validate": validate})
   P = as_float_array(P, "P")
   n = check_square(P, "P")
   t = as_temperature(tau, P, "tau", allow_zero=True)

@@ -283,6 +283,10 @@ def test_a_damaged_library_is_never_loaded(tmp_path, damage):
   _native.open_library(directory)  # the intact copy loads
   library = directory / "cover_kernels.so"
   data = library.read_bytes()
+  # A new file, not the loaded one rewritten in place: truncating a file this process has mapped
+  # would raise SIGBUS here later (at exit: pytest's status 135 after every test passed).
+  library.unlink()
+  library.write_bytes(data)
   if damage == "truncated":
     library.write_bytes(data[: len(data) // 2])
     match = "truncated"
@@ -360,3 +364,50 @@ def test_other_backends_lower_without_the_native_kernels():
     exported = jax.export.export(grad, platforms=["cpu"])(P)
   assert "ste_jax_cover" not in exported.mlir_module()
   np.testing.assert_allclose(exported.call(P), grad(P), rtol=1e-5, atol=1e-7)
+
+
+_LOAD_FROM = """
+import os, pathlib, sys
+import jax.numpy as jnp, numpy as np
+from ste_jax.ops import _native  # imported with STE_JAX_NATIVE=0: nothing loaded yet
+os.environ["STE_JAX_NATIVE"] = "1"
+_native._DIRECTORY = pathlib.Path(sys.argv[1])
+_native._library, _native._reason = _native._load()
+import ste_jax
+P = jnp.asarray([[0.5, 0.9, 0.2, 0.6], [0.1, 0.5, 0.8, 0.3], [0.8, 0.2, 0.5, 0.7],
+                 [0.4, 0.7, 0.3, 0.5]], jnp.float32)
+for tau in (0.1, 0.2, 0.3):
+  s = ste_jax.ste_scores(P, tau=tau)
+print(_native.native_kernels_status()[0], bool(np.all(np.isfinite(np.asarray(s.uncovered)))))
+"""
+
+
+@needs_native
+@pytest.mark.parametrize("damage", ["intact", "truncated", "truncated to a page", "zero bytes"])
+def test_the_next_load_of_a_damaged_library_falls_back_with_one_warning(tmp_path, damage):
+  """A truncated library (a full disk, an interrupted copy) used to kill every later run with
+  SIGBUS once ``dlopen`` mapped it. The loader, pointed at a damaged copy in a subprocess (so
+  that a crash could not take pytest down), falls back to the JAX kernels with one warning naming
+  the file; the intact copy loads and runs."""
+  directory = _copy_of_the_library(tmp_path)
+  library = directory / "cover_kernels.so"
+  data = library.read_bytes()
+  keep = {"intact": len(data), "truncated": len(data) * 3 // 4, "truncated to a page": 4096}
+  library.write_bytes(data[: keep.get(damage, 0)])
+  env = dict(os.environ, JAX_PLATFORMS="cpu", STE_JAX_NATIVE="0")
+  run = subprocess.run(
+    [sys.executable, "-c", _LOAD_FROM, str(directory)],
+    capture_output=True,
+    text=True,
+    env=env,
+    timeout=300,
+  )
+  assert run.returncode == 0, (run.returncode, run.stderr[-2000:])  # SIGBUS: -7
+  warnings = run.stderr.count("native CPU cover kernels unavailable")
+  if damage == "intact":
+    assert run.stdout.split() == ["True", "True"]
+    assert warnings == 0
+  else:
+    assert run.stdout.split() == ["False", "True"]
+    assert warnings == 1
+    assert str(library) in run.stderr and "truncated" in run.stderr
