@@ -271,13 +271,17 @@ def temperature(value: Any, name: str) -> None:
 
 
 def positive_finite(value: Any, name: str) -> None:
-  """Checks a finite number ``> 0`` (``None`` passes: an unset option)."""
+  """Checks a number in ``(0, TEMPERATURE_MAX]``: finite in float32 (``None`` passes: unset).
+
+  A larger value would be ``inf`` in the float32 computations it enters.
+  """
   if value is None:
     return
+  message = f"{name} must be a finite number in (0, {TEMPERATURE_MAX:.2g}], got {value!r}."
   if isinstance(value, bool) or not isinstance(value, (int, float)):
-    raise OptionError(f"{name} must be a finite number > 0, got {value!r}.")
-  if not (math.isfinite(value) and value > 0):
-    raise OptionError(f"{name} must be a finite number > 0, got {value!r}.")
+    raise OptionError(message)
+  if not (math.isfinite(value) and 0 < value <= TEMPERATURE_MAX):
+    raise OptionError(message)
 
 
 def open_interval(low: float, high: float) -> Check:

@@ -94,6 +94,8 @@ BAD_OPTIONS = [
   (["score", "FILE", "--top", "-1"], ["--top"], 2),
   (["score", "FILE", "--head-to-head", "-1"], ["--head-to-head"], 2),
   (["score", "FILE", "--record-tolerance", "nan"], ["--record-tolerance"], 2),
+  (["score", "FILE", "--record-tolerance", "1e308"], ["--record-tolerance", "3.4e+38]"], 2),
+  (["explain", "FILE", "x", "--record-tolerance", "1e39"], ["--record-tolerance"], 2),
   (["score", "FILE", "--solutions", "nope"], ["--solutions"], 2),
   (["score", "FILE", "--columns", ""], ["--columns"], 2),
   (["suggest", "FILE", "--k", "0"], ["--k", "between 1 and 6"], 1),
