@@ -26,14 +26,20 @@ from .._errors import InputError, OptionError
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
 from ._report import LoadReport, PositionBias, name_repr
-from ._rows import INVISIBLE, all_strings, classify, encode, sorted_names
+from ._rows import INVISIBLE, all_strings, classify, encode, flag_non_scalar, sorted_names
 from ._settings import LoadSettings
 
 NONE_CONTEXT = "(none)"
 
 
-def context_strings(raw, column: str, mappings: list) -> np.ndarray:
-  """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in mappings)."""
+def context_strings(raw, column: str, mappings: list, rej=None) -> np.ndarray:
+  """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in mappings).
+
+  With ``rej`` (the rows' :class:`~ste_jax.data._rows.Rejections`), rows whose context cell is a
+  list, dict or array are rejected as ``"non-scalar cell"``.
+  """
+  if rej is not None:
+    flag_non_scalar(rej, raw, column)
   missing, nan, strings = classify(raw)
   empty = missing | nan
   count = int(empty.sum())

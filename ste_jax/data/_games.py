@@ -182,7 +182,7 @@ def game_rows(
       tie_mapping(policy),
     ]
     position = (np.arange(n), outcome)
-  ctx = None if context is None else context_strings(column(context), context, mappings)
+  ctx = None if context is None else context_strings(column(context), context, mappings, rej)
   first = {"scores": "home team", "chess": "white"}.get(schema, "first position")
   return assemble(
     a=s["a"],

@@ -164,7 +164,7 @@ def mtbench_rows(
     "g1_winner: game 1, model_1 shown first; g2_winner: game 2, model_2 shown first; "
     "'model_1' -> model_1 won, 'model_2' -> model_2 won, 'tie' -> tie"
   ]
-  ctx = None if context is None else context_strings(column(context), context, mappings)
+  ctx = None if context is None else context_strings(column(context), context, mappings, rej)
   ones = np.ones(n)
   return _finish(
     s,
@@ -276,7 +276,7 @@ def arena_hard_rows(
     "game 1: a shown as A; game 2: b shown as A; A>>B/A>B -> A won, A=B -> tie, "
     f"B>A/B>>A -> B won; strong verdicts (>>) weigh {w:g} (strong_weight)"
   )
-  ctx = None if context is None else context_strings(column(context), context, mappings)
+  ctx = None if context is None else context_strings(column(context), context, mappings, rej)
   comps_report = _finish(
     s,
     raw,

@@ -106,7 +106,7 @@ def alpacaeval_rows(
   else:
     mappings.append(f"{num_soft} soft outcomes kept as fractional outcomes (fractional=soft)")
   mappings.append(tie_mapping(policy))
-  ctx = None if context is None else context_strings(column(context), context, mappings)
+  ctx = None if context is None else context_strings(column(context), context, mappings, rej)
   return assemble(
     a=s["a"],
     b=s["b"],
@@ -176,7 +176,7 @@ def arena_onehot_rows(
     "one-hot winner_model_a=1 -> model_a won, winner_model_b=1 -> model_b won, winner_tie=1 -> tie",
     tie_mapping(policy),
   ]
-  ctx = None if context is None else context_strings(column(context), context, mappings)
+  ctx = None if context is None else context_strings(column(context), context, mappings, rej)
   return assemble(
     a=s["a"],
     b=s["b"],

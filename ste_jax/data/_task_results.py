@@ -148,7 +148,7 @@ def pair_on_tasks(
     rej.flag(missing, R.MISSING_FIELD, lambda i, c=name: f"column {c!r} is empty")
     rej.flag(nan, R.NAN, lambda i, c=name: f"column {c!r} is NaN")
   if "context" in columns:
-    strings["context"] = context_strings(raw["context"], columns["context"], mappings)
+    strings["context"] = context_strings(raw["context"], columns["context"], mappings, rej)
   values = raw["score"]
   score = columns["score"]
   text = pd.Series(strings["score"], dtype=object)

@@ -139,7 +139,7 @@ def parse_comparison_rows(
 
   context = None
   if "context" in raw:
-    context = context_strings(raw["context"], columns["context"], mappings)
+    context = context_strings(raw["context"], columns["context"], mappings, rej)
   outcome = np.where(np.isnan(outcome), 0.5, outcome)  # rejected rows only; never used
   return assemble(
     a=s["a"],

@@ -295,3 +295,13 @@ def test_a_damaged_parquet_file_is_an_input_error(tmp_path):
   path.write_bytes(path.read_bytes()[:-20])
   with pytest.raises(ste.InputError, match="cannot parse .*t.parquet as Parquet"):
     load_comparisons(path)
+
+
+def test_a_list_context_cell_is_rejected_not_a_context_name():
+  df = pd.DataFrame(
+    {"a": ["x", "y", "z"], "b": ["y", "z", "x"], "winner": ["a"] * 3, "context": ["c", ["d"], "c"]}
+  )
+  with pytest.warns(BadRowsWarning):
+    c, report = from_dataframe(df, skip_bad_rows=True)
+  assert c.contexts == ("c",)
+  assert [(r.line, r.reason) for r in report.rejected] == [(2, "non-scalar cell")]
