@@ -5,11 +5,12 @@ All file and terminal I/O of the package lives here; the computations are in :mo
 
 Exit status (the ``--help`` epilog): 0 success; 1 a user mistake in the input or an option (a
 missing or damaged file, an unknown format or agent, bad rows, empty data, an option outside its
-usable range: :class:`~ste_jax.InputError`, :class:`~ste_jax.OptionError`), reported as one line
+usable range: :class:`~ste_jax.InputError`, :class:`~ste_jax.OptionError`; also an
+:class:`OSError` of the file system, e.g. a full disk), reported as one line
 ``ste-jax COMMAND: error: MESSAGE`` on stderr; 2 a command line argparse cannot parse (an unknown
 flag, a value of the wrong type or out of range), one line too; 3 any other exception, which is a
-bug in ste-jax: its traceback, then one line saying so and where to report it. :func:`main` maps
-them in one place.
+bug in ste-jax: its traceback, then one line saying so and where to report it; 130 an interrupt
+(Ctrl-C). :func:`main` maps them in one place.
 """
 
 import argparse
