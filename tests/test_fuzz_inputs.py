@@ -5,7 +5,8 @@ games), some of whose rows are planted bad (an unknown label, a self-pair, an em
 a wrong type, a repeated header line, a 200,000-character field), and writes it as CSV (quoted or
 not), gzipped CSV (also truncated), JSONL, JSON and Parquet. The properties:
 
-* the loaders raise nothing but :class:`~ste_jax.InputError` / :class:`~ste_jax.OptionError`;
+* the loaders (files, and :func:`~ste_jax.data.from_dataframe` on the same table) raise nothing
+  but :class:`~ste_jax.InputError` / :class:`~ste_jax.OptionError`;
 * ``rows read = used + rejected``, every rejected row has its own line, and every planted bad row
   is among them, at the line where it was written;
 * without ``skip_bad_rows`` bad rows are refused, naming their count; with it, the result is the
@@ -30,7 +31,7 @@ import pytest
 
 import ste_jax as ste
 from ste_jax import _cli
-from ste_jax.data import BadRowsWarning, load_comparisons
+from ste_jax.data import BadRowsWarning, from_dataframe, load_comparisons
 
 NAMES = ("x", "y", "z", "w")
 HUGE = "q" * 200_000  # longer than the csv module's default field limit (131,072)
@@ -170,6 +171,22 @@ def _fuzz_loaders(tmp_path, schema, table, quote_all):
     path = tmp_path / f"t.{fmt}"
     lines = _write(fmt, path, columns, rows, quote_all=quote_all)
     _check_load(path, lines, bad)
+  # The same table as a data frame: rows numbered from 1.
+  frame = pd.DataFrame(rows, columns=columns)
+  try:
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore", BadRowsWarning)
+      _, report = from_dataframe(frame, skip_bad_rows=True)
+  except (ste.InputError, ste.OptionError) as e:
+    assert str(e).startswith("no comparisons"), str(e)
+  else:
+    assert report.rows_read == report.rows_used + len(report.rejected) == len(rows)
+    lines = [r.line for r in report.rejected]
+    assert len(set(lines)) == len(lines)
+    assert {i + 1 for i, b in enumerate(bad) if b} <= set(lines)
+    if report.bad_rows:
+      with pytest.raises(ste.InputError, match=f"the data frame: {len(report.bad_rows)} bad row"):
+        from_dataframe(frame)
   # Truncated archive: one line naming the file and how far it was read.
   data = (tmp_path / "t.csv.gz").read_bytes()
   cut = tmp_path / "cut.csv.gz"

@@ -112,6 +112,9 @@ def from_dataframe(
       f"format={settings.format!r} applies to files only; a data frame has no file format."
     )
   header = [str(c) for c in df.columns]
+  if len(set(header)) != len(header):
+    dup = sorted({c for c in header if header.count(c) > 1})
+    raise InputError(f"the data frame: duplicated column names {dup}.")
   columns = dict(zip(header, df.columns))
 
   def column(name):

@@ -305,3 +305,9 @@ def test_a_list_context_cell_is_rejected_not_a_context_name():
     c, report = from_dataframe(df, skip_bad_rows=True)
   assert c.contexts == ("c",)
   assert [(r.line, r.reason) for r in report.rejected] == [(2, "non-scalar cell")]
+
+
+def test_a_frame_with_duplicated_column_names_is_refused():
+  df = pd.DataFrame([["x", "y", "a", "b"]], columns=["a", "b", "winner", "winner"])
+  with pytest.raises(ste.InputError, match=r"the data frame: duplicated column names \['winner'\]"):
+    from_dataframe(df)
