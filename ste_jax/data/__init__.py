@@ -1,9 +1,9 @@
 """Pairwise comparison data: containers, loaders, counts and tournament estimators.
 
 ``Comparisons`` holds outcomes as fixed-shape arrays (a pytree); the loaders turn data frames and
-files into ``(Comparisons, LoadReport)``; the estimators turn comparisons into tournaments
-(win-rate ``P``, posterior-edge ``D``, weighted ``(P, W)``), globally or per context. pandas and
-pyarrow are imported only inside the loaders.
+files into ``(Comparisons, LoadReport)``, refusing bad rows unless ``skip_bad_rows=True``; the
+estimators turn comparisons into tournaments (win-rate ``P``, posterior-edge ``D``, weighted
+``(P, W)``), globally or per context. pandas and pyarrow are imported only inside the loaders.
 """
 
 from ._comparisons import Comparisons as Comparisons

@@ -2,7 +2,9 @@
 
 Every constructor that turns tabular data into :class:`~ste_jax.data.Comparisons` returns a
 :class:`LoadReport` next to it. No row is ever dropped silently: a row is either used or listed in
-``LoadReport.rejected`` with its line number and a reason.
+``LoadReport.rejected`` with its line number and a reason, and bad rows are refused
+(:func:`refuse_or_skip`: :class:`~ste_jax.InputError`) unless the caller passed
+``skip_bad_rows=True`` (then a :class:`BadRowsWarning` says how many and why).
 """
 
 import collections
