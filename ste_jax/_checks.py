@@ -135,11 +135,25 @@ def split_temperature(t: jax.Array) -> tuple[jax.Array, jax.Array]:
   the smooth branch stays finite (and its gradient too: a ``0 * inf`` in the unselected branch
   would still poison the gradient of a single ``where``). Operators return their exact hard limit
   where ``positive`` is false: at a traced ``t = 0`` (and, since traced values cannot be checked,
-  at a traced negative ``t``), and below the dtype's smallest normal number, where ``1 / t``
-  overflows and the soft value equals the hard one to rounding.
+  at a traced negative ``t``), and below :func:`soft_temperature_floor`.
   """
-  positive = t >= jnp.finfo(t.dtype).tiny
+  positive = t >= soft_temperature_floor(t.dtype)
   return positive, jnp.where(positive, t, jnp.ones_like(t))
+
+
+def soft_temperature_floor(dtype) -> float:
+  """The smallest temperature the smooth kernels run at; below it they give the hard limit.
+
+  ``sqrt(tiny)`` (float32 and bfloat16: ``1.1e-19``; float64: ``1.5e-154``): below it ``t^2``
+  underflows and a derivative ``-x / t^2`` is ``inf`` (times a weight ``0``: NaN), while the soft
+  value equals the hard one to rounding (``t log m`` far below eps). Where that would move values
+  by more than ``eps^2`` (float16: ``sqrt(tiny) = 7.8e-3``), ``max(tiny, eps^2)`` instead, so
+  that values keep the soft branch (float16 gradients may be NaN below ``7.8e-3``); never below
+  ``tiny``, where ``1 / t`` overflows.
+  """
+  info = jnp.finfo(dtype)
+  tiny, eps = float(info.tiny), float(info.eps)
+  return max(tiny, min(tiny**0.5, eps**2))
 
 
 def is_static_zero(t) -> bool:

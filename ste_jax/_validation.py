@@ -142,8 +142,8 @@ def validate_temperature(value, name: str, *, allow_zero: bool = False) -> float
   """Checks that a temperature is a finite scalar ``> 0`` (or ``>= 0`` with ``allow_zero``).
 
   Any finite value is usable: the operators clamp one beyond their dtype's range to its largest
-  finite number (their ``t -> inf`` limit) and treat one below its smallest normal number as
-  ``0`` (their hard limit); see ``docs/design/validation.md``.
+  finite number (their ``t -> inf`` limit) and treat one below the square root of its smallest
+  normal number as ``0`` (their hard limit); see ``docs/design/validation.md``.
 
   Raises:
     OptionError: naming the argument.

@@ -233,7 +233,8 @@ def ste_scores(
   and the Uncovered Set. A concrete temperature (Python/NumPy number or a JAX array outside ``jit``)
   that is negative or not finite raises ``OptionError`` naming the argument; traced values cannot
   be checked, and a traced negative value acts as ``0``. Every finite temperature is usable, in
-  every dtype: one below the dtype's smallest normal number acts as ``0``, one beyond its largest
+  every dtype: one below the square root of the dtype's smallest normal number (float32:
+  ``1.1e-19``) acts as ``0``, one beyond its largest
   finite number (``1e300`` in float32) as that number, and above ``1`` the soft extrema run in an
   ``expm1`` form without cancellation, so that large temperatures reach the ``t -> inf`` limit
   (every soft extremum becomes a mean; as ``tau -> inf`` too, ``D -> 1/2``, ``t -> 1/2`` and
