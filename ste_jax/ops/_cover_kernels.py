@@ -221,7 +221,13 @@ def _soft_forward(D, Y, g):
 
 def _native_forward(D, Y, g):
   """``(S, aux)`` of the soft value kernel by the native CPU kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_forward(D, Y, g, _shift_by_one_min_gamma(D.dtype))
+  return _native.cover_forward(D, Y, _native_temperature(g), _shift_by_one_min_gamma(D.dtype))
+
+
+def _native_temperature(g):
+  """``g``, or ``0`` below the smallest normal number: the native kernels then divide by it, as
+  :func:`_divisor` does (they would divide by a subnormal ``g`` itself: ``1 / g = inf``)."""
+  return jnp.where(g >= jnp.finfo(g.dtype).tiny, g, jnp.zeros_like(g))
 
 
 def _on_platform(native, portable, *args):
@@ -487,7 +493,9 @@ def _soft_backward_sums(D, Y, S, scale, g):
 
 def _native_backward(D, Y, S, scale, g):
   """``(dD_c, dD_a)`` of the soft reverse pass by the native kernel (:mod:`ste_jax.ops._native`)."""
-  return _native.cover_backward(D, Y, S, scale, g, _shift_by_one_min_gamma(D.dtype))
+  return _native.cover_backward(
+    D, Y, S, scale, _native_temperature(g), _shift_by_one_min_gamma(D.dtype)
+  )
 
 
 def _backward_sums(D, Y, S, scale, weights):

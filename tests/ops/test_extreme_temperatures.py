@@ -247,3 +247,23 @@ def test_gradients_are_finite_at_tiny_temperatures(tau):
   assert _finite(grads)
   if tau < 1e-19:
     assert float(grads[1]) == 0.0
+
+
+def test_native_and_jax_cover_kernels_agree_at_subnormal_temperatures():
+  """A subnormal ``gamma_c`` (traced: no clamp) divides by the smallest normal number in both."""
+  rng = np.random.default_rng(13)
+  D = rng.uniform(size=(9, 9))
+  np.fill_diagonal(D, 0.0)
+  D = jnp.asarray(D, jnp.float32)
+  value = jax.jit(lambda D, g: soft_cover_scores(D, gamma_c=g))
+  grad = jax.jit(jax.grad(lambda D, g: jnp.sum(soft_cover_scores(D, gamma_c=g) ** 2)))
+  hard = soft_cover_scores(D, gamma_c=0.0)
+  for g in (1e-39, 1e-44, 2e-38):
+    outs = []
+    for native in (True, False):
+      with native_kernels(native):
+        outs.append((value(D, jnp.float32(g)), grad(D, jnp.float32(g))))
+    assert _finite(outs), g
+    np.testing.assert_allclose(outs[0][0], hard, atol=1e-7)
+    np.testing.assert_allclose(outs[0][0], outs[1][0], atol=1e-7)
+    np.testing.assert_allclose(outs[0][1], outs[1][1], atol=1e-6)
