@@ -107,9 +107,15 @@ def main():
       return t.detach().numpy(), u.detach().numpy(), P_t.grad.numpy()
 
     P_j = jnp.asarray(P)
-    forward = jax.jit(lambda P: tuple(ste_jax.ste_scores(P, tau=0.05))).lower(P_j).compile()
+    forward = (
+      jax.jit(lambda P: jax.tree.leaves(ste_jax.ste_scores(P, tau=0.05))).lower(P_j).compile()
+    )
     grad = (
-      jax.jit(jax.grad(lambda P: sum(jnp.sum(s) for s in ste_jax.ste_scores(P, tau=0.05))))
+      jax.jit(
+        jax.grad(
+          lambda P: sum(jnp.sum(s) for s in jax.tree.leaves(ste_jax.ste_scores(P, tau=0.05)))
+        )
+      )
       .lower(P_j)
       .compile()
     )

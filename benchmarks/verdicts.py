@@ -208,8 +208,9 @@ def simulate(setting: Setting, trial: int):
   key = trial_key(*setting.key_path, trial, 0)
   if setting.kind == "planted":
     k_p, k_s = jax.random.split(key)
-    P, _ = planted_core_tournament(k_p, n=setting.n, core_size=setting.core_size)
-    wins, observed = sample_comparisons(k_s, P, per_pair=setting.size, missing_rate=setting.mu)
+    P = planted_core_tournament(k_p, n=setting.n, core_size=setting.core_size).P
+    sampled = sample_comparisons(k_s, P, per_pair=setting.size, missing_rate=setting.mu)
+    wins, observed = sampled.wins, sampled.observed
     return np.asarray(wins), np.asarray(observed), np.asarray(P)
   league = sparse_league(
     key, num_agents=setting.n, num_comparisons=setting.size, cycle_strength=1.0

@@ -309,7 +309,8 @@ import matplotlib.pyplot as plt
 import ste_jax as ste
 from ste_jax.stats import top_k_f1, auroc
 
-P, core = ste.stats.planted_core_tournament(jax.random.key(0), n=30, core_size=5)
+planted = ste.stats.planted_core_tournament(jax.random.key(0), n=30, core_size=5)
+P, core = planted.P, planted.core_mask
 print("planted core:", np.flatnonzero(np.asarray(core)).tolist())
 print("hard Top Cycle of P:", np.flatnonzero(np.asarray(ste.top_cycle(P))).tolist())""",
   ),
@@ -318,9 +319,10 @@ print("hard Top Cycle of P:", np.flatnonzero(np.asarray(ste.top_cycle(P))).tolis
     "code",
     """def trial(key, per_pair, missing_rate, n=30, core_size=5):
     k1, k2 = jax.random.split(key)
-    P, core = ste.stats.planted_core_tournament(k1, n=n, core_size=core_size)
-    wins, observed = ste.stats.sample_comparisons(
-        k2, P, per_pair=per_pair, missing_rate=missing_rate)
+    planted = ste.stats.planted_core_tournament(k1, n=n, core_size=core_size)
+    P, core = planted.P, planted.core_mask
+    wins = ste.stats.sample_comparisons(
+        k2, P, per_pair=per_pair, missing_rate=missing_rate).wins
     scores = {
         "STE-post": ste.ste_scores_from_edges(ste.data.posterior_edges(wins), gamma=0.01).top_cycle,
         "BTL": ste.stats.bradley_terry(wins).scores,

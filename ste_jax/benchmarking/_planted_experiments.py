@@ -139,10 +139,11 @@ def generate(keys, ms, core_lo, core_hi, *, n, core_size, mu, outsiders):
 
   def one(key, m):
     k_p, k_s = jax.random.split(key)
-    P, core = planted_core_tournament(
+    planted = planted_core_tournament(
       k_p, n=n, core_size=core_size, core_margin=(core_lo, core_hi), outsiders=outsiders
     )
-    wins, _ = sample_comparisons(k_s, P, per_pair=m, missing_rate=mu)
+    P, core = planted.P, planted.core_mask
+    wins = sample_comparisons(k_s, P, per_pair=m, missing_rate=mu).wins
     return P, core, wins
 
   return jax.vmap(one)(keys, ms)

@@ -6,17 +6,18 @@ the rows (no Python loop over rows or contexts), so a bootstrap that only change
 ``Comparisons.weight`` reuses the same compiled computation.
 """
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
+
+from ste_jax._results import result_type
 
 from ._comparisons import Comparisons
 
 TIE_POLICIES = ("half", "drop")
 
 
-class PairCounts(NamedTuple):
+@result_type
+class PairCounts:
   """Weighted counts per ordered pair of agents, shape ``(..., n, n)`` each.
 
   Attributes:

@@ -12,12 +12,11 @@ number of comparisons of the pair. The weighted soft majority edge is
 so that pairs with little evidence get edges near 1/2 both ways.
 """
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square, eye_mask
+from ste_jax._results import result_type
 
 from ._comparisons import Comparisons
 from ._counts import PairCounts, pair_counts, win_rate_tournament
@@ -25,7 +24,8 @@ from ._counts import PairCounts, pair_counts, win_rate_tournament
 CONFIDENCES = ("count", "sqrt", "normalized")
 
 
-class WeightedTournament(NamedTuple):
+@result_type
+class WeightedTournament:
   """A weighted probabilistic tournament ``(P, W)``, each of shape ``(..., n, n)``.
 
   Attributes:

@@ -70,6 +70,7 @@ from jax import lax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax._results import result_type
 from ste_jax.data import Comparisons, PairCounts
 from ste_jax.evaluate._leaderboard import replica_cores
 from ste_jax.evaluate._protocol import TournamentEstimator
@@ -82,7 +83,8 @@ _COUNT = jnp.float32  # {0, 1} products and integer counts <= n^2: exact in floa
 _DRAW_SEED = 0x5E1EC7  # the posterior draws' common random numbers (see the module docstring)
 
 
-class SuggestedPairs(NamedTuple):
+@result_type
+class SuggestedPairs:
   """Output of :func:`suggest_pairs` (a pytree of arrays; batched under ``jax.vmap``).
 
   Attributes:
@@ -706,7 +708,8 @@ def arena_weights(wins: jax.typing.ArrayLike) -> jax.Array:
   return jnp.where(jnp.eye(n, dtype=bool), jnp.zeros_like(w), w)
 
 
-class SimulationResult(NamedTuple):
+@result_type
+class SimulationResult:
   """Output of :func:`simulate_certification` (batched under ``jax.vmap``).
 
   Attributes:

@@ -29,10 +29,11 @@ Eager NumPy on concrete arrays, once per report.
 """
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+from ste_jax._results import as_dict, result_type
 
 from ._head_to_head import DEFAULT_ROWS
 
@@ -41,7 +42,8 @@ NAMED = 3
 """Agents named by their share of replicas (``not settled``, or the undetermined ones)."""
 
 
-class TopAnswer(NamedTuple):
+@result_type
+class TopAnswer:
   """What a core table says about its top set (see the module docstring for the four cases).
 
   Attributes:
@@ -96,7 +98,7 @@ class TopAnswer(NamedTuple):
 
   def to_dict(self) -> dict:
     """JSON-ready: every field (NaN shares as ``None``) and the ``lines``."""
-    d = self._asdict()
+    d = as_dict(self)
     for key in ("shares", "other_shares"):
       d[key] = [None if np.isnan(x) else float(x) for x in d[key]]
     for key in ("members", "others"):

@@ -32,18 +32,19 @@ Eager NumPy/SciPy on concrete arrays; it runs once per report.
 """
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 from scipy import special
 
+from ste_jax._results import result_type
 from ste_jax.evaluate._head_to_head import records_and_tournament
 
 _MAX_LISTED = 3  # contradictions spelled out in the warning line
 
 
-class Contradiction(NamedTuple):
+@result_type
+class Contradiction:
   """One observed pair whose record contradicts the table's tournament.
 
   Attributes:

@@ -30,6 +30,8 @@ import numpy as np
 import numpy.typing as npt
 from scipy.sparse import csgraph
 
+from ste_jax._results import as_dict
+
 _MODEL_REMEDY = (
   "use --estimator model (a pairwise model pools evidence across pairs) or compare more pairs"
 )
@@ -108,7 +110,7 @@ class EvidenceDiagnostics:
       "component_sizes": list(self.component_sizes),
       "connected": self.connected,
       "warnings": list(self.warnings),
-      "contradictions": [c._asdict() for c in self.contradictions],
+      "contradictions": [as_dict(c) for c in self.contradictions],
     }
 
 

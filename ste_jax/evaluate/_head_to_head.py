@@ -10,16 +10,18 @@ Eager NumPy on concrete arrays, once per report.
 """
 
 from collections.abc import Sequence
-from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
+
+from ste_jax._results import result_type
 
 DEFAULT_ROWS = 10
 """Table rows in the crosstable by default (``CoreTable.head_to_head``, ``--head-to-head``)."""
 
 
-class HeadToHead(NamedTuple):
+@result_type
+class HeadToHead:
   """The direct records among ``k`` agents (a table's first ``k`` rows, in table order).
 
   Attributes:

@@ -66,6 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._results import result_type
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
@@ -262,7 +263,8 @@ def fit_intransitive(
   return IntransitiveParams(*unflatten(z * scale), mask)
 
 
-class Candidate(NamedTuple):
+@result_type
+class Candidate:
   """One model setting: rank of the intransitive term and the two ridges."""
 
   rank: int
@@ -478,7 +480,7 @@ def _cv_fits_impl(params0, pairs, train, test, masks, l2s, l2k, tolerance, *, nu
     f, c = k // C, k % C
     w_train, w_test = jax.tree.map(lambda x: x[f], (train, test))
     p = fit_intransitive(
-      params0._replace(mask=masks[c]),
+      dataclasses.replace(params0, mask=masks[c]),
       pairs,
       w_train[0],
       w_train[1],
@@ -609,7 +611,7 @@ def fit_model_tournament(
   mask = (jnp.arange(K) < chosen.rank).astype(dtype)
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
   params = _fit_jit(
-    params0._replace(mask=mask),
+    dataclasses.replace(params0, mask=mask),
     pairs,
     w_ij,
     w_ji,

@@ -12,7 +12,7 @@ its soft scores too.
 from collections.abc import Callable
 import dataclasses
 import functools
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -29,6 +29,7 @@ from ste_jax._options import (
   parse_nonnegative_int,
   parse_open_interval,
 )
+from ste_jax._results import result_type
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentEstimator
 
@@ -133,7 +134,8 @@ def resample_unit_weights(
   return jax.random.poisson(key, rate, rate.shape).astype(weight.dtype)
 
 
-class BootstrapMemberships(NamedTuple):
+@result_type
+class BootstrapMemberships:
   """Hard core memberships and edge orientations of ``R`` bootstrap replicas.
 
   Attributes:

@@ -43,7 +43,7 @@ on simulated data with a known core is measured by the same script; the figures 
 """
 
 import dataclasses
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -51,6 +51,7 @@ import numpy as np
 
 from ste_jax import exact
 from ste_jax._checks import check_square
+from ste_jax._results import result_type
 from ste_jax.data import Comparisons, pair_counts
 from ste_jax.evaluate._estimators import WinRateEstimator, fit_estimator
 from ste_jax.evaluate._protocol import TournamentEstimator
@@ -69,7 +70,8 @@ def _check_confidence(confidence) -> float:
   return c
 
 
-class OrientationCertificates(NamedTuple):
+@result_type
+class OrientationCertificates:
   """Certified memberships of :func:`orientation_certificates` (each Boolean ``(..., n)``).
 
   Attributes:
@@ -138,7 +140,8 @@ def certificate_labels(is_in: jax.typing.ArrayLike, possible: jax.typing.ArrayLi
   return out
 
 
-class ReplicaCoreCandidates(NamedTuple):
+@result_type
+class ReplicaCoreCandidates:
   """The agents most often in the replicas' hard cores: see :func:`replica_core_candidates`.
 
   Attributes:

@@ -18,17 +18,17 @@ Pure functions on a :class:`IntransitiveParams` pytree; :class:`IntransitiveLogi
 Flax NNX module with the package's pairwise-model call protocol ``model(a, b, x=None) -> h``.
 """
 
-from typing import NamedTuple
-
 from flax import nnx
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import default_float_dtype
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int
 
 
-class IntransitiveParams(NamedTuple):
+@result_type
+class IntransitiveParams:
   """Parameters of the intransitive Bradley-Terry logit.
 
   Attributes:
@@ -106,7 +106,7 @@ def intransitive_logits(
     >>> bool(h[0] == -h[1])  # antisymmetric
     True
   """
-  s, u, v, m = params
+  s, u, v, m = params.strength, params.u, params.v, params.mask
   um = u * m[..., None, :]
   skew = jnp.sum(um[a] * v[b] - um[b] * v[a], axis=-1)
   return s[a] - s[b] + skew
@@ -130,7 +130,7 @@ def intransitive_tournament(params: IntransitiveParams) -> jax.Array:
     >>> P.shape, float(P[2, 2]), bool(abs(P[0, 1] + P[1, 0] - 1) < 1e-6)
     ((4, 4), 0.5, True)
   """
-  s, u, v, m = params
+  s, u, v, m = params.strength, params.u, params.v, params.mask
   um = u * m[..., None, :]
   bilinear = um @ v.T
   H = (s[:, None] - s[None, :]) + (bilinear - bilinear.T)

@@ -10,13 +10,12 @@
   by one linear solve; differentiable by autodiff.
 """
 
-from typing import NamedTuple
-
 import jax
 from jax import lax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array, as_temperature, check_square
+from ste_jax._results import result_type
 from ste_jax.ops._batching import flatten_batch, unflatten_batch
 from ste_jax.ops._compiled import compiled_entry
 
@@ -158,7 +157,8 @@ def soft_maximal_lottery(
   return _over_batch(_soft_ml_single, (M, 2), (tau, 0))
 
 
-class NashAverage(NamedTuple):
+@result_type
+class NashAverage:
   """Result of :func:`nash_average`.
 
   Attributes:

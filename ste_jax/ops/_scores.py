@@ -1,8 +1,6 @@
 """Membership scores (paper §3.3-3.4, Eqs. ``soft_top_cycle_score``, ``soft_cover_aggregate``,
 ``soft_uncovered_set_score``) and the one-call STE pipeline."""
 
-from typing import NamedTuple
-
 import jax
 
 from ste_jax._checks import (
@@ -14,6 +12,7 @@ from ste_jax._checks import (
   is_static_zero,
   static_path_length,
 )
+from ste_jax._results import result_type
 from ste_jax._validation import check_operator_input
 from ste_jax.ops._compiled import compiled_entry
 from ste_jax.ops._covering import soft_cover_scores
@@ -22,7 +21,8 @@ from ste_jax.ops._extrema import normalized_smax, normalized_softmin
 from ste_jax.ops._reachability import soft_reachability, tournament_reachability
 
 
-class STEScores(NamedTuple):
+@result_type
+class STEScores:
   """Soft Top-Cycle and Uncovered-Set membership scores, each ``(..., n)`` in ``[0, 1]``.
 
   Attributes:
@@ -32,8 +32,8 @@ class STEScores(NamedTuple):
   Examples:
     >>> import jax.numpy as jnp
     >>> from ste_jax.ops import ste_scores
-    >>> t, u = ste_scores(jnp.full((3, 3), 0.5), tau=0.1)  # unpacks as (top_cycle, uncovered)
-    >>> t.shape, u.shape
+    >>> scores = ste_scores(jnp.full((3, 3), 0.5), tau=0.1)
+    >>> scores.top_cycle.shape, scores.uncovered.shape
     ((3,), (3,))
   """
 

@@ -8,13 +8,13 @@ to both sides; the diagonal is ignored), or, for the online Elo rating, the comp
 
 import functools
 import math
-from typing import NamedTuple
 
 import jax
 from jax import lax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
+from ste_jax._results import result_type
 from ste_jax.stats._graph import connected_components, is_strongly_connected
 
 _HODGE_FLOWS = ("log_odds", "win_fraction")
@@ -30,7 +30,8 @@ def _square_wins(wins) -> jax.Array:
   return jnp.where(off, wins, jnp.zeros_like(wins))
 
 
-class WinRateResult(NamedTuple):
+@result_type
+class WinRateResult:
   """Output of :func:`win_rate`.
 
   Attributes:
@@ -147,7 +148,8 @@ def _elo_scan(ratings0, a, b, outcome, weight, k, scale):
   return ratings
 
 
-class HodgeRankResult(NamedTuple):
+@result_type
+class HodgeRankResult:
   """Output of :func:`hodge_rank`.
 
   Attributes:
@@ -254,7 +256,8 @@ def _hodge_kernel(wins, *, flow, pseudo_count, edge_weights):
   return HodgeRankResult(scores=scores, flow=y, residual=residual, cyclicity=cyclicity)
 
 
-class RankCentralityResult(NamedTuple):
+@result_type
+class RankCentralityResult:
   """Output of :func:`rank_centrality`.
 
   Attributes:

@@ -10,7 +10,6 @@ Gaussian prior on the log-strengths is applied and reported in the result.
 """
 
 import functools
-from typing import NamedTuple
 
 import jax
 from jax import lax
@@ -18,13 +17,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax._checks import as_float_array
+from ste_jax._results import result_type
 from ste_jax.stats._graph import component_labels, reached_from
 
 _PRIOR_MODES = ("auto", "always")
 _NUM_LINE_SEARCH_STEPS = 12
 
 
-class BradleyTerryResult(NamedTuple):
+@result_type
+class BradleyTerryResult:
   """Output of :func:`bradley_terry`.
 
   Attributes:

@@ -6,20 +6,21 @@ hundreds, and matches are more often between agents of similar strength.
 """
 
 import functools
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import default_float_dtype
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int, validate_number
 from ste_jax.data import Comparisons
 
 _LOCAL_SCALE = 0.02  # Laplace scale of local pairing, as a share of the remaining activity mass
 
 
-class League(NamedTuple):
-  """Output of :func:`sparse_league` (unpacks as ``comparisons, strength, P``).
+@result_type
+class League:
+  """Output of :func:`sparse_league`.
 
   Attributes:
     comparisons: the ``m`` matches as :class:`~ste_jax.data.Comparisons` (agent names
@@ -31,8 +32,7 @@ class League(NamedTuple):
     >>> import jax
     >>> from ste_jax.stats import sparse_league
     >>> league = sparse_league(jax.random.key(0), num_agents=20, num_comparisons=100)
-    >>> comparisons, strength, P = league
-    >>> comparisons.num_comparisons, strength.shape, P.shape
+    >>> league.comparisons.num_comparisons, league.strength.shape, league.P.shape
     (100, (20,), (20, 20))
   """
 

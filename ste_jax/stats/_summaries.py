@@ -10,7 +10,7 @@ gaps are at most ``tie_tol`` (default ``1e-12``) are tied (single linkage, as in
 over uniformly random tie-breaking.
 """
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import jax
 from jax import lax
@@ -19,6 +19,7 @@ from jax.scipy.special import xlogy
 import numpy as np
 
 from ste_jax._checks import as_float_array, default_float_dtype
+from ste_jax._results import result_type
 from ste_jax._validation import validate_number
 from ste_jax.stats._bootstrap import _as_typed_key
 
@@ -251,7 +252,8 @@ def top1_entropy(
   return h
 
 
-class PercentileInterval(NamedTuple):
+@result_type
+class PercentileInterval:
   """Lower and upper percentile bounds, each a pytree like one replica of the scores."""
 
   lower: Any
@@ -280,8 +282,8 @@ def percentile_intervals(
 
   Examples:
     >>> s = jnp.arange(101.0)[:, None]  # 101 replicas of one agent: 0, 1, ..., 100
-    >>> lo, hi = percentile_intervals(s, level=0.5)
-    >>> lo.tolist(), hi.tolist()
+    >>> interval = percentile_intervals(s, level=0.5)
+    >>> interval.lower.tolist(), interval.upper.tolist()
     ([25.0], [75.0])
   """
   if isinstance(level, (int, float, np.number)) and not 0 < float(level) < 1:

@@ -21,19 +21,20 @@ majority tournament ``P > 1/2`` is exactly the planted core.
 
 import functools
 import math
-from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ste_jax._checks import as_float_array, default_float_dtype
+from ste_jax._results import result_type
 
 _OUTSIDER_MODES = ("random_order", "random_tournament")
 
 
-class PlantedCore(NamedTuple):
-  """Output of :func:`planted_core_tournament` (unpacks as ``P, core_mask``).
+@result_type
+class PlantedCore:
+  """Output of :func:`planted_core_tournament`.
 
   Attributes:
     P: ``(n, n)`` probabilistic tournament (``P + P^T = 1``, diagonal ``1/2``).
@@ -44,7 +45,8 @@ class PlantedCore(NamedTuple):
   core_mask: jax.Array
 
 
-class SampledComparisons(NamedTuple):
+@result_type
+class SampledComparisons:
   """Output of :func:`sample_comparisons`.
 
   Attributes:

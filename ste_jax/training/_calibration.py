@@ -6,7 +6,6 @@ majority edge ``P_ab > 1/2`` of a single context; it only makes the probabilitie
 """
 
 import functools
-from typing import NamedTuple
 
 from flax import nnx
 import jax
@@ -14,6 +13,7 @@ from jax import lax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int
 from ste_jax.data import Comparisons
 from ste_jax.models._tournament import pairwise_logits
@@ -21,7 +21,8 @@ from ste_jax.stats._metrics import binned_calibration_error, calibration_bins
 from ste_jax.training._losses import pairwise_cross_entropy
 
 
-class ReliabilityDiagram(NamedTuple):
+@result_type
+class ReliabilityDiagram:
   """Binned calibration data of predicted probabilities (for a reliability plot).
 
   Attributes:
@@ -146,7 +147,8 @@ def _fit_temperature_kernel(h, y, w, *, num_iters):
   return 1.0 / beta
 
 
-class TemperatureScaling(NamedTuple):
+@result_type
+class TemperatureScaling:
   """Output of :func:`calibrate_temperature`.
 
   Attributes:

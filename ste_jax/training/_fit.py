@@ -5,7 +5,7 @@ import dataclasses
 import difflib
 import functools
 import math
-from typing import Any, NamedTuple
+from typing import Any
 
 from flax import nnx
 import jax
@@ -16,13 +16,15 @@ import optax
 from tqdm import tqdm
 
 from ste_jax._options import option, specs
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int, validate_number
 from ste_jax.data import Comparisons
 from ste_jax.training._schedules import exponential_anneal, temperature_schedule
 from ste_jax.training._step import make_log_loss_fn, make_ste_loss, make_train_step
 
 
-class FitHistory(NamedTuple):
+@result_type
+class FitHistory:
   """Training history, as arrays.
 
   Attributes:
@@ -41,7 +43,8 @@ class FitHistory(NamedTuple):
   heldout_log_loss: jax.Array
 
 
-class FitResult(NamedTuple):
+@result_type
+class FitResult:
   """Output of :func:`fit`.
 
   Attributes:

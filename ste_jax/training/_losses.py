@@ -5,12 +5,11 @@ All functions are pure, work under ``jit``/``grad``/``vmap`` and follow the dtyp
 floating argument (float32 by default, float64 under x64); other inputs are cast to it explicitly.
 """
 
-from typing import NamedTuple
-
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import as_float_array
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int
 from ste_jax.stats._metrics import binned_calibration_error
 
@@ -146,7 +145,8 @@ def calibration_regularizer(
   return binned_calibration_error(s, y, w, num_bins=num_bins)
 
 
-class ObjectiveTerms(NamedTuple):
+@result_type
+class ObjectiveTerms:
   """The terms of Eq. ``full_objective`` (all scalars).
 
   Attributes:

@@ -8,18 +8,20 @@ never recompiles. :func:`temperature_schedule` bundles the schedules of the thre
 
 from collections.abc import Callable
 import math
-from typing import NamedTuple, Union
+from typing import Union
 
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import default_float_dtype
+from ste_jax._results import result_type
 from ste_jax._validation import validate_int, validate_temperature
 
 Schedule = Callable[[jax.typing.ArrayLike], jax.Array]
 
 
-class Temperatures(NamedTuple):
+@result_type
+class Temperatures:
   """The STE temperatures at one step (scalar arrays, traced under ``jit``).
 
   Attributes:
@@ -30,7 +32,7 @@ class Temperatures(NamedTuple):
   Examples:
     >>> from ste_jax.training import temperature_schedule
     >>> temps = temperature_schedule(0.1)(0)  # gamma and gamma_c default to tau
-    >>> [round(float(t), 6) for t in temps]
+    >>> [round(float(t), 6) for t in (temps.tau, temps.gamma, temps.gamma_c)]
     [0.1, 0.1, 0.1]
   """
 

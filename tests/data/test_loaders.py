@@ -8,6 +8,7 @@ from pathlib import Path
 import subprocess
 import sys
 
+import jax
 import numpy as np
 import pandas as pd
 import pytest
@@ -514,7 +515,7 @@ def test_shared_datasets_raw_equals_csv(folder, loader, rows, ties, num_agents, 
   for by_context in (False, True):
     k_csv = pair_counts(c_csv, by_context=by_context)
     k_raw = pair_counts(c_raw, by_context=by_context)
-    for x, y in zip(k_csv, k_raw):
+    for x, y in zip(jax.tree.leaves(k_csv), jax.tree.leaves(k_raw)):
       np.testing.assert_array_equal(np.asarray(x), np.asarray(y))
   # and both equal an independent pandas count of comparisons.csv
   df = pd.read_csv(SHARED_DATA / folder / "comparisons.csv", keep_default_na=False)

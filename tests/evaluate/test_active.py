@@ -241,7 +241,8 @@ def test_determinism_and_jit_of_vmap_equals_a_loop():
   for i in (0, 1, RUNS - 1):
     one = suggest_pairs(jax.random.wrap_key_data(raw[i]), wins, k=K)
     again = suggest_pairs(jax.random.wrap_key_data(raw[i]), wins, k=K)
-    for x, y, z in zip(one, jax.tree.map(lambda v: v[i], batched), again):
+    row = jax.tree.map(lambda v: v[i], batched)
+    for x, y, z in zip(*(jax.tree.leaves(t) for t in (one, row, again))):
       np.testing.assert_allclose(np.asarray(x), np.asarray(y), rtol=1e-6)
       np.testing.assert_array_equal(np.asarray(x), np.asarray(z))
 

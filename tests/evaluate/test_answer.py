@@ -1,6 +1,8 @@
 """The answer line of a core table (``ste_jax.evaluate._answer``): the four cases, on hand-built
 columns."""
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -125,7 +127,7 @@ def test_one_agent_has_no_evidence_line():
 
 def test_every_status_is_listed_and_bad_arguments_raise():
   assert set(STATUSES) == {"certified", "partly certified", "not settled", "point estimate"}
-  assert TopAnswer._fields[0] == "status"
+  assert dataclasses.fields(TopAnswer)[0].name == "status"
   cols = columns([1, 0, 0, 0, 0], [0.1] * 5, ["undetermined"] * 5)
   for rows in (0, -1, True, 2.0):
     with pytest.raises(ValueError, match="rows"):

@@ -1,5 +1,7 @@
 """The model-based tournament estimator: fit, model selection, refits, consistency."""
 
+import dataclasses
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -7,7 +9,12 @@ import pytest
 
 from ste_jax import exact
 from ste_jax.data import Comparisons
-from ste_jax.evaluate import ModelEstimator, PosteriorEdgeEstimator, fit_model_tournament
+from ste_jax.evaluate import (
+  Candidate,
+  ModelEstimator,
+  PosteriorEdgeEstimator,
+  fit_model_tournament,
+)
 from ste_jax.evaluate._model_estimator import observed_pairs, pair_wins
 from ste_jax.stats import bradley_terry, planted_core_tournament, sample_comparisons
 from tests.evaluate._data import from_wins, rps_above_transitive
@@ -187,7 +194,7 @@ def test_cross_validation_table_equals_each_fold_and_candidate_fitted_alone():
     for k, cand in enumerate(grid):
       mask = (jnp.arange(2) < cand.rank).astype(params0.u.dtype)
       p = me.fit_intransitive(
-        params0._replace(mask=mask),
+        dataclasses.replace(params0, mask=mask),
         pairs,
         train[0][f],
         train[1][f],
@@ -245,7 +252,7 @@ def test_too_few_comparisons_for_the_folds_fall_back_and_say_so(m):
     warnings.simplefilter("error")  # the NumPy RuntimeWarning of an empty fold fails the test
     fit = fit_model_tournament(jax.random.key(0), c)
     table = core_table(jax.random.key(0), c, "model", LeaderboardSettings(num_replicas=0))
-  assert fit.num_folds == 0 and fit.chosen == (0, 0.1, 1.0)  # ranks[0], strength_l2[0], skew_l2[0]
+  assert fit.num_folds == 0 and fit.chosen == Candidate(0, 0.1, 1.0)  # the grids' first values
   assert np.isfinite(np.asarray(fit.P)).all()
   assert np.isnan(fit.cv_log_loss) and np.isnan(fit.bt_cv_log_loss)
   text = fit.describe()

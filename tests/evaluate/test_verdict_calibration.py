@@ -88,7 +88,7 @@ def test_certificate_jits_vmaps_and_checks_input():
   batched = jax.jit(jax.vmap(orientation_certificates))(beats, conf)
   for i in range(6):
     one = orientation_certificates(beats[i], float(conf[i]))
-    for x, y in zip(batched, one):
+    for x, y in zip(jax.tree.leaves(batched), jax.tree.leaves(one)):
       np.testing.assert_array_equal(x[i], y)
   with pytest.raises(TypeError, match="beats"):
     orientation_certificates(jnp.ones((3, 3), bool), 0.9)

@@ -1,5 +1,7 @@
 """The intransitive Bradley-Terry logit: antisymmetry, cycles, NNX protocol."""
 
+import dataclasses
+
 from flax import nnx
 import jax
 import jax.numpy as jnp
@@ -18,7 +20,7 @@ from ste_jax.models._intransitive import (
 
 def test_exactly_antisymmetric_and_tournament_matches_logits():
   p = init_intransitive_params(jax.random.key(0), 6, 2, scale=1.0)
-  p = p._replace(strength=jnp.arange(6, dtype=p.strength.dtype) * 0.3)
+  p = dataclasses.replace(p, strength=jnp.arange(6, dtype=p.strength.dtype) * 0.3)
   a, b = jnp.meshgrid(jnp.arange(6), jnp.arange(6), indexing="ij")
   h = intransitive_logits(p, a, b)
   np.testing.assert_array_equal(np.asarray(h), -np.asarray(h.T))
@@ -35,7 +37,7 @@ def test_one_component_represents_rock_paper_scissors():
   p = IntransitiveParams(jnp.zeros(3), u, v, jnp.ones(1))
   P = intransitive_tournament(p)
   assert bool(exact.top_cycle(P).all())  # a 3-cycle
-  masked = intransitive_tournament(p._replace(mask=jnp.zeros(1)))
+  masked = intransitive_tournament(dataclasses.replace(p, mask=jnp.zeros(1)))
   np.testing.assert_allclose(np.asarray(masked), 0.5)
 
 

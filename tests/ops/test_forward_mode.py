@@ -144,11 +144,13 @@ def _oracle_pairs():
       lambda D: oracles.naive_cover(D, 0.0),
     ),
     "ste_scores": (
-      lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3)),
+      lambda P: jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3))),
       lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.0)),
     ),
     "ste_scores_smooth": (
-      lambda P: jnp.stack(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3, reach_gamma=0.15)),
+      lambda P: jnp.stack(
+        jax.tree.leaves(ste_scores(P, tau=0.1, gamma=0.2, gamma_c=0.3, reach_gamma=0.15))
+      ),
       lambda P: jnp.stack(oracles.naive_ste_scores(P, 0.1, 0.2, 0.3, n - 1, 0.15)),
     ),
   }
@@ -185,7 +187,9 @@ def test_temperature_derivatives_equal_the_dense_equations(x64):
   temps = jnp.asarray([0.1, 0.2, 0.3, 0.15])
 
   def ours(P, t):
-    return jnp.stack(ste_scores(P, tau=t[0], gamma=t[1], gamma_c=t[2], reach_gamma=t[3]))
+    return jnp.stack(
+      jax.tree.leaves(ste_scores(P, tau=t[0], gamma=t[1], gamma_c=t[2], reach_gamma=t[3]))
+    )
 
   def naive(P, t):
     return jnp.stack(oracles.naive_ste_scores(P, t[0], t[1], t[2], N - 1, t[3]))
@@ -234,8 +238,10 @@ class TransformationsTest(chex.TestCase):
     return {
       "closure": lambda P: soft_reachability(P),
       "cover": lambda D: soft_cover_scores(D, gamma_c=0.05),
-      "ste_scores": lambda P: jnp.stack(ste_scores(P, tau=0.05)),
-      "ste_scores_smooth": lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.1)),
+      "ste_scores": lambda P: jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05))),
+      "ste_scores_smooth": lambda P: jnp.stack(
+        jax.tree.leaves(ste_scores(P, tau=0.05, reach_gamma=0.1))
+      ),
     }
 
   @chex.variants(with_jit=True, without_jit=True)
@@ -295,7 +301,7 @@ class TransformationsTest(chex.TestCase):
       v = jnp.asarray(np.random.default_rng(7).normal(size=(6, 6)))
       for reach_gamma in (0.0, 0.1):
         loss = lambda P: jnp.sum(
-          jnp.sin(jnp.stack(ste_scores(P, tau=0.05, reach_gamma=reach_gamma)))
+          jnp.sin(jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05, reach_gamma=reach_gamma))))
         )
         fwd_over_rev = self.variant(lambda P, v: jax.jvp(jax.grad(loss), (P,), (v,))[1])(P, v)
         rev_over_fwd = self.variant(
@@ -309,7 +315,7 @@ class TransformationsTest(chex.TestCase):
 @pytest.mark.slow  # about 4 s on 2 cores
 def test_forward_mode_under_vmap_matches_a_loop():
   P = jnp.stack([_tournament(s, n=6) for s in range(3)]).astype(jnp.float32)
-  f = lambda P: jnp.stack(ste_scores(P, tau=0.05))
+  f = lambda P: jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05)))
   batched = jax.jit(jax.vmap(jax.jacfwd(f)))(P)
   jac = jax.jit(jax.jacfwd(f))
   loop = jnp.stack([jac(p) for p in P])
@@ -320,7 +326,7 @@ def test_forward_mode_under_vmap_matches_a_loop():
 
 
 def _hvp(P, v):
-  loss = lambda P: jnp.sum(jnp.stack(ste_scores(P, tau=0.05)) ** 2)
+  loss = lambda P: jnp.sum(jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05))) ** 2)
   return jax.jvp(jax.grad(loss), (P,), (v,))[1]
 
 
@@ -330,9 +336,9 @@ def test_hessian_vector_product_at_n_1000_keeps_quadratic_memory():
   spec = jax.ShapeDtypeStruct((n, n), jnp.float32)
   for fn in (
     _hvp,
-    lambda P, v: jax.jvp(lambda P: jnp.stack(ste_scores(P, tau=0.05, reach_gamma=0.0)), (P,), (v,))[
-      1
-    ],
+    lambda P, v: jax.jvp(
+      lambda P: jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05, reach_gamma=0.0))), (P,), (v,)
+    )[1],
   ):
     memory = jax.jit(fn).lower(spec, spec).compile().memory_analysis()
     # O(n^2): a few dozen n x n float32 buffers (4 MB each); an n^3 tensor alone would be 4 GB.
@@ -352,7 +358,7 @@ def test_hessian_vector_product_at_n_1000_runs_and_both_nestings_agree():
   P = jnp.asarray(oracles.random_tournament(rng, n, margin=0.01), jnp.float32)
   v = jnp.asarray(rng.normal(size=(n, n)), jnp.float32)
   v = (v - v.T) / 2  # stays a tournament direction
-  loss = lambda P: jnp.sum(jnp.stack(ste_scores(P, tau=0.05)) ** 2)
+  loss = lambda P: jnp.sum(jnp.stack(jax.tree.leaves(ste_scores(P, tau=0.05))) ** 2)
   fwd_over_rev = jax.jit(_hvp)(P, v)
   rev_over_fwd = jax.jit(jax.grad(lambda P: jax.jvp(loss, (P,), (v,))[1]))(P)
   assert bool(jnp.all(jnp.isfinite(fwd_over_rev)))

@@ -40,7 +40,7 @@ def _operators():
       lambda P: oracles.naive_cover(oracles.naive_edges(P, TAU), GAMMA_C),
     ),
     "ste_scores": (
-      lambda P: jnp.stack(ste_scores(P, tau=TAU, gamma=GAMMA, gamma_c=GAMMA_C)),
+      lambda P: jnp.stack(jax.tree.leaves(ste_scores(P, tau=TAU, gamma=GAMMA, gamma_c=GAMMA_C))),
       lambda P: jnp.stack(oracles.naive_ste_scores(P, TAU, GAMMA, GAMMA_C, N - 1)),
     ),
   }

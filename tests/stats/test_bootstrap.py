@@ -400,7 +400,8 @@ def test_top1_entropy_of_a_known_distribution():
 
 def test_percentile_intervals_match_numpy(rng):
   x = rng.normal(size=(200, 5)).astype(np.float32)
-  lo, hi = stats.percentile_intervals(jnp.asarray(x), level=0.9)
+  interval = stats.percentile_intervals(jnp.asarray(x), level=0.9)
+  lo, hi = interval.lower, interval.upper
   np.testing.assert_allclose(np.asarray(lo), np.percentile(x, 5, axis=0), atol=1e-5)
   np.testing.assert_allclose(np.asarray(hi), np.percentile(x, 95, axis=0), atol=1e-5)
   scores = ste_jax.STEScores(top_cycle=jnp.asarray(x), uncovered=jnp.asarray(-x))
@@ -425,7 +426,8 @@ def test_summaries_jit():
       stats.percentile_intervals(s, level=0.5),
     )
 
-  entropy, jac, (lo, hi) = summaries(scores)
+  entropy, jac, interval = summaries(scores)
+  lo, hi = interval.lower, interval.upper
   p = np.array([0.5, 0.375, 0.125])
   np.testing.assert_allclose(float(entropy), -np.sum(p * np.log(p)), atol=1e-6)
   # top-1 cores (ties to the lower index): {0}, {0}, {1}, {1}: two of six pairs agree

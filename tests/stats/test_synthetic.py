@@ -32,7 +32,8 @@ GRID = [(n, s) for n in (30, 50, 100) for s in (3, 5, 7)]
 @pytest.mark.parametrize("outsiders", ["random_order", "random_tournament"])
 def test_top_cycle_is_the_planted_core(n, core_size, outsiders):
   key = jax.random.fold_in(jax.random.key(n), core_size)
-  P, core = stats.planted_core_tournament(key, n=n, core_size=core_size, outsiders=outsiders)
+  planted = stats.planted_core_tournament(key, n=n, core_size=core_size, outsiders=outsiders)
+  P, core = planted.P, planted.core_mask
   core = np.asarray(core)
   assert core.sum() == core_size
   np.testing.assert_array_equal(_hard_top_cycle(P), core)
@@ -42,7 +43,8 @@ def test_top_cycle_is_the_planted_core(n, core_size, outsiders):
 @pytest.mark.parametrize("core_size", [1, 3, 5, 7])
 def test_structure_matches_specification(core_size):
   n = 30
-  P, core = stats.planted_core_tournament(jax.random.key(core_size), n=n, core_size=core_size)
+  planted = stats.planted_core_tournament(jax.random.key(core_size), n=n, core_size=core_size)
+  P, core = planted.P, planted.core_mask
   P, core = np.asarray(P), np.asarray(core)
   off = ~np.eye(n, dtype=bool)
   np.testing.assert_allclose(P + P.T, 1.0, atol=1e-6)  # complementary
@@ -68,9 +70,10 @@ def test_structure_matches_specification(core_size):
 
 def test_random_tournament_outsiders_can_be_cyclic():
   n, s = 30, 3
-  P, core = stats.planted_core_tournament(
+  planted = stats.planted_core_tournament(
     jax.random.key(3), n=n, core_size=s, outsiders="random_tournament"
   )
+  P, core = planted.P, planted.core_mask
   outer = np.asarray(P)[np.ix_(~np.asarray(core), ~np.asarray(core))]
   degrees = sorted((outer > 0.5).sum(axis=1).tolist())
   assert degrees != list(range(n - s))  # not transitive
@@ -91,7 +94,7 @@ def test_labels_are_permuted():
 
 
 def test_margins_are_parameters_and_validated():
-  P, core = stats.planted_core_tournament(
+  planted = stats.planted_core_tournament(
     jax.random.key(0),
     n=10,
     core_size=3,
@@ -99,6 +102,7 @@ def test_margins_are_parameters_and_validated():
     cycle_margin=(0.1, 0.1),
     outsider_margin=(0.3, 0.3),
   )
+  P, core = planted.P, planted.core_mask
   P, core = np.asarray(P), np.asarray(core)
   np.testing.assert_allclose(P[np.ix_(core, ~core)], 0.9, atol=1e-6)
   inner = P[np.ix_(core, core)]
@@ -120,8 +124,9 @@ def test_vmapped_pipeline_matches_eager():
   # jit(vmap) over seeds must equal the eager computation seed by seed.
   def trial(key):
     k1, k2 = jax.random.split(key)
-    P, core = stats.planted_core_tournament(k1, n=10, core_size=5)
-    wins, _ = stats.sample_comparisons(k2, P, per_pair=50, missing_rate=0.1)
+    planted = stats.planted_core_tournament(k1, n=10, core_size=5)
+    P, core = planted.P, planted.core_mask
+    wins = stats.sample_comparisons(k2, P, per_pair=50, missing_rate=0.1).wins
     rates = stats.win_rate(wins).rates  # BT under jit(vmap) is covered in test_baselines
     return P, core, wins, stats.top_k_f1(rates, core), stats.auroc(rates, core)
 
@@ -132,8 +137,9 @@ def test_vmapped_pipeline_matches_eager():
     np.isfinite(np.asarray(auc))
   )
   k1, k2 = jax.random.split(keys[2])
-  P2, core2 = stats.planted_core_tournament(k1, n=10, core_size=5)
-  wins2, _ = stats.sample_comparisons(k2, P2, per_pair=50, missing_rate=0.1)
+  planted = stats.planted_core_tournament(k1, n=10, core_size=5)
+  P2, core2 = planted.P, planted.core_mask
+  wins2 = stats.sample_comparisons(k2, P2, per_pair=50, missing_rate=0.1).wins
   np.testing.assert_allclose(np.asarray(P[2]), np.asarray(P2), atol=1e-7)
   np.testing.assert_array_equal(np.asarray(core[2]), np.asarray(core2))
   np.testing.assert_array_equal(np.asarray(wins[2]), np.asarray(wins2))
@@ -156,8 +162,9 @@ def test_missing_pair_count_is_exact(missing_rate):
   num_pairs = n * (n - 1) // 2
   expected_missing = round(missing_rate * num_pairs)
   k1, k2 = jax.random.split(jax.random.key(7))
-  P, _ = stats.planted_core_tournament(k1, n=n, core_size=3)
-  wins, observed = stats.sample_comparisons(k2, P, per_pair=m, missing_rate=missing_rate)
+  P = stats.planted_core_tournament(k1, n=n, core_size=3).P
+  sampled = stats.sample_comparisons(k2, P, per_pair=m, missing_rate=missing_rate)
+  wins, observed = sampled.wins, sampled.observed
   wins, observed = np.asarray(wins), np.asarray(observed)
   assert num_pairs - observed[np.triu_indices(n, 1)].sum() == expected_missing
   np.testing.assert_array_equal(observed, observed.T)
@@ -172,15 +179,15 @@ def test_missing_count_hand_values():
   # n = 10: 45 pairs; 0.1 * 45 = 4.5 -> 4 (half to even), 0.3 * 45 = 13.5 -> 14, 0.5 * 45 -> 22.
   P = jnp.full((10, 10), 0.5, dtype=jnp.float32)
   for mu, missing in [(0.1, 4), (0.3, 14), (0.5, 22)]:
-    _, observed = stats.sample_comparisons(jax.random.key(0), P, per_pair=1, missing_rate=mu)
+    observed = stats.sample_comparisons(jax.random.key(0), P, per_pair=1, missing_rate=mu).observed
     assert 45 - int(np.triu(np.asarray(observed), 1).sum()) == missing
 
 
 def test_sample_means_match_binomial_means():
   n, m, eta = 10, 20000, 0.02
   k1, k2 = jax.random.split(jax.random.key(11))
-  P, _ = stats.planted_core_tournament(k1, n=n, core_size=3)
-  wins, _ = stats.sample_comparisons(k2, P, per_pair=m, label_noise=eta)
+  P = stats.planted_core_tournament(k1, n=n, core_size=3).P
+  wins = stats.sample_comparisons(k2, P, per_pair=m, label_noise=eta).wins
   P, wins = np.asarray(P, dtype=np.float64), np.asarray(wins, dtype=np.float64)
   p_game = eta / 2 + (1 - eta) * P
   rows, cols = np.triu_indices(n, 1)
@@ -194,15 +201,15 @@ def test_sample_means_match_binomial_means():
 
 def test_full_label_noise_gives_fair_coins():
   n, m = 10, 5000
-  P, _ = stats.planted_core_tournament(jax.random.key(2), n=n, core_size=3)
-  wins, _ = stats.sample_comparisons(jax.random.key(3), P, per_pair=m, label_noise=1.0)
+  P = stats.planted_core_tournament(jax.random.key(2), n=n, core_size=3).P
+  wins = stats.sample_comparisons(jax.random.key(3), P, per_pair=m, label_noise=1.0).wins
   frac = np.asarray(wins)[np.triu_indices(n, 1)] / m
   assert np.max(np.abs(frac - 0.5)) < 5 * np.sqrt(0.25 / m)
 
 
 def test_sampling_dtype_and_validation(x64):
-  P, _ = stats.planted_core_tournament(jax.random.key(0), n=10, core_size=3)
-  wins, _ = stats.sample_comparisons(jax.random.key(1), P, per_pair=3)
+  P = stats.planted_core_tournament(jax.random.key(0), n=10, core_size=3).P
+  wins = stats.sample_comparisons(jax.random.key(1), P, per_pair=3).wins
   assert wins.dtype == jnp.float64
   with pytest.raises(ValueError, match="missing_rate"):
     stats.sample_comparisons(jax.random.key(1), P, per_pair=3, missing_rate=1.5)
@@ -216,7 +223,8 @@ def test_planted_core_recovered_by_baselines_with_many_games():
   # end to end: with lots of data the core agents win most games, so even the win rate ranks them
   # on top when outsiders are weak; a sanity check that sampling follows P's orientation.
   k1, k2 = jax.random.split(jax.random.key(4))
-  P, core = stats.planted_core_tournament(k1, n=10, core_size=3, outsider_margin=(0.01, 0.02))
-  wins, _ = stats.sample_comparisons(k2, P, per_pair=2000)
+  planted = stats.planted_core_tournament(k1, n=10, core_size=3, outsider_margin=(0.01, 0.02))
+  P, core = planted.P, planted.core_mask
+  wins = stats.sample_comparisons(k2, P, per_pair=2000).wins
   rates = np.asarray(stats.win_rate(wins).rates)
   assert set(np.argsort(-rates)[:3].tolist()) == set(np.flatnonzero(np.asarray(core)).tolist())
