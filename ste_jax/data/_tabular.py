@@ -457,6 +457,9 @@ def _read_csv_records(path: str, opener, delimiter: str):
 _REPEATED_HEADER_SCAN = _tuning.REPEATED_HEADER_SCAN
 
 
+# Kept over pandas.read_csv / pyarrow.csv alone: neither gives each row's line, pandas pads short
+# rows silently, pyarrow numbers them only single-threaded; the csv module alone is much slower
+# (benchmarks/libraries.py).
 def _read_csv_unquoted(path: str, opener, delimiter: str):
   """The vectorized reader of :func:`_read_csv`, or ``None`` when the file needs the exact one.
 
@@ -714,6 +717,8 @@ _PGN_RUNS_PER_CHUNK = _tuning.PGN_RUNS_PER_CHUNK
 _PGN_TAG_RUN = r'(?:^[ \t]*\[[A-Za-z0-9_]+[ \t]+"' + _PGN_VALUE + r'"[ \t]*\][ \t]*\r?(?:\n|\Z))+'
 
 
+# Kept over chess.pgn.read_headers: it gives no line numbers, loses the game after stray text,
+# merges tag sections without movetext and keeps \" escapes (benchmarks/libraries.py).
 def _read_pgn(path: str, opener):
   """Reads the tag pairs of every game of a PGN file: one record per game, the tags its fields.
 
