@@ -103,11 +103,6 @@ def build_parser() -> argparse.ArgumentParser:
     )
     add_arguments(_LoadingFlags(p), LoadSettings)  # --format, --agent-column, ..., --metric
     add_arguments(_LoadingFlags(p), OutcomePolicy)  # --ties, --both-bad, ..., --order-swap
-    p.add_argument(  # the command's choice, not the loader's: the library reports bad rows
-      "--skip-bad-rows",
-      action="store_true",
-      help="drop rows that cannot be read (listed on stderr) instead of stopping at the first",
-    )
 
   def estimator_options(p):
     from ste_jax._options import add_arguments
@@ -362,7 +357,6 @@ def load_settings(args: argparse.Namespace):
   return LoadSettings(
     **values(LoadSettings),
     policy=OutcomePolicy(**values(OutcomePolicy)),
-    skip_bad_rows=bool(getattr(args, "skip_bad_rows", False)),
   )
 
 

@@ -27,7 +27,6 @@ CLI_ONLY = {
   "context": "explain: one context only",
   "seed": "the CLI's seed; the Python API takes a PRNG key",
   "no_progress": "progress bar",
-  "skip_bad_rows": "whether the command stops at a bad row (the loader reports them all)",
   "by_context": "score: one table per context (leaderboard(by_context=...))",
   "output": "output format",
   "top": "rows printed",

@@ -123,9 +123,8 @@ class LoadSettings:
   agents: Sequence[str] | None = option(None, flag=None, help="fixed agent names and order")
   contexts: Sequence[str] | None = option(None, flag=None, help="fixed context names and order")
   strict: bool = option(False, flag=None, help="raise on the first bad row instead of reporting it")
-  skip_bad_rows: bool = option(  # flag=None while _cli.data_options adds --skip-bad-rows itself
+  skip_bad_rows: bool = option(
     False,
-    flag=None,
     help="drop rows that cannot be used (with a warning; listed in the load report) instead of "
     "refusing the input",
   )

@@ -41,7 +41,8 @@ def test_cli_loading_flags_are_the_fields(command):
   actions = [a for a in _subparser(command)._actions if a.dest.startswith(_cli.LOADING_DEST)]
   seen = {}
   for action in actions:
-    (flag,) = action.option_strings
+    flag, *negations = action.option_strings  # a boolean is a --flag / --no-flag switch
+    assert negations in ([], ["--no-" + flag[2:]]), action.option_strings
     seen[flag] = action
   assert set(seen) == set(declared)
   for flag, (cls, name) in declared.items():
@@ -62,14 +63,13 @@ def test_cli_loading_flags_are_the_fields(command):
     "agents",
     "contexts",
     "strict",
-    "skip_bad_rows",
     "policy",
   }
-  # What data_options adds besides the fields: the file and --skip-bad-rows (a command decision).
+  # What data_options adds besides the fields: the file.
   others = {s for a in _subparser(command)._actions for s in a.option_strings or [a.dest]} - set(
     declared
   )
-  assert {"file", "--skip-bad-rows"} <= others
+  assert "file" in others and "--skip-bad-rows" in declared
 
 
 def test_the_flags_users_know_are_kept():
@@ -89,6 +89,7 @@ def test_the_flags_users_know_are_kept():
     "--fractional": "fractional",
     "--strong-weight": "strong_weight",
     "--order-swap": "order_swap",
+    "--skip-bad-rows": "skip_bad_rows",
   }
   defaults = {
     flag: _subparser("score").get_default(_cli.LOADING_DEST + n)
@@ -108,6 +109,7 @@ def test_the_flags_users_know_are_kept():
     "--fractional": "soft",
     "--strong-weight": 3.0,
     "--order-swap": "auto",
+    "--skip-bad-rows": False,
   }
 
 
