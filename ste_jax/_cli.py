@@ -31,7 +31,7 @@ import warnings
 import zlib
 
 from ste_jax._errors import InputError, OptionError
-from ste_jax._options import parse_nonnegative_int, parse_open_interval
+from ste_jax._options import parse_nonnegative_int
 
 PROG = "ste-jax"
 DEMO_DATASET = "vicuna80_qlora_human"
@@ -235,31 +235,10 @@ def _suggest_parser(sub, data_options) -> None:
     "the current verdicts and whether they are already certified.",
   )
   data_options(p)
-  p.add_argument(
-    "--k", type=parse_nonnegative_int, default=20, help="number of pairs to suggest (default 20)"
-  )
-  p.add_argument(
-    "--target",
-    choices=("top_cycle", "uncovered"),
-    default="top_cycle",
-    help="core whose verdicts to certify: top_cycle (default) or uncovered",
-  )
-  p.add_argument(
-    "--confidence",
-    type=parse_open_interval(0.5, 1.0),
-    default=0.95,
-    help="probability that the whole certified core is right (default 0.95); with the default "
-    "--correction bonferroni an edge is sure when its posterior orientation probability is >= "
-    "1 - (1 - confidence) / #pairs",
-  )
-  p.add_argument(
-    "--correction",
-    choices=("bonferroni", "none"),
-    default="bonferroni",
-    help="bonferroni (default): split 1 - confidence over the n(n-1)/2 pairs (union bound), as "
-    "adaptive sampling that stops at the first certification needs; none: confidence per pair, "
-    "the level of `score` verdicts",
-  )
+  from ste_jax._options import add_arguments, parser_of
+  from ste_jax.evaluate import ResamplingSettings, SuggestSettings
+
+  add_arguments(p, SuggestSettings)  # --k, --target, --confidence, --correction
   p.add_argument(
     "--plausible",
     choices=("auto", "posterior", "model"),
@@ -270,14 +249,13 @@ def _suggest_parser(sub, data_options) -> None:
     "(the hard cores of the model estimator's parametric bootstrap replicas, as `score` computes "
     "P(TC)) or auto (default: model when some pair was never compared, else posterior)",
   )
-  from ste_jax._options import parser_of
-  from ste_jax.evaluate import ResamplingSettings
-
   p.add_argument(
     "--replicas",
+    dest="num_replicas",
     type=parser_of(ResamplingSettings, "num_replicas"),
-    default=200,
-    help="bootstrap replicas behind --plausible model (default 200)",
+    default=ResamplingSettings().num_replicas,
+    help="bootstrap replicas behind --plausible model "
+    f"(default {ResamplingSettings().num_replicas})",
   )
   p.add_argument(
     "--output",
@@ -773,19 +751,18 @@ def cmd_suggest(args) -> int:
     plausible = "model" if resolved.redraws_outcomes else "posterior"
   cores = None
   if plausible == "model":
-    if args.replicas < 1:
+    if args.num_replicas < 1:
       raise OptionError("--plausible model needs --replicas >= 1")
     print(
-      f"plausible cores: the hard {args.target} of {args.replicas} parametric bootstrap replicas "
-      "of the model "
-      "estimator (as `ste-jax score` computes P(TC))",
+      f"plausible cores: the hard {args.target} of {args.num_replicas} parametric bootstrap "
+      "replicas of the model estimator (as `ste-jax score` computes P(TC))",
       file=sys.stderr,
     )
     cores = replica_cores(
       jax.random.key(args.seed),
       comparisons,
       ModelEstimator(),
-      ResamplingSettings(num_replicas=args.replicas),
+      ResamplingSettings(num_replicas=args.num_replicas),
       target=args.target,
     )
   print(

@@ -98,7 +98,7 @@ BAD_OPTIONS = [
   (["explain", "FILE", "x", "--record-tolerance", "1e39"], ["--record-tolerance"], 2),
   (["score", "FILE", "--solutions", "nope"], ["--solutions"], 2),
   (["score", "FILE", "--columns", ""], ["--columns"], 2),
-  (["suggest", "FILE", "--k", "0"], ["--k", "between 1 and 6"], 1),
+  (["suggest", "FILE", "--k", "0"], ["--k", ">= 1"], 2),
   (["suggest", "FILE", "--k", str(10**30)], ["--k", "between 1 and 6"], 1),
   (["suggest", "FILE", "--confidence", "0.5"], ["--confidence"], 2),
   (

@@ -19,7 +19,7 @@ from ste_jax import _options
 from ste_jax._cli import LOADING_DEST, build_parser
 
 # Subcommands whose options come from settings classes.
-COMMANDS = ("score", "explain", "demo")
+COMMANDS = ("score", "explain", "demo", "suggest")
 
 # Flags that steer the command itself (its input, output and progress), not a computation.
 CLI_ONLY = {
@@ -28,6 +28,7 @@ CLI_ONLY = {
   "seed": "the CLI's seed; the Python API takes a PRNG key",
   "no_progress": "progress bar",
   "by_context": "score: one table per context (leaderboard(by_context=...))",
+  "plausible": "suggest: which tournaments give the plausible cores (an estimator in Python)",
   "output": "output format",
   "top": "rows printed",
   "head_to_head": "crosstable rows printed",

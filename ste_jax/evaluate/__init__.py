@@ -1,6 +1,7 @@
 """The practitioner's pipeline: estimators, verdicts, diagnostics and the leaderboard."""
 
 from ._active import SuggestedPairs as SuggestedPairs
+from ._active import SuggestSettings as SuggestSettings
 from ._active import simulate_certification as simulate_certification
 from ._active import suggest_pairs as suggest_pairs
 from ._answer import TopAnswer as TopAnswer
@@ -64,6 +65,7 @@ __all__ = [
   "PosteriorEdgeEstimator",
   "ReplicaCoreCandidates",
   "ResamplingSettings",
+  "SuggestSettings",
   "SuggestedPairs",
   "TopAnswer",
   "TournamentEstimator",

@@ -62,6 +62,7 @@ Everything is pure and static-shaped: :func:`suggest_pairs` works under ``jax.ji
 """
 
 from collections.abc import Sequence
+import dataclasses
 import functools
 from typing import NamedTuple
 
@@ -70,6 +71,13 @@ from jax import lax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax._options import (
+  at_least,
+  open_interval,
+  option,
+  parse_nonnegative_int,
+  parse_open_interval,
+)
 from ste_jax._results import result_type
 from ste_jax.data import Comparisons, PairCounts
 from ste_jax.evaluate._leaderboard import replica_cores
@@ -78,6 +86,55 @@ from ste_jax.evaluate._replicas import ResamplingSettings
 
 TARGETS = ("top_cycle", "uncovered")
 CORRECTIONS = ("bonferroni", "none")
+
+
+@dataclasses.dataclass(frozen=True)
+class SuggestSettings:
+  """The options of :func:`suggest_pairs` and ``ste-jax suggest``, each declared once.
+
+  :func:`suggest_pairs` takes them as keywords with these defaults; the command line derives its
+  flags from the fields (:func:`~ste_jax._options.add_arguments`).
+
+  Attributes:
+    k: number of distinct pairs to draw.
+    target: the core whose verdicts to certify, ``"top_cycle"`` or ``"uncovered"``.
+    confidence: the verdicts' level in ``(0.5, 1)``.
+    correction: ``"bonferroni"`` (edge level ``1 - (1 - confidence) / num_pairs``) or ``"none"``.
+    prior: ``alpha`` of every pair's symmetric ``Beta(alpha, alpha)`` prior.
+    num_draws: posterior tournaments behind the relevance term.
+
+  Example:
+    >>> SuggestSettings().k, SuggestSettings(target="uncovered").correction
+    (20, 'bonferroni')
+  """
+
+  k: int = option(
+    20, help="number of pairs to suggest", parse=parse_nonnegative_int, check=at_least(1)
+  )
+  target: str = option(
+    "top_cycle", help="core whose verdicts to certify: top_cycle or uncovered", choices=TARGETS
+  )
+  confidence: float = option(
+    0.95,
+    help="probability that the whole certified core is right; with --correction bonferroni an "
+    "edge is sure when its posterior orientation probability is >= 1 - (1 - confidence) / #pairs",
+    parse=parse_open_interval(0.5, 1.0),
+    check=open_interval(0.5, 1.0),
+  )
+  correction: str = option(
+    "bonferroni",
+    help="bonferroni: split 1 - confidence over the n(n-1)/2 pairs (union bound), as adaptive "
+    "sampling that stops at the first certification needs; none: confidence per pair, the level "
+    "of `score` verdicts",
+    choices=CORRECTIONS,
+  )
+  prior: float = option(0.5, flag=None, help="alpha of each pair's Beta(alpha, alpha) prior")
+  num_draws: int = option(
+    32, flag=None, help="posterior tournaments behind the relevance term", check=at_least(1)
+  )
+
+
+_SUGGEST = SuggestSettings()  # the keyword defaults of suggest_pairs
 POLICIES = ("active", "uniform", "arena")
 _COUNT = jnp.float32  # {0, 1} products and integer counts <= n^2: exact in float32
 _DRAW_SEED = 0x5E1EC7  # the posterior draws' common random numbers (see the module docstring)
@@ -502,14 +559,14 @@ def suggest_pairs(
   key: jax.Array,
   counts_or_comparisons: "Comparisons | PairCounts | jax.typing.ArrayLike",
   *,
-  k: int,
-  target: str = "top_cycle",
-  confidence: "float | jax.Array" = 0.95,
-  correction: str = "bonferroni",
+  k: int = _SUGGEST.k,
+  target: str = _SUGGEST.target,
+  confidence: "float | jax.Array" = _SUGGEST.confidence,
+  correction: str = _SUGGEST.correction,
   exclude: "jax.typing.ArrayLike | Sequence | None" = None,
   require: "jax.typing.ArrayLike | Sequence | None" = None,
-  prior: float = 0.5,
-  num_draws: int = 32,
+  prior: float = _SUGGEST.prior,
+  num_draws: int = _SUGGEST.num_draws,
   plausible_cores: jax.typing.ArrayLike | None = None,
   estimator: "TournamentEstimator | str | None" = None,
   resampling: "ResamplingSettings | None" = None,
@@ -540,6 +597,9 @@ def suggest_pairs(
   Pure: ``jax.jit`` (with ``k``, ``target``, ``prior``, ``num_draws`` static) and ``jax.vmap``
   (over keys and ``(n, n)`` win matrices; masks for ``exclude`` / ``require``) work, and
   ``confidence`` may be traced.
+
+  The keywords ``k``, ``target``, ``confidence``, ``correction``, ``prior`` and ``num_draws`` are
+  the fields of :class:`SuggestSettings`, with its defaults.
 
   Args:
     key: PRNG key (the draw's only randomness).
