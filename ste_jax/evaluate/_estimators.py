@@ -30,7 +30,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ste_jax._errors import OptionError
 from ste_jax._options import check_options, option, parse_positive_or_none, positive_finite
+from ste_jax._validation import validate_symmetric_prior
 from ste_jax.data import (
   Comparisons,
   PairCounts,
@@ -55,7 +57,12 @@ from ste_jax.ops import STEScores, ste_scores_from_edges
 class PosteriorEdgeEstimator(TournamentEstimator):
   """Posterior-edge evidence ``D_ab = max(0, 2 Pr(theta_ab > 1/2) - 1)`` (paper §6.1).
 
-  ``theta_ab ~ Beta(1/2 + w_ab, 1/2 + w_ba)`` (Jeffreys prior; ties count 1/2 to each side).
+  ``theta_ab ~ Beta(alpha + w_ab, alpha + w_ba)`` for the prior ``Beta(alpha, alpha)`` (default
+  Jeffreys, ``alpha = 1/2``; ties count 1/2 to each side by default).
+
+  Attributes:
+    prior: the symmetric Beta prior ``(alpha, alpha)``, finite ``alpha > 0``.
+    tie_policy: ``"half"`` or ``"drop"`` (see :func:`~ste_jax.data.pair_counts`).
 
   Example:
     >>> import jax
@@ -66,6 +73,13 @@ class PosteriorEdgeEstimator(TournamentEstimator):
     (0.986, 0.0)
   """
 
+  prior: tuple[float, float] = option(
+    (0.5, 0.5), help="symmetric Beta prior of the posterior-edge estimator", flag=None
+  )
+  tie_policy: str = option(
+    "half", choices=("half", "drop"), help="how a tie counts (pair_counts)", flag=None
+  )
+
   name = "posterior"
   ties_connect = False
   uses_tau = False
@@ -73,6 +87,10 @@ class PosteriorEdgeEstimator(TournamentEstimator):
     "'A > B (p)': A won a share p of its comparisons with B (ties 1/2); a pair never compared "
     "or evenly split is no edge"
   )
+
+  def __post_init__(self):
+    check_options(self)
+    object.__setattr__(self, "prior", validate_symmetric_prior(self.prior))
 
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     """The point edges ``D`` (draws no random numbers: ``key`` is unused)."""
@@ -82,7 +100,8 @@ class PosteriorEdgeEstimator(TournamentEstimator):
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """``(n, n)`` posterior edges ``D`` of (reweighted) comparisons (pure)."""
     del state
-    return posterior_edges(pair_counts(comparisons).wins)
+    counts = pair_counts(comparisons, tie_policy=self.tie_policy)
+    return posterior_edges(counts.wins, prior=self.prior)
 
   def conventions(self) -> str:
     return (
@@ -97,10 +116,10 @@ class PosteriorEdgeEstimator(TournamentEstimator):
     strict = (edges > 0) & jnp.broadcast_to(~jnp.eye(n, dtype=bool), edges.shape)
     return strict, strict
 
-  def soft_scores(self, edges: jax.Array, *, tau: float, gamma: float) -> STEScores:
-    """:func:`~ste_jax.ste_scores_from_edges` of ``D`` (``tau`` unused)."""
+  def soft_scores(self, edges: jax.Array, *, tau: float, gamma: float, **options: Any) -> STEScores:
+    """:func:`~ste_jax.ste_scores_from_edges` of ``D`` (``tau`` unused; ``options`` forwarded)."""
     del tau
-    return ste_scores_from_edges(edges, gamma=gamma)
+    return ste_scores_from_edges(edges, gamma=gamma, **options)
 
   def display_tournament(self, edges: jax.Array, counts: PairCounts) -> jax.Array:
     """The win-rate tournament of ``counts``: its strict majority ``P > 1/2`` is ``D > 0``."""
@@ -112,6 +131,10 @@ class PosteriorEdgeEstimator(TournamentEstimator):
 class WinRateEstimator(TournamentEstimator):
   """The empirical win-rate tournament ``P`` (ties 1/2 each way; an unobserved pair ``1/2``).
 
+  Attributes:
+    missing: the value of ``P`` at an unobserved pair, in ``[0, 1]`` or NaN.
+    tie_policy: ``"half"`` or ``"drop"`` (see :func:`~ste_jax.data.pair_counts`).
+
   Example:
     >>> import jax
     >>> from ste_jax.data import Comparisons
@@ -121,8 +144,22 @@ class WinRateEstimator(TournamentEstimator):
     (0.5, 0.5)
   """
 
+  missing: float = option(
+    0.5, help="win rate of a pair never compared (win-rate estimator)", flag=None
+  )
+  tie_policy: str = option(
+    "half", choices=("half", "drop"), help="how a tie counts (pair_counts)", flag=None
+  )
+
   name = "winrate"
   edge_legend = "'A > B (p)': A won a share p of its comparisons with B (ties 1/2)"
+
+  def __post_init__(self):
+    check_options(self)
+    missing = float(self.missing)
+    if not (missing != missing or 0 <= missing <= 1):
+      raise OptionError(f"missing must be in [0, 1] or NaN, got {missing}.")
+    object.__setattr__(self, "missing", missing)
 
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     """The win-rate tournament (draws no random numbers: ``key`` is unused)."""
@@ -132,7 +169,8 @@ class WinRateEstimator(TournamentEstimator):
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """``(n, n)`` win-rate tournament of (reweighted) comparisons (pure)."""
     del state
-    return win_rate_tournament(pair_counts(comparisons))
+    counts = pair_counts(comparisons, tie_policy=self.tie_policy)
+    return win_rate_tournament(counts, missing=self.missing)
 
   def conventions(self) -> str:
     return (

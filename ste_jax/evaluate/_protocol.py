@@ -140,9 +140,17 @@ class TournamentEstimator(abc.ABC):
     weak, strict = self.hard_relations(edges)
     return exact.reach_all(weak), exact.uncovered_in_relation(strict)
 
-  def soft_scores(self, edges: jax.Array, *, tau: float, gamma: float) -> STEScores:
-    """STE scores of the edges (default: :func:`~ste_jax.ste_scores` of a tournament ``P``)."""
-    return ste_scores(edges, tau=tau, gamma=gamma)
+  def soft_scores(self, edges: jax.Array, *, tau: float, gamma: float, **options: Any) -> STEScores:
+    """STE scores of the edges (default: :func:`~ste_jax.ste_scores` of a tournament ``P``).
+
+    Args:
+      edges: ``(..., n, n)`` edges (a leading batch, e.g. contexts, is scored per slice).
+      tau: edge temperature.
+      gamma: Top-Cycle aggregation temperature.
+      **options: further operator settings (``gamma_c``, ``max_path_length``, ``reach_gamma``),
+        forwarded to the operator; an override must accept and forward them.
+    """
+    return ste_scores(edges, tau=tau, gamma=gamma, **options)
 
   def display_tournament(self, edges: jax.Array, counts: PairCounts) -> jax.Array:
     """A complementary ``(n, n)`` tournament for figures, witnesses, solutions (default: edges)."""

@@ -24,7 +24,7 @@ Summaries of the replicas (Table 5: inclusion frequencies, intervals, Jaccard, e
 import dataclasses
 import functools
 import math
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import jax
 from jax import lax
@@ -32,17 +32,14 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
-from ste_jax._validation import (
-  validate_int,
-  validate_path_length,
-  validate_symmetric_prior,
-  validate_temperature,
-)
-from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
-from ste_jax.ops import STEScores, ste_scores, ste_scores_from_edges
+from ste_jax._validation import validate_int, validate_path_length, validate_temperature
+from ste_jax.data import Comparisons
+from ste_jax.ops import STEScores
+
+if TYPE_CHECKING:
+  from ste_jax.evaluate._protocol import TournamentEstimator
 
 METHODS = ("multinomial", "poisson")
-ESTIMATORS = ("posterior", "winrate")
 
 
 # --------------------------------------------------------------------------------------------
@@ -337,43 +334,38 @@ def _bootstrap(keys, comparisons, score_leaves, *, score_fn, method, batch_size,
 
 @dataclasses.dataclass(frozen=True)
 class STEScoreFn:
-  """``comparisons -> STEScores``: counts, a tournament estimator and the STE operators.
+  """``comparisons -> STEScores``: a tournament estimator's edges, then its STE scores.
 
   Build it with :func:`ste_score_fn`. Instances are hashable and compare by value. It is also a
-  pytree whose leaves are the temperatures ``tau``, ``gamma``, ``gamma_c`` (the other fields are
-  static; ``reach_gamma`` too, since ``0`` selects the exact closure, another algorithm), so
-  :func:`bootstrap_scores` traces them: configurations that differ only in these temperatures
-  share one compilation.
+  pytree whose leaves are the temperatures ``tau``, ``gamma``, ``gamma_c`` (the other fields,
+  the estimator among them, are static; ``reach_gamma`` too, since ``0`` selects the exact
+  closure, another algorithm), so :func:`bootstrap_scores` traces them: configurations that
+  differ only in these temperatures share one compilation.
   """
 
-  estimator: str
+  estimator: "TournamentEstimator"
   tau: float
   gamma: float | None
   gamma_c: float | None
   max_path_length: int | None
   reach_gamma: float
-  tie_policy: str
-  prior: tuple[float, float]
-  missing: float
   by_context: bool
 
   def __call__(self, comparisons: Comparisons) -> STEScores:
-    counts = pair_counts(comparisons, tie_policy=self.tie_policy, by_context=self.by_context)
-    gamma = self.tau if self.gamma is None else self.gamma
-    if self.estimator == "posterior":
-      D = posterior_edges(counts.wins, prior=self.prior)
-      return ste_scores_from_edges(
-        D,
-        gamma=gamma,
-        gamma_c=self.gamma_c,
-        max_path_length=self.max_path_length,
-        reach_gamma=self.reach_gamma,
-      )
-    P_hat = win_rate_tournament(counts, missing=self.missing)
-    return ste_scores(
-      P_hat,
+    est = self.estimator
+    if self.by_context:
+      # One context's edges: the comparisons with the other contexts' weights set to zero.
+      def context_edges(k):
+        weight = jnp.where(comparisons.context == k, comparisons.weight, 0)
+        return est.replica_edges(None, dataclasses.replace(comparisons, weight=weight))
+
+      edges = jax.vmap(context_edges)(jnp.arange(comparisons.num_contexts))
+    else:
+      edges = est.replica_edges(None, comparisons)
+    return est.soft_scores(
+      edges,
       tau=self.tau,
-      gamma=gamma,
+      gamma=self.tau if self.gamma is None else self.gamma,
       gamma_c=self.gamma_c,
       max_path_length=self.max_path_length,
       reach_gamma=self.reach_gamma,
@@ -383,67 +375,64 @@ class STEScoreFn:
 jax.tree_util.register_dataclass(
   STEScoreFn,
   data_fields=["tau", "gamma", "gamma_c"],
-  meta_fields=[
-    "estimator",
-    "max_path_length",
-    "reach_gamma",
-    "tie_policy",
-    "prior",
-    "missing",
-    "by_context",
-  ],
+  meta_fields=["estimator", "max_path_length", "reach_gamma", "by_context"],
 )
 
 
 def ste_score_fn(
   *,
-  estimator: str = "posterior",
+  estimator: "str | TournamentEstimator" = "posterior",
   tau: float = 0.05,
   gamma: float | None = None,
   gamma_c: float | None = None,
   max_path_length: int | None = None,
   reach_gamma: float = 0.0,
-  tie_policy: str = "half",
-  prior: tuple[float, float] = (0.5, 0.5),
-  missing: float = 0.5,
   by_context: bool = False,
 ) -> STEScoreFn:
   """A ``score_fn`` for :func:`bootstrap_scores`: comparisons -> tournament -> STE scores.
 
-  The returned function counts the (reweighted) comparisons with
-  :func:`~ste_jax.data.pair_counts` and then
+  The returned function computes the estimator's edges of the (reweighted) comparisons,
+  ``estimator.replica_edges(None, comparisons)``, and their scores,
+  ``estimator.soft_scores(edges, tau=tau, gamma=gamma, gamma_c=..., max_path_length=...,
+  reach_gamma=...)``:
 
-  * ``estimator="posterior"`` (the paper's STE-posterior-edge, §6.1): the soft adjacency is the
-    posterior-edge evidence ``D = posterior_edges(wins, prior=prior)`` (Eq.
-    ``posterior_edge_estimator``, Jeffreys prior by default) and the scores are
+  * ``"posterior"``, :class:`~ste_jax.evaluate.PosteriorEdgeEstimator` (the paper's
+    STE-posterior-edge, §6.1): the posterior-edge evidence ``D`` (Eq.
+    ``posterior_edge_estimator``, Jeffreys prior by default) and
     :func:`~ste_jax.ste_scores_from_edges` ``(D, gamma=gamma, ...)``. ``tau`` plays no role here
     except as the default of ``gamma``.
-  * ``estimator="winrate"``: ``P = win_rate_tournament(counts, missing=missing)`` (an unobserved
-    pair is ``missing``, 1/2 by default) and the scores are :func:`~ste_jax.ste_scores`
+  * ``"winrate"``, :class:`~ste_jax.evaluate.WinRateEstimator`: the win-rate tournament ``P`` (an
+    unobserved pair is ``missing``, 1/2 by default) and :func:`~ste_jax.ste_scores`
     ``(P, tau=tau, gamma=gamma, ...)``.
+
+  The prior, the tie policy and the value of a missing pair are settings of the estimator, e.g.
+  ``ste_score_fn(estimator=PosteriorEdgeEstimator(prior=(1.0, 1.0)))``. The estimator must
+  compute its replica edges without a fitted state (``replica_edges(None, comparisons)``), as the
+  count-based estimators do.
 
   The paper's bootstrap experiment (Table 5) uses the posterior-edge estimator with max-min
   reachability (``reach_gamma=0``) and ``tau = gamma = 0.01``.
 
   Args:
-    estimator: ``"posterior"`` (default) or ``"winrate"``.
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a name of the registry
+      :data:`ste_jax.evaluate.ESTIMATORS` (resolved with
+      :func:`~ste_jax.evaluate.estimator_named`; default ``"posterior"``).
     tau: edge temperature of the win-rate path, and the default ``gamma``.
     gamma: Top-Cycle aggregation temperature; defaults to ``tau``.
     gamma_c: covering temperature; defaults to ``gamma``.
     max_path_length: ``K`` (``None``: ``n - 1``, exact reachability).
     reach_gamma: smooth-product temperature (``0``: exact max-min closure).
-    tie_policy: ``"half"`` or ``"drop"`` (see :func:`~ste_jax.data.pair_counts`).
-    prior: symmetric Beta prior of the posterior-edge estimator.
-    missing: the win-rate value of an unobserved pair (win-rate estimator only).
-    by_context: score each context separately: outputs of shape ``(num_contexts, n)``.
+    by_context: score each context separately (each context's edges from its own rows): outputs
+      of shape ``(num_contexts, n)``.
 
   Returns:
     An :class:`STEScoreFn`, a hashable callable ``comparisons -> STEScores`` (fields ``(n,)``, or
     ``(num_contexts, n)`` with ``by_context``).
 
   Raises:
-    ValueError: an unknown ``estimator`` or ``tie_policy``, a temperature that is not a positive
-      number, an invalid ``prior``, ``max_path_length < 1`` or ``missing`` outside ``[0, 1]``.
+    ValueError: an unknown estimator name, a temperature that is not a positive number or
+      ``max_path_length < 1``. TypeError: ``estimator`` neither a name nor a
+      ``TournamentEstimator``.
 
   Examples:
     >>> from ste_jax.data import Comparisons
@@ -451,20 +440,17 @@ def ste_score_fn(
     >>> [round(float(x), 2) for x in ste_score_fn(tau=0.01)(c).top_cycle]  # all in the top cycle
     [0.99, 0.99, 0.99]
   """
-  if estimator not in ESTIMATORS:
-    raise ValueError(f"estimator must be one of {ESTIMATORS}, got {estimator!r}.")
-  if tie_policy not in ("half", "drop"):
-    raise ValueError(f"tie_policy must be 'half' or 'drop', got {tie_policy!r}.")
+  # The registry lives with the estimators in ste_jax.evaluate, which loads Optax; importing it
+  # here, on use, keeps ``import ste_jax.stats`` light.
+  from ste_jax.evaluate._estimators import as_estimator
+
+  estimator = as_estimator(estimator)
   tau = validate_temperature(tau, "tau")
   gamma = None if gamma is None else validate_temperature(gamma, "gamma", allow_zero=True)
   gamma_c = None if gamma_c is None else validate_temperature(gamma_c, "gamma_c", allow_zero=True)
   reach_gamma = validate_temperature(reach_gamma, "reach_gamma", allow_zero=True)
   validate_path_length(max_path_length)
   max_path_length = None if max_path_length is None else int(max_path_length)
-  prior = validate_symmetric_prior(prior)
-  missing = float(missing)
-  if not (missing != missing or 0 <= missing <= 1):
-    raise ValueError(f"missing must be in [0, 1] or NaN, got {missing}.")
   return STEScoreFn(
     estimator=estimator,
     tau=tau,
@@ -472,8 +458,5 @@ def ste_score_fn(
     gamma_c=gamma_c,
     max_path_length=max_path_length,
     reach_gamma=reach_gamma,
-    tie_policy=tie_policy,
-    prior=prior,
-    missing=missing,
     by_context=bool(by_context),
   )

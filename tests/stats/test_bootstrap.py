@@ -287,21 +287,74 @@ def test_ste_score_fn_winrate_is_the_documented_pipeline():
   )
 
 
+def test_ste_score_fn_estimator_settings_are_the_documented_pipeline():
+  """The estimator's prior, missing value and tie policy reach the counts and the edges."""
+  from ste_jax.evaluate import PosteriorEdgeEstimator, WinRateEstimator
+
+  c = _comparisons(m=60)  # some pairs never compared
+  got = jax.jit(bs.ste_score_fn(estimator=PosteriorEdgeEstimator(prior=(1.0, 1.0)), tau=0.02))(c)
+  want = ste_jax.ste_scores_from_edges(
+    posterior_edges(pair_counts(c).wins, prior=(1.0, 1.0)), gamma=0.02
+  )
+  np.testing.assert_allclose(got.top_cycle, want.top_cycle, atol=tol(jnp.float32))
+  est = WinRateEstimator(tie_policy="drop")
+  got = jax.jit(bs.ste_score_fn(estimator=est, tau=0.05, gamma_c=0.04, max_path_length=2))(c)
+  P = win_rate_tournament(pair_counts(c, tie_policy="drop"))
+  want = ste_jax.ste_scores(P, tau=0.05, gamma=0.05, gamma_c=0.04, max_path_length=2)
+  np.testing.assert_allclose(got.uncovered, want.uncovered, atol=tol(jnp.float32))
+  P = WinRateEstimator(missing=0.2).replica_edges(None, c)
+  np.testing.assert_array_equal(P, win_rate_tournament(pair_counts(c), missing=0.2))
+  assert float(jnp.min(P + P.T)) < 1  # some pair never compared: 0.2 both ways
+  assert bs.ste_score_fn(estimator="winrate") == bs.ste_score_fn(estimator=WinRateEstimator())
+
+
+@pytest.mark.parametrize("estimator", ["posterior", "winrate"])
+def test_ste_score_fn_by_context_scores_each_context_on_its_own_rows(estimator):
+  """Row ``k`` of a by-context score is the score of context ``k``'s rows alone."""
+  rng = np.random.default_rng(5)
+  m, n = 90, 5
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  outcome = rng.choice([0.0, 0.5, 1.0], m)
+  context = rng.integers(0, 3, m)
+  c = Comparisons.from_arrays(a, b, outcome, context=context, weight=rng.integers(1, 4, m))
+  f = bs.ste_score_fn(estimator=estimator, tau=0.05, by_context=True)
+  got = jax.jit(f)(c)
+  assert got.top_cycle.shape == (3, n)
+  for k in range(3):
+    rows = context == k
+    sub = Comparisons.from_arrays(
+      a[rows], b[rows], outcome[rows], weight=np.asarray(c.weight)[rows], agents=c.agents
+    )
+    want = bs.ste_score_fn(estimator=estimator, tau=0.05)(sub)
+    np.testing.assert_allclose(got.top_cycle[k], want.top_cycle, atol=tol(jnp.float32))
+    np.testing.assert_allclose(got.uncovered[k], want.uncovered, atol=tol(jnp.float32))
+
+
 @pytest.mark.parametrize(
   "kwargs, match",
   [
     (dict(estimator="bt"), "estimator"),
+    (dict(estimator=3), "estimator"),
     (dict(tau=0.0), "tau"),
     (dict(gamma=-1.0), "gamma"),
-    (dict(prior=(1.0, 2.0)), "prior"),
-    (dict(tie_policy="ignore"), "tie_policy"),
     (dict(max_path_length=0), "max_path_length"),
-    (dict(missing=2.0), "missing"),
   ],
 )
 def test_ste_score_fn_validates(kwargs, match):
-  with pytest.raises(ValueError, match=match):
+  with pytest.raises((ValueError, TypeError), match=match):
     bs.ste_score_fn(**kwargs)
+
+
+def test_estimator_settings_are_validated():
+  from ste_jax.evaluate import PosteriorEdgeEstimator, WinRateEstimator
+
+  with pytest.raises(ValueError, match="prior"):
+    PosteriorEdgeEstimator(prior=(1.0, 2.0))
+  with pytest.raises(ValueError, match="tie_policy"):
+    PosteriorEdgeEstimator(tie_policy="ignore")
+  with pytest.raises(ValueError, match="missing"):
+    WinRateEstimator(missing=2.0)
 
 
 # --------------------------------------------------------------------------------------------
