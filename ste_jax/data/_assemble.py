@@ -220,6 +220,11 @@ def assemble(
   if agents is None:
     agents = sorted_names(a[ok], b[ok])
   agents = _as_names(agents, "agents")
+  if len(agents) > settings.max_agents:
+    raise OptionError(
+      f"{len(agents)} agents{where}, more than max_agents={settings.max_agents} (--max-agents): "
+      "check the agent columns, or raise the limit"
+    )
   a_idx, b_idx = encode(a, agents), encode(b, agents)
   rej.flag(
     (a_idx < 0) | (b_idx < 0),

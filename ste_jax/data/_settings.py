@@ -6,7 +6,7 @@ import difflib
 from typing import Any
 
 from .._errors import OptionError
-from .._options import check_options, option
+from .._options import at_least, check_options, option
 from ._policies import OutcomePolicy, as_policy
 
 SCHEMAS = (
@@ -70,6 +70,9 @@ class LoadSettings:
       listed in the returned :class:`~ste_jax.data.LoadReport`. The command line's
       ``--skip-bad-rows``. Rows excluded by an explicit outcome policy (``tie="drop"``) are
       never refused.
+    max_agents: the most agents a file may name (the command line's ``--max-agents``): the
+      cores cost ``O(n^3)`` work and ``O(n^2)`` memory per tournament, so a file with more names
+      (often a wrong column taken for the agents) is refused with an error naming the option.
     policy: the :class:`~ste_jax.data.OutcomePolicy` (a dict of its fields, or ``None`` for
       its defaults, is converted).
     baseline: Arena-Hard baseline when the records have no ``baseline`` field; ``None``:
@@ -127,6 +130,11 @@ class LoadSettings:
     False,
     help="drop rows that cannot be used (with a warning; listed in the load report) instead of "
     "refusing the input",
+  )
+  max_agents: int = option(
+    10_000,
+    help="refuse data naming more agents than this (the cores cost O(n^3) work, O(n^2) memory)",
+    check=at_least(2),
   )
   policy: OutcomePolicy = option(
     OutcomePolicy(), flag=None, help="how labels become outcomes (flags: its own fields)"

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 import ste_jax as ste
+from ste_jax import OptionError
 from ste_jax.data import BadRowsWarning, from_dataframe, from_task_results, load_comparisons
 
 
@@ -311,3 +312,15 @@ def test_a_frame_with_duplicated_column_names_is_refused():
   df = pd.DataFrame([["x", "y", "a", "b"]], columns=["a", "b", "winner", "winner"])
   with pytest.raises(ste.InputError, match=r"the data frame: duplicated column names \['winner'\]"):
     from_dataframe(df)
+
+
+def test_more_agents_than_max_agents_is_refused_naming_the_option(tmp_path):
+  path = tmp_path / "many.csv"
+  rows = [f"a{i},a{i + 1},model_a" for i in range(12)]  # 13 agents
+  path.write_text("model_a,model_b,winner\n" + "\n".join(rows) + "\n")
+  comparisons, _ = load_comparisons(path, max_agents=13)
+  assert comparisons.num_agents == 13
+  with pytest.raises(OptionError, match=r"13 agents.*max_agents=12 \(--max-agents\)"):
+    load_comparisons(path, max_agents=12)
+  with pytest.raises(OptionError, match="max_agents"):
+    load_comparisons(path, max_agents=1)

@@ -90,6 +90,7 @@ def test_the_flags_users_know_are_kept():
     "--strong-weight": "strong_weight",
     "--order-swap": "order_swap",
     "--skip-bad-rows": "skip_bad_rows",
+    "--max-agents": "max_agents",
   }
   defaults = {
     flag: _subparser("score").get_default(_cli.LOADING_DEST + n)
@@ -110,6 +111,7 @@ def test_the_flags_users_know_are_kept():
     "--strong-weight": 3.0,
     "--order-swap": "auto",
     "--skip-bad-rows": False,
+    "--max-agents": 10_000,
   }
 
 
