@@ -126,3 +126,46 @@ def test_an_estimator_that_cannot_redraw_outcomes_refuses_parametric_resampling(
     core_table(
       jax.random.key(0), _cycle_on_top(), plain, LeaderboardSettings(resampling="parametric")
     )
+
+
+@dataclasses.dataclass(frozen=True)
+class MarginEstimator(TournamentEstimator):
+  """Count-based (no fitted state): edges ``max(0, 2 P - 1)`` of the win rates ``P``."""
+
+  name = "margin"
+  ties_connect = False
+
+  def fit(self, key, comparisons):
+    return FittedTournament(self.replica_edges(None, comparisons))
+
+  def replica_edges(self, state, comparisons):
+    P = ste_jax.data.win_rate_tournament(ste_jax.data.pair_counts(comparisons))
+    return jnp.maximum(2 * P - 1, 0.0)
+
+  def conventions(self):
+    return "win-rate margins"
+
+  def soft_scores(self, edges, *, tau, gamma, **options):
+    del tau
+    return ste_jax.ste_scores_from_edges(edges, gamma=gamma, **options)
+
+
+def test_a_count_based_custom_estimator_is_a_bootstrap_score_fn():
+  """``ste_score_fn(estimator=...)`` calls the protocol and forwards the operator options."""
+  c = _cycle_on_top()
+  f = ste_jax.stats.ste_score_fn(
+    estimator=MarginEstimator(), tau=0.05, gamma_c=0.04, max_path_length=2, reach_gamma=0.02
+  )
+  got = jax.jit(f)(c)
+  P = np.asarray(ste_jax.data.win_rate_tournament(c))
+  want = ste_jax.ste_scores_from_edges(
+    jnp.asarray(np.maximum(2 * P - 1, 0)),
+    gamma=0.05,
+    gamma_c=0.04,
+    max_path_length=2,
+    reach_gamma=0.02,
+  )
+  np.testing.assert_allclose(got.top_cycle, want.top_cycle, atol=1e-6)
+  np.testing.assert_allclose(got.uncovered, want.uncovered, atol=1e-6)
+  replicas = ste_jax.stats.bootstrap_scores(jax.random.key(0), c, f, num_replicas=2)
+  assert replicas.top_cycle.shape == (2, 5)
