@@ -39,6 +39,7 @@ import jax
 import jax.numpy as jnp
 
 from ste_jax import exact
+from ste_jax._errors import OptionError
 from ste_jax.data import Comparisons, PairCounts
 from ste_jax.ops import STEScores, ste_scores
 
@@ -169,11 +170,11 @@ class TournamentEstimator(abc.ABC):
         redraw outcomes.
     """
     if resampling not in RESAMPLING:
-      raise ValueError(f"resampling must be one of {RESAMPLING}, got {resampling!r}.")
+      raise OptionError(f"resampling must be one of {RESAMPLING}, got {resampling!r}.")
     if resampling == "auto":
       return "parametric" if self.redraws_outcomes else "poisson"
     if resampling == "parametric" and not self.redraws_outcomes:
-      raise ValueError(
+      raise OptionError(
         f"resampling='parametric' redraws outcomes from a fitted model; the {self.name} "
         "estimator has none (use estimator='model' or resampling='poisson')."
       )

@@ -32,6 +32,7 @@ import jax.numpy as jnp
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
 
+from ste_jax._errors import OptionError
 from ste_jax._validation import validate_int, validate_path_length, validate_temperature
 from ste_jax.data import Comparisons
 from ste_jax.ops import STEScores
@@ -430,9 +431,9 @@ def ste_score_fn(
     ``(num_contexts, n)`` with ``by_context``).
 
   Raises:
-    ValueError: an unknown estimator name, a temperature that is not a positive number or
-      ``max_path_length < 1``. TypeError: ``estimator`` neither a name nor a
-      ``TournamentEstimator``.
+    ValueError: an unknown estimator name, the ``auto`` or ``model`` estimator (their edges need a
+      fitted state), a temperature that is not a positive number or ``max_path_length < 1``.
+    TypeError: ``estimator`` neither a name nor a ``TournamentEstimator``.
 
   Examples:
     >>> from ste_jax.data import Comparisons
@@ -442,9 +443,15 @@ def ste_score_fn(
   """
   # The registry lives with the estimators in ste_jax.evaluate, which loads Optax; importing it
   # here, on use, keeps ``import ste_jax.stats`` light.
-  from ste_jax.evaluate._estimators import as_estimator
+  from ste_jax.evaluate._estimators import AutoEstimator, ModelEstimator, as_estimator
 
   estimator = as_estimator(estimator)
+  if isinstance(estimator, (AutoEstimator, ModelEstimator)):  # their edges need a fitted state
+    raise OptionError(
+      f"ste_score_fn needs an estimator whose edges need no fitted state (posterior, winrate or a "
+      f"custom one), got {estimator.name!r}: the model's replicas refit a fitted model, see "
+      "ste_jax.evaluate.bootstrap_hard_memberships or leaderboard."
+    )
   tau = validate_temperature(tau, "tau")
   gamma = None if gamma is None else validate_temperature(gamma, "gamma", allow_zero=True)
   gamma_c = None if gamma_c is None else validate_temperature(gamma_c, "gamma_c", allow_zero=True)
