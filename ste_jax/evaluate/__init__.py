@@ -36,6 +36,8 @@ from ._protocol import TournamentEstimator as TournamentEstimator
 from ._replicas import BootstrapMemberships as BootstrapMemberships
 from ._replicas import ResamplingSettings as ResamplingSettings
 from ._replicas import bootstrap_hard_memberships as bootstrap_hard_memberships
+from ._robustness import VoteRobustness as VoteRobustness
+from ._robustness import vote_robustness as vote_robustness
 from ._verdicts import ConceptVerdicts as ConceptVerdicts
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import OrientationCertificates as OrientationCertificates
@@ -69,6 +71,7 @@ __all__ = [
   "SuggestedPairs",
   "TopAnswer",
   "TournamentEstimator",
+  "VoteRobustness",
   "WinRateEstimator",
   "bootstrap_hard_memberships",
   "core_table",
@@ -88,4 +91,5 @@ __all__ = [
   "subset_context",
   "suggest_pairs",
   "top_answer",
+  "vote_robustness",
 ]

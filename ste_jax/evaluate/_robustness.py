@@ -1,0 +1,325 @@
+"""Vote robustness of hard Top-Cycle membership: the fewest reversed comparisons that change it.
+
+For the count-based tournaments (``winrate``, ``posterior``) the hard relation of a pair ``{a, b}``
+depends only on its *margin* ``M_ab = W_ab - W_ba``, where ``W_ab`` is the number of decisive
+comparisons ``a`` won against ``b``. A tie counts 1/2 to each side (``tie_policy="half"``) or is
+left out (``"drop"``); either way it adds nothing to the margin, and reversing a tie leaves it a
+tie, so a tie is never reversed. Reversing one decisive comparison moves the margin by 2.
+
+* ``winrate``: ``a -> b`` iff ``P_ab >= 1/2`` iff ``M_ab >= 0`` (a tie and an unobserved pair,
+  ``P = 1/2``, are edges both ways: the Smith-set convention). Threshold ``c = 0``.
+* ``posterior``: ``a -> b`` iff ``D_ab > 0`` iff ``M_ab > 0`` (the symmetric Beta prior puts the
+  posterior median above 1/2 exactly when ``a`` won more); an evenly split or unobserved pair is
+  no edge. Threshold ``c = 1``.
+
+Hence ``a -> b`` iff ``M_ab >= c``, and the integer flip costs of an ordered pair are
+
+* create ``a -> b`` (absent, ``M_ab < c``): ``k = ceil((c - M_ab) / 2)`` reversals of ``b``'s
+  wins over ``a``, possible iff ``k <= W_ba``;
+* remove ``a -> b`` (present, ``M_ab >= c``): ``k = floor((M_ab - c) / 2) + 1`` reversals of
+  ``a``'s wins over ``b``, possible iff ``k <= W_ab`` (always, except a ``winrate`` pair whose
+  votes are all ties or that was never compared: ``M_ab = 0 = W_ab``).
+
+Reversals in one pair change only that pair's edges, and reversing votes both ways within a pair
+is never cheaper than reversing their difference one way, so a set of reversals is a choice of new
+margins, one pair at a time, of cost ``|M_ab - M'_ab| / 2``.
+"""
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from scipy.sparse import csr_matrix
+from scipy.sparse.csgraph import breadth_first_order, connected_components, dijkstra, maximum_flow
+
+from ste_jax._errors import InputError, OptionError
+from ste_jax._results import result_type, static
+from ste_jax.data import Comparisons, PairCounts, pair_counts
+
+if TYPE_CHECKING:
+  import pandas as pd
+
+_THRESHOLD = {"winrate": 0, "posterior": 1}
+
+Flip = tuple[int, int, int]
+"""``(winner, loser, votes)``: reverse ``votes`` comparisons ``winner`` won against ``loser``."""
+
+
+@result_type
+class VoteRobustness:
+  """Per agent: the fewest reversed comparisons that change its hard Top-Cycle membership.
+
+  Attributes:
+    members: ``(n,)`` bool, the hard Top Cycle of the counts' relation.
+    flips_to_change: ``(n,)`` int64, the minimum number of comparisons whose outcome must be
+      reversed to make a member leave (or an outsider join) the Top Cycle; ``-1`` where no set
+      of reversals does it (or, for an outsider of an empty Top Cycle, where it is not computed).
+    flips: per agent, a tuple of :data:`Flip` ``(winner, loser, votes)`` achieving the minimum
+      (their ``votes`` sum to ``flips_to_change``; empty where it is ``-1``). Static.
+    agents: the agent names. Static.
+    estimator: ``"winrate"`` or ``"posterior"``. Static.
+  """
+
+  members: np.ndarray
+  flips_to_change: np.ndarray
+  flips: tuple[tuple[Flip, ...], ...] = static()
+  agents: tuple[str, ...] = static()
+  estimator: str = static()
+
+  def to_frame(self) -> "pd.DataFrame":
+    """A pandas DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text)."""
+    import pandas as pd
+
+    text = [
+      "; ".join(f"{self.agents[w]}>{self.agents[lo]} x{k}" for w, lo, k in flips)
+      for flips in self.flips
+    ]
+    frame = pd.DataFrame(
+      {
+        "member": np.asarray(self.members, dtype=bool),
+        "flips_to_change": np.asarray(self.flips_to_change, dtype=np.int64),
+        "flips": text,
+      },
+      index=pd.Index(list(self.agents), name="agent"),
+    )
+    frame.attrs.update(estimator=self.estimator)
+    return frame
+
+
+def decisive_wins(counts: PairCounts, tie_policy: str = "half") -> np.ndarray:
+  """``(n, n)`` int64 decisive wins ``W_ab`` of integer, unit-weight counts.
+
+  Args:
+    counts: :class:`~ste_jax.data.PairCounts` of ``n`` agents, counted under ``tie_policy``.
+    tie_policy: ``"half"`` (``wins`` holds ties as halves) or ``"drop"``.
+
+  Returns:
+    ``W`` with ``W[a, b]`` = comparisons ``a`` won against ``b`` outright.
+
+  Raises:
+    OptionError: an unknown ``tie_policy``.
+    InputError: counts that are not whole numbers of comparisons (weights or fractional outcomes).
+  """
+  if tie_policy not in ("half", "drop"):
+    raise OptionError(f"tie_policy must be 'half' or 'drop', got {tie_policy!r}.")
+  wins = np.asarray(counts.wins, dtype=np.float64)
+  ties = np.asarray(counts.ties, dtype=np.float64)
+  if wins.ndim != 2 or wins.shape[0] != wins.shape[1]:
+    raise InputError(f"counts: expected (n, n) matrices, got shape {wins.shape}.")
+  decisive = wins - ties / 2 if tie_policy == "half" else wins
+  rounded = np.rint(decisive)
+  bad = (np.abs(decisive - rounded) > 1e-6) | (rounded < 0)
+  if bad.any():
+    a, b = np.argwhere(bad)[0]
+    raise InputError(
+      f"counts: {int(bad.sum())} cells are not whole numbers of decisive comparisons (first "
+      f"[{a}, {b}] = {decisive[a, b]}); vote robustness needs unit-weight win/loss/tie rows."
+    )
+  out = rounded.astype(np.int64)
+  np.fill_diagonal(out, 0)
+  return out
+
+
+def flip_costs(W: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The relation ``M_ab >= threshold`` of decisive wins ``W`` and its per-pair flip costs.
+
+  Args:
+    W: ``(n, n)`` int decisive wins.
+    threshold: ``c`` (0 for ``winrate``, 1 for ``posterior``).
+
+  Returns:
+    ``(edge, create, remove)``: ``(n, n)`` bool relation (zero diagonal); int64 reversals that
+    create an absent edge and that remove a present one, ``-1`` where impossible or not
+    applicable (a present edge's ``create``, an absent edge's ``remove``, the diagonal).
+  """
+  n = W.shape[0]
+  M = W - W.T
+  off = ~np.eye(n, dtype=bool)
+  edge = (M >= threshold) & off
+  k_create = (threshold - M + 1) // 2
+  create = np.where(~edge & off & (k_create <= W.T), k_create, -1)
+  k_remove = (M - threshold) // 2 + 1
+  remove = np.where(edge & (k_remove <= W), k_remove, -1)
+  return edge, create.astype(np.int64), remove.astype(np.int64)
+
+
+def top_cycle_of(edge: np.ndarray) -> np.ndarray:
+  """``(n,)`` bool: agents reaching every agent in ``edge`` (the unique source component)."""
+  n = edge.shape[0]
+  _, labels = connected_components(csr_matrix(edge), directed=True, connection="strong")
+  across = edge & (labels[:, None] != labels[None, :])
+  entered = np.zeros(labels.max() + 1, dtype=bool)
+  entered[labels[np.nonzero(across)[1]]] = True
+  sources = np.flatnonzero(~entered)
+  if len(sources) != 1:
+    return np.zeros(n, dtype=bool)
+  return labels == sources[0]
+
+
+def vote_robustness(
+  data: Comparisons | PairCounts,
+  *,
+  estimator: Any = "winrate",
+  tie_policy: str | None = None,
+  agents: tuple[str, ...] | None = None,
+) -> VoteRobustness:
+  """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
+
+  Exact, for the hard relation ``a -> b`` iff ``M_ab >= c`` of the module docstring (``winrate``:
+  ``c = 0``, weak ``P >= 1/2``; ``posterior``: ``c = 1``, ``D > 0``), with edge costs
+  ``create``/``remove`` of :func:`flip_costs`. The Top Cycle ``TC`` is the set of agents that
+  reach every agent.
+
+  **Joining** (``x`` outside a non-empty ``TC``): the minimum is the shortest-path distance from
+  ``x`` to ``TC`` with edge cost ``0`` on an existing edge and ``create`` on an absent one.
+  *Lower bound*: after any set ``F`` of reversals that puts ``x`` in the Top Cycle, ``x`` reaches
+  a member ``t`` of the old ``TC`` by a simple path; its edges lie in distinct pairs (a simple path
+  never uses both ``u -> v`` and ``v -> u``), and each absent one was created by reversals in its
+  own pair, costing at least ``create``; so ``|F| >=`` the path's cost ``>=`` the distance.
+  *Achievability*: reverse only what creates the absent edges of a shortest simple path ``P``
+  (``x = p_0, ..., p_k = t``). Every edge of ``P`` is then present (each pair of ``P`` is touched
+  once, its other pairs not at all). The only edges lost are ``p_{i+1} -> p_i`` between path
+  vertices. Any agent ``w`` was reached from ``t`` in the old relation; on that old path, after its
+  last lost edge (which ends at a vertex of ``P``, reached from ``x``) every edge survives, so ``x``
+  reaches ``w``: ``x`` joins. Hence the distance is exact. (With an empty ``TC``, possible for
+  ``posterior`` only, joining needs ``x`` to reach everyone: a minimum spanning arborescence
+  rooted at ``x``, not computed here: ``-1``.)
+
+  **Leaving** (``m`` in ``TC``): the minimum is ``min_{t != m}`` of the minimum ``m``-``t`` cut
+  with capacity ``remove`` on present edges (infinite where no reversal removes it). *Lower
+  bound*: after reversals ``F`` under which ``m`` misses some ``t``, let ``R`` be the agents ``m``
+  then reaches; every old edge from ``R`` to its complement is gone, each in its own pair, so
+  ``|F| >= cut(R) >=`` the minimum ``m``-``t`` cut. *Achievability*: remove exactly the present
+  edges of a minimum cut ``R``; removing ``u -> v`` only adds ``v -> u``, into ``R``, so nothing
+  leaves ``R`` and ``m`` no longer reaches ``t``.
+
+  Complexity: one Dijkstra, ``O(n^2)`` on the dense graph (:func:`scipy.sparse.csgraph.dijkstra`,
+  integer costs scaled by ``n`` plus 1 per edge so zero-cost edges stay edges; the shortest path
+  also uses the fewest edges), plus ``|TC| (n - 1)`` maximum flows
+  (:func:`scipy.sparse.csgraph.maximum_flow`, Dinic, ``O(n^2 |E|)`` each on ``|E| <= n^2`` edges).
+
+  Args:
+    data: :class:`~ste_jax.data.Comparisons` (unit weights; outcomes 0, 1/2, 1) or their
+      :class:`~ste_jax.data.PairCounts` of ``n`` agents.
+    estimator: ``"winrate"``, ``"posterior"`` or a ``WinRateEstimator``/``PosteriorEdgeEstimator``
+      (its ``tie_policy`` is used; a win-rate estimator's ``missing`` must be 1/2).
+    tie_policy: how ``data`` was or is counted, ``"half"`` (default) or ``"drop"``; default: the
+      estimator's.
+    agents: names for a :class:`PairCounts` (default ``"0"``, ``"1"``, ...); ignored for
+      comparisons, whose own names are used.
+
+  Returns:
+    A :class:`VoteRobustness`.
+
+  Raises:
+    OptionError: an unknown estimator or tie policy, or a win-rate ``missing`` other than 1/2.
+    InputError: counts that are not whole numbers of comparisons.
+
+  Example:
+    >>> from ste_jax.data import Comparisons
+    >>> # 0 beat 1 three times, 1 beat 2 once, 2 beat 0 once: 0 -> 1 -> 2 -> 0, a 3-cycle
+    >>> c = Comparisons.from_arrays([0, 0, 0, 1, 2], [1, 1, 1, 2, 0], [1.0] * 5)
+    >>> r = vote_robustness(c)
+    >>> r.members.tolist(), r.flips_to_change.tolist()
+    ([True, True, True], [1, 1, 1])
+    >>> r.flips[1]  # reverse 1's only win (over 2): then 1 reaches no one
+    ((1, 2, 1),)
+  """
+  name, policy = _estimator_settings(estimator, tie_policy)
+  if isinstance(data, Comparisons):
+    names = tuple(data.agents)
+    counts = pair_counts(data, tie_policy=policy)
+  else:
+    counts = data
+    n = np.shape(counts.wins)[-1]
+    names = tuple(agents) if agents is not None else tuple(str(i) for i in range(n))
+  W = decisive_wins(counts, policy)
+  n = W.shape[0]
+  edge, create, remove = flip_costs(W, _THRESHOLD[name])
+  members = top_cycle_of(edge)
+  result = np.full(n, -1, dtype=np.int64)
+  witnesses: list[tuple[Flip, ...]] = [()] * n
+  if members.any() and not members.all():
+    _join(edge, create, members, result, witnesses)
+  for m in np.flatnonzero(members):
+    _leave(int(m), edge, remove, result, witnesses)
+  return VoteRobustness(
+    members=members,
+    flips_to_change=result,
+    flips=tuple(witnesses),
+    agents=names,
+    estimator=name,
+  )
+
+
+def _estimator_settings(estimator: Any, tie_policy: str | None) -> tuple[str, str]:
+  name = estimator if isinstance(estimator, str) else getattr(estimator, "name", None)
+  if name not in _THRESHOLD:
+    raise OptionError(f"estimator must be 'winrate' or 'posterior', got {estimator!r}.")
+  if not isinstance(estimator, str):
+    missing = getattr(estimator, "missing", 0.5)
+    if missing != 0.5:
+      raise OptionError(f"estimator.missing must be 0.5 for vote robustness, got {missing!r}.")
+    tie_policy = tie_policy if tie_policy is not None else estimator.tie_policy
+  return name, tie_policy if tie_policy is not None else "half"
+
+
+def _join(
+  edge: np.ndarray,
+  create: np.ndarray,
+  members: np.ndarray,
+  result: np.ndarray,
+  witnesses: list,
+) -> None:
+  """Fills ``result``/``witnesses`` of the outsiders: one multi-source Dijkstra to the Top Cycle."""
+  n = edge.shape[0]
+  cost = np.where(edge, 0, create)
+  usable = cost >= 0
+  # Scaled weights: n * cost + 1 > 0 keeps zero-cost edges; floor(dist / n) is the cost.
+  weights = np.where(usable, cost * n + 1, 0).astype(np.float64)
+  reverse = csr_matrix(weights.T)
+  dist, pred, _ = dijkstra(
+    reverse,
+    directed=True,
+    indices=np.flatnonzero(members),
+    return_predecessors=True,
+    min_only=True,
+  )
+  for x in np.flatnonzero(~members & np.isfinite(dist)):
+    flips = []
+    u = int(x)
+    while not members[u]:
+      v = int(pred[u])
+      if not edge[u, v]:
+        flips.append((v, u, int(create[u, v])))
+      u = v
+    result[x] = int(dist[x]) // n
+    witnesses[x] = tuple(flips)
+
+
+def _leave(
+  m: int, edge: np.ndarray, remove: np.ndarray, result: np.ndarray, witnesses: list
+) -> None:
+  """Fills ``result[m]``/``witnesses[m]``: the least ``m``-``t`` cut over all ``t != m``."""
+  n = edge.shape[0]
+  finite = np.where(edge & (remove >= 0), remove, 0)
+  big = int(finite.sum()) + 1
+  cap = np.where(edge, np.where(remove >= 0, remove, big), 0).astype(np.int32)
+  graph = csr_matrix(cap)
+  best, best_side = big, None
+  for t in range(n):
+    if t == m:
+      continue
+    flow = maximum_flow(graph, m, t)
+    if flow.flow_value < best:
+      residual = cap - flow.flow.toarray()
+      side = breadth_first_order(
+        csr_matrix(residual > 0), m, directed=True, return_predecessors=False
+      )
+      best, best_side = flow.flow_value, side
+  if best_side is None:
+    return
+  inside = np.zeros(n, dtype=bool)
+  inside[best_side] = True
+  cut = np.argwhere(edge & inside[:, None] & ~inside[None, :])
+  result[m] = int(best)
+  witnesses[m] = tuple((int(u), int(v), int(remove[u, v])) for u, v in cut)
