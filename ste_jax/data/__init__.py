@@ -10,6 +10,7 @@ from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
+from ._counts_rows import from_counts as from_counts
 from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
 from ._raw import load_llmfao_raw as load_llmfao_raw
@@ -46,6 +47,7 @@ __all__ = [
   "SCHEMAS",
   "WeightedTournament",
   "detect_schema",
+  "from_counts",
   "from_dataframe",
   "from_task_results",
   "load_comparisons",

@@ -20,6 +20,8 @@ scores         ``home_team, away_team, home_score, away_score`` or ``team1,     
                team2, score1, score2`` (any case)
 chess          ``White, Black, Result`` or ``white_id, black_id, winner`` (any    ``_games``
                case; PGN files give the tags as columns)
+counts         ``wins_a, wins_b`` with ``a, b`` or ``model_a, model_b``; optional   ``_counts_rows``
+               ``ties`` and context (aggregated counts, one row per pair)
 =============  ==============================================================  ==================
 
 Auto-detection picks the one schema whose columns are all present; when several match it
@@ -32,6 +34,7 @@ import numpy as np
 
 from .._errors import InputError, OptionError
 from ._comparisons import Comparisons
+from ._counts_rows import counts_rows, is_counts_header
 from ._games import find_columns, game_rows
 from ._judges import arena_hard_rows, mtbench_rows
 from ._per_sample import inspect_rows, lm_eval_rows
@@ -54,6 +57,7 @@ REQUIRED = {
   "winner-loser": "winner_name, loser_name (or winner, loser)",
   "scores": "home_team, away_team, home_score, away_score (or team1, team2, score1, score2)",
   "chess": "White, Black, Result (or white_id, black_id, winner)",
+  "counts": "a, b (or model_a, model_b), wins_a, wins_b[, ties]",
 }
 
 
@@ -74,6 +78,8 @@ def _matches(schema: str, h: set) -> bool:
     return "doc_id" in h
   if schema == "tasks":
     return {"agent", "task", "score"} <= h
+  if schema == "counts":
+    return is_counts_header(h)
   return {"a", "b", "winner"} <= h
 
 
@@ -204,6 +210,8 @@ def load_table(
     return alpacaeval_rows(column, lines, header, pre=pre, context=ctx, **common)
   if schema in GAME_SCHEMAS:
     return game_rows(column, lines, header, schema=schema, pre=pre, context=ctx, **common)
+  if schema == "counts":
+    return counts_rows(column, lines, header, pre=pre, context=ctx or None, **common)
   if contexts is not None:
     raise OptionError(f"`contexts` cannot be fixed for the {schema} schema.")
   if schema == "inspect":

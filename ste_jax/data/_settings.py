@@ -21,6 +21,7 @@ SCHEMAS = (
   "winner-loser",
   "scores",
   "chess",
+  "counts",
 )
 
 _SCHEMA_HELP = (
@@ -31,8 +32,9 @@ _SCHEMA_HELP = (
   "task with a score; pairs formed per task), simple (a, b, winner[, context]), winner-loser "
   "(winner_name, loser_name or winner, loser: tennis match files), scores (home_team, away_team, "
   "home_score, away_score or team1, team2, score1, score2), chess (White, Black, Result: PGN "
-  "files or tables; or white_id, black_id, winner) or auto (detected from the columns; "
-  "ambiguous files are refused)"
+  "files or tables; or white_id, black_id, winner), counts (a, b or model_a, model_b, wins_a, "
+  "wins_b[, ties][, context]: one row per pair, e.g. a warehouse GROUP BY) or auto (detected "
+  "from the columns; ambiguous files are refused)"
 )
 
 

@@ -31,6 +31,7 @@ from ste_jax._errors import InputError
 
 from . import _report as R
 from ._comparisons import Comparisons
+from ._counts_rows import is_counts_header
 from ._report import LoadReport, refuse_or_skip
 from ._schemas import detect_schema, load_table
 from ._settings import LoadSettings, load_settings
@@ -161,7 +162,9 @@ def _dispatch(header, column, lines, pre, settings, *, source, where, sources=No
   """Resolves ``settings.schema`` (``"auto"``: detection) and calls the schema's loader."""
   schema = settings.schema
   if schema == "auto":
-    if settings.a is not None or settings.b is not None:
+    if is_counts_header(header):  # wins_a, wins_b: counts, whichever agent columns are named
+      schema = detect_schema(header, where) or "counts"
+    elif settings.a is not None or settings.b is not None:
       schema = "arena" if settings.a == "model_a" else "simple"
     else:
       # None matches: the errors of the table the columns come closest to (a and b, but no
