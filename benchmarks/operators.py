@@ -116,8 +116,8 @@ def child(n: int, method: str, batch: int = 0) -> dict:
     raise ValueError(method)
 
   def loss(P):
-    out = scores(P)
-    return jnp.sum(out.top_cycle) + jnp.sum(out.uncovered)
+    t, u = scores(P)  # the tuple (top_cycle, uncovered) of the scores functions above
+    return jnp.sum(t) + jnp.sum(u)
 
   reps = 5 if n <= 500 else 2
   min_time = (
