@@ -240,8 +240,7 @@ def vote_robustness(
   witnesses: list[tuple[Flip, ...]] = [()] * n
   if members.any() and not members.all():
     _join(edge, create, members, result, witnesses)
-  for m in np.flatnonzero(members):
-    _leave(int(m), edge, remove, result, witnesses)
+  _leave_all(edge, remove, members, result, witnesses)
   return VoteRobustness(
     members=members,
     flips_to_change=result,
@@ -296,30 +295,56 @@ def _join(
     witnesses[x] = tuple(flips)
 
 
-def _leave(
-  m: int, edge: np.ndarray, remove: np.ndarray, result: np.ndarray, witnesses: list
+def _leave_all(
+  edge: np.ndarray, remove: np.ndarray, members: np.ndarray, result: np.ndarray, witnesses: list
 ) -> None:
-  """Fills ``result[m]``/``witnesses[m]``: the least ``m``-``t`` cut over all ``t != m``."""
+  """Fills ``result``/``witnesses`` of the members: ``min_{t != m}`` of the ``m``-``t`` cut.
+
+  Exact with pruning: ``lambda(m, t) >= min(lambda(m, z), lambda(z, t))`` (an ``m``-``t`` cut
+  separates ``m`` from ``z`` or ``z`` from ``t``), and ``lambda(z, t) >= f(z)`` once ``z``'s
+  minimum ``f(z)`` is known; a flow ``m``-``t`` is run only while that bound is below the best
+  cut found (started at the one-agent cuts ``{m}`` and ``V - {t}``).
+  """
   n = edge.shape[0]
   finite = np.where(edge & (remove >= 0), remove, 0)
   big = int(finite.sum()) + 1
-  cap = np.where(edge, np.where(remove >= 0, remove, big), 0).astype(np.int32)
-  graph = csr_matrix(cap)
-  best, best_side = big, None
-  for t in range(n):
-    if t == m:
+  cap = np.where(edge, np.where(remove >= 0, remove, big), 0).astype(np.int64)
+  graph = csr_matrix(cap.astype(np.int32))
+  lower = np.zeros((n, n))  # lower[z, t] <= lambda(z, t)
+  done = np.zeros(n, dtype=bool)
+  into = cap.sum(axis=0)
+  for m in np.flatnonzero(members):
+    out_m = int(cap[m].sum())
+    others = np.flatnonzero(np.arange(n) != m)
+    t_in = int(others[np.argmin(into[others])])
+    if out_m <= into[t_in]:
+      best, inside = out_m, np.arange(n) == m
+    else:
+      best, inside = int(into[t_in]), np.arange(n) != t_in
+    bound = np.zeros(n)
+    bound[m] = np.inf
+    while True:
+      open_ = bound < best
+      if not open_.any():
+        break
+      rows = open_ & done
+      t = int(np.flatnonzero(rows)[0] if rows.any() else np.argmin(np.where(open_, bound, np.inf)))
+      flow = maximum_flow(graph, int(m), t)
+      value = int(flow.flow_value)
+      lower[m, t] = value
+      bound[t] = np.inf
+      if value < best:
+        residual = cap - flow.flow.toarray()
+        side = breadth_first_order(
+          csr_matrix(residual > 0), int(m), directed=True, return_predecessors=False
+        )
+        best, inside = value, np.isin(np.arange(n), side)
+      if done[t]:
+        bound = np.maximum(bound, np.minimum(value, lower[t]))
+    done[m] = True
+    lower[m] = np.maximum(lower[m], best)
+    if best >= big:
       continue
-    flow = maximum_flow(graph, m, t)
-    if flow.flow_value < best:
-      residual = cap - flow.flow.toarray()
-      side = breadth_first_order(
-        csr_matrix(residual > 0), m, directed=True, return_predecessors=False
-      )
-      best, best_side = flow.flow_value, side
-  if best_side is None:
-    return
-  inside = np.zeros(n, dtype=bool)
-  inside[best_side] = True
-  cut = np.argwhere(edge & inside[:, None] & ~inside[None, :])
-  result[m] = int(best)
-  witnesses[m] = tuple((int(u), int(v), int(remove[u, v])) for u, v in cut)
+    cut = np.argwhere(edge & inside[:, None] & ~inside[None, :])
+    result[m] = best
+    witnesses[m] = tuple((int(u), int(v), int(remove[u, v])) for u, v in cut)
