@@ -238,3 +238,19 @@ def test_detection_and_explicit_format(tmp_path):
   assert report.schema == "counts" and c.agents == ("x", "y")
   c2, _ = load_comparisons(path, a="p", b="q")  # auto: wins_a, wins_b -> counts
   np.testing.assert_array_equal(pair_counts(c2).wins, [[0.0, 2.0], [1.0, 0.0]])
+
+
+def test_bootstrap_on_counts_close_to_raw():
+  """With replicas (Poisson, winrate): the counts' intervals match the raw rows' up to MC error."""
+  df = _battles(seed=4, num=600)
+  counts, _ = from_counts(_aggregate_pandas(df))
+  raw, _ = from_dataframe(df, context=False)
+  frames = [
+    leaderboard(jax.random.key(5), c, "winrate", num_replicas=400).table().to_frame()
+    for c in (counts, raw)
+  ]
+  # The point columns are identical; p_tc (share of replicas' Top Cycles; here about 0.98, 0.04,
+  # 0.01, 0) differs by Monte Carlo error only: 400 replicas, standard error of the difference
+  # of two shares near 0.04 is sqrt(2 * 0.04 * 0.96 / 400) = 0.014, so 0.06 is over 4 of them.
+  np.testing.assert_array_equal(frames[0]["win_rate"], frames[1]["win_rate"])
+  np.testing.assert_allclose(frames[0]["p_tc"], frames[1]["p_tc"], atol=0.06)
