@@ -100,7 +100,13 @@ def _columns_shown(table) -> list[int]:
 
 def _title(table) -> str:
   name = "all data" if table.context is None else f"context {table.context!r}"
-  return f"{name}: {len(table.agents)} agents, {table.num_comparisons} comparisons"
+  games = float(np.sum(table.games_matrix)) / 2  # weighted: a counts row is many comparisons
+  if abs(games - table.num_comparisons) < 0.5:
+    return f"{name}: {len(table.agents)} agents, {table.num_comparisons} comparisons"
+  return (
+    f"{name}: {len(table.agents)} agents, {games:,.6g} comparisons (weighted, "
+    f"{table.num_comparisons} rows)"
+  )
 
 
 def _evidence(table) -> str:
