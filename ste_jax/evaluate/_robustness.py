@@ -23,6 +23,12 @@ Hence ``a -> b`` iff ``M_ab >= c``, and the integer flip costs of an ordered pai
 Reversals in one pair change only that pair's edges, and reversing votes both ways within a pair
 is never cheaper than reversing their difference one way, so a set of reversals is a choice of new
 margins, one pair at a time, of cost ``|M_ab - M'_ab| / 2``.
+
+*Removing* a decisive comparison moves the margin by 1 (removing a tie moves nothing; a pair
+with every comparison removed is unobserved, ``M = 0``, the same relation as an even split), so
+the removal costs are ``create = c - M_ab`` (``b``'s wins over ``a``, possible iff
+``<= W_ba``) and ``remove = M_ab - c + 1`` (``a``'s wins over ``b``, possible iff ``<= W_ab``),
+and every statement below holds for removals with these costs.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -53,31 +59,40 @@ class VoteRobustness:
     flips_to_change: ``(n,)`` int64, the minimum number of comparisons whose outcome must be
       reversed to make a member leave (or an outsider join) the Top Cycle; ``-1`` where no set
       of reversals does it (or, for an outsider of an empty Top Cycle, where it is not computed).
+    removals_to_change: ``(n,)`` int64, the same for comparisons *removed* instead of reversed.
     flips: per agent, a tuple of :data:`Flip` ``(winner, loser, votes)`` achieving the minimum
       (their ``votes`` sum to ``flips_to_change``; empty where it is ``-1``). Static.
+    removals: per agent, ``(winner, loser, votes)``: remove ``votes`` comparisons ``winner`` won
+      against ``loser`` (they sum to ``removals_to_change``). Static.
     agents: the agent names. Static.
     estimator: ``"winrate"`` or ``"posterior"``. Static.
   """
 
   members: np.ndarray
   flips_to_change: np.ndarray
+  removals_to_change: np.ndarray
   flips: tuple[tuple[Flip, ...], ...] = static()
+  removals: tuple[tuple[Flip, ...], ...] = static()
   agents: tuple[str, ...] = static()
   estimator: str = static()
 
   def to_frame(self) -> "pd.DataFrame":
-    """A pandas DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text)."""
+    """A DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text: ``A>B x2``
+    reverses two of A's wins over B), ``removals_to_change``, ``removals`` (text)."""
     import pandas as pd
 
-    text = [
-      "; ".join(f"{self.agents[w]}>{self.agents[lo]} x{k}" for w, lo, k in flips)
-      for flips in self.flips
-    ]
+    def text(changes: tuple[tuple[Flip, ...], ...]) -> list[str]:
+      return [
+        "; ".join(f"{self.agents[w]}>{self.agents[lo]} x{k}" for w, lo, k in row) for row in changes
+      ]
+
     frame = pd.DataFrame(
       {
         "member": np.asarray(self.members, dtype=bool),
         "flips_to_change": np.asarray(self.flips_to_change, dtype=np.int64),
-        "flips": text,
+        "flips": text(self.flips),
+        "removals_to_change": np.asarray(self.removals_to_change, dtype=np.int64),
+        "removals": text(self.removals),
       },
       index=pd.Index(list(self.agents), name="agent"),
     )
@@ -119,25 +134,33 @@ def decisive_wins(counts: PairCounts, tie_policy: str = "half") -> np.ndarray:
   return out
 
 
-def flip_costs(W: np.ndarray, threshold: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """The relation ``M_ab >= threshold`` of decisive wins ``W`` and its per-pair flip costs.
+def flip_costs(
+  W: np.ndarray, threshold: int, action: str = "reverse"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+  """The relation ``M_ab >= threshold`` of decisive wins ``W`` and its per-pair change costs.
 
   Args:
     W: ``(n, n)`` int decisive wins.
     threshold: ``c`` (0 for ``winrate``, 1 for ``posterior``).
+    action: ``"reverse"`` (a reversal moves the margin by 2) or ``"remove"`` (by 1).
 
   Returns:
-    ``(edge, create, remove)``: ``(n, n)`` bool relation (zero diagonal); int64 reversals that
-    create an absent edge and that remove a present one, ``-1`` where impossible or not
-    applicable (a present edge's ``create``, an absent edge's ``remove``, the diagonal).
+    ``(edge, create, remove)``: ``(n, n)`` bool relation (zero diagonal); int64 numbers of
+    comparisons to reverse (or remove) that create an absent edge and that remove a present one,
+    ``-1`` where impossible or not applicable (a present edge's ``create``, an absent edge's
+    ``remove``, the diagonal).
   """
   n = W.shape[0]
   M = W - W.T
   off = ~np.eye(n, dtype=bool)
   edge = (M >= threshold) & off
-  k_create = (threshold - M + 1) // 2
+  if action == "reverse":
+    k_create = (threshold - M + 1) // 2
+    k_remove = (M - threshold) // 2 + 1
+  else:
+    k_create = threshold - M
+    k_remove = M - threshold + 1
   create = np.where(~edge & off & (k_create <= W.T), k_create, -1)
-  k_remove = (M - threshold) // 2 + 1
   remove = np.where(edge & (k_remove <= W), k_remove, -1)
   return edge, create.astype(np.int64), remove.astype(np.int64)
 
@@ -208,7 +231,7 @@ def vote_robustness(
       comparisons, whose own names are used.
 
   Returns:
-    A :class:`VoteRobustness`.
+    A :class:`VoteRobustness`: reversal and removal counts and their witnesses.
 
   Raises:
     OptionError: an unknown estimator or tie policy, or a win-rate ``missing`` other than 1/2.
@@ -223,6 +246,10 @@ def vote_robustness(
     ([True, True, True], [1, 1, 1])
     >>> r.flips[1]  # reverse 1's only win (over 2): then 1 reaches no one
     ((1, 2, 1),)
+    >>> r.removals_to_change.tolist()  # every loser here has no win to keep: a tie at best
+    [-1, -1, -1]
+    >>> vote_robustness(c, estimator="posterior").removals[1]  # an even split is no edge
+    ((1, 2, 1),)
   """
   name, policy = _estimator_settings(estimator, tie_policy)
   if isinstance(data, Comparisons):
@@ -234,17 +261,22 @@ def vote_robustness(
     names = tuple(agents) if agents is not None else tuple(str(i) for i in range(n))
   W = decisive_wins(counts, policy)
   n = W.shape[0]
-  edge, create, remove = flip_costs(W, _THRESHOLD[name])
-  members = top_cycle_of(edge)
-  result = np.full(n, -1, dtype=np.int64)
-  witnesses: list[tuple[Flip, ...]] = [()] * n
-  if members.any() and not members.all():
-    _join(edge, create, members, result, witnesses)
-  _leave_all(edge, remove, members, result, witnesses)
+  found = {}
+  for action in ("reverse", "remove"):
+    edge, create, remove = flip_costs(W, _THRESHOLD[name], action)
+    members = top_cycle_of(edge)
+    result = np.full(n, -1, dtype=np.int64)
+    witnesses: list[tuple[Flip, ...]] = [()] * n
+    if members.any() and not members.all():
+      _join(edge, create, members, result, witnesses)
+    _leave_all(edge, remove, members, result, witnesses)
+    found[action] = result, tuple(witnesses)
   return VoteRobustness(
     members=members,
-    flips_to_change=result,
-    flips=tuple(witnesses),
+    flips_to_change=found["reverse"][0],
+    flips=found["reverse"][1],
+    removals_to_change=found["remove"][0],
+    removals=found["remove"][1],
     agents=names,
     estimator=name,
   )

@@ -15,10 +15,10 @@ from ste_jax.evaluate._robustness import decisive_wins, vote_robustness
 THRESHOLD = {"winrate": 0, "posterior": 1}
 
 
-def random_comparisons(rng, n, max_votes, p_tie=0.25):
+def random_comparisons(rng, n, max_votes, p_tie=0.25, min_votes=0):
   a, b, o = [], [], []
   for i, j in itertools.combinations(range(n), 2):
-    for _ in range(rng.integers(0, max_votes + 1)):
+    for _ in range(rng.integers(min_votes, max_votes + 1)):
       a.append(i)
       b.append(j)
       o.append(0.5 if rng.random() < p_tie else float(rng.integers(0, 2)))
@@ -36,13 +36,17 @@ def reach_all(edge):
   return reach.all(axis=-1)
 
 
+ACTIONS = {"reverse": ("flips_to_change", "flips"), "remove": ("removals_to_change", "removals")}
+
+
 def relation(W, estimator):
   return (W - np.swapaxes(W, -1, -2)) >= THRESHOLD[estimator]
 
 
-def brute_force(W, estimator):
-  """Per agent, the fewest reversed comparisons changing its membership (-1: none), by
-  enumerating every set of reversals: per pair, how many of each side's wins are reversed."""
+def brute_force(W, estimator, action="reverse"):
+  """Per agent, the fewest reversed (removed) comparisons changing its membership (-1: none), by
+  enumerating every set of them: per pair, how many of each side's wins are reversed (removed).
+  Removing ties is left out: it changes no margin and only adds to the count."""
   n = W.shape[0]
   pairs = list(itertools.combinations(range(n), 2))
   options = [[(f, g) for f in range(W[i, j] + 1) for g in range(W[j, i] + 1)] for i, j in pairs]
@@ -51,8 +55,12 @@ def brute_force(W, estimator):
   new = np.broadcast_to(W, (len(combos), n, n)).copy()
   rows = np.array([p[0] for p in pairs])
   cols = np.array([p[1] for p in pairs])
-  new[:, rows, cols] += g - f
-  new[:, cols, rows] += f - g
+  if action == "reverse":
+    new[:, rows, cols] += g - f
+    new[:, cols, rows] += f - g
+  else:
+    new[:, rows, cols] -= f
+    new[:, cols, rows] -= g
   cost = (f + g).sum(axis=1)
   base = reach_all(relation(W, estimator))
   changed = reach_all(relation(new, estimator)) != base  # (K, n)
@@ -63,31 +71,34 @@ def brute_force(W, estimator):
   return out, base
 
 
-def apply_flips(W, flips):
+def apply_flips(W, flips, action="reverse"):
   W = W.copy()
   for winner, loser, k in flips:
     assert W[winner, loser] >= k
     W[winner, loser] -= k
-    W[loser, winner] += k
+    if action == "reverse":
+      W[loser, winner] += k
   return W
 
 
 def check_against_brute_force(c, estimator):
   r = vote_robustness(c, estimator=estimator)
   W = decisive_wins(pair_counts(c))
-  expected, base = brute_force(W, estimator)
-  np.testing.assert_array_equal(r.members, base)
-  for x in range(W.shape[0]):
-    if not base.any():  # empty Top Cycle (posterior): joining is not computed
-      assert r.flips_to_change[x] == -1 and r.flips[x] == ()
-      continue
-    assert r.flips_to_change[x] == expected[x], (x, W, estimator)
-    if expected[x] >= 0:
-      assert sum(k for _, _, k in r.flips[x]) == expected[x]
-      after = reach_all(relation(apply_flips(W, r.flips[x]), estimator))
-      assert after[x] != base[x]
-    else:
-      assert r.flips[x] == ()
+  for action, (count_field, witness_field) in ACTIONS.items():
+    counts, witnesses = getattr(r, count_field), getattr(r, witness_field)
+    expected, base = brute_force(W, estimator, action)
+    np.testing.assert_array_equal(r.members, base)
+    for x in range(W.shape[0]):
+      if not base.any():  # empty Top Cycle (posterior): joining is not computed
+        assert counts[x] == -1 and witnesses[x] == ()
+        continue
+      assert counts[x] == expected[x], (x, W, estimator, action)
+      if expected[x] >= 0:
+        assert sum(k for _, _, k in witnesses[x]) == expected[x]
+        after = reach_all(relation(apply_flips(W, witnesses[x], action), estimator))
+        assert after[x] != base[x]
+      else:
+        assert witnesses[x] == ()
 
 
 @pytest.mark.parametrize("estimator", ["winrate", "posterior"])
@@ -126,10 +137,11 @@ def test_relation_matches_estimators(tie_policy):
       np.testing.assert_array_equal(r.members, np.asarray(top))
 
 
-def networkx_oracle(W, estimator):
+def networkx_oracle(W, estimator, action):
   n = W.shape[0]
   c = THRESHOLD[estimator]
   M = W - W.T
+  step = 2 if action == "reverse" else 1  # margin moved by one reversal / removal
   G = nx.DiGraph()
   G.add_nodes_from(range(n))
   C = nx.DiGraph()
@@ -140,7 +152,7 @@ def networkx_oracle(W, estimator):
         continue
       if M[a, b] >= c:
         G.add_edge(a, b)
-        k = (M[a, b] - c) // 2 + 1
+        k = (M[a, b] - c) // step + 1
         C.add_edge(a, b, capacity=k if k <= W[a, b] else 10**9)
   top = [x for x in range(n) if len(nx.descendants(G, x)) == n - 1]
   H = nx.DiGraph()  # reversed graph with join costs
@@ -149,8 +161,8 @@ def networkx_oracle(W, estimator):
       if a != b:
         if M[a, b] >= c:
           H.add_edge(b, a, weight=0)
-        elif (c - M[a, b] + 1) // 2 <= W[b, a]:
-          H.add_edge(b, a, weight=(c - M[a, b] + 1) // 2)
+        elif -((M[a, b] - c) // step) <= W[b, a]:
+          H.add_edge(b, a, weight=-((M[a, b] - c) // step))
   dist = nx.multi_source_dijkstra_path_length(H, top) if top else {}
   out = np.full(n, -1)
   for x in range(n):
@@ -165,16 +177,21 @@ def networkx_oracle(W, estimator):
 @pytest.mark.parametrize("estimator", ["winrate", "posterior"])
 def test_networkx_larger(estimator):
   rng = np.random.default_rng(3)
-  for n in (10, 16, 24):
-    c = random_comparisons(rng, n, max_votes=6, p_tie=0.1)
+  for n in (8, 14, 20):
+    # every pair compared under winrate (an unobserved pair is an unremovable tie)
+    c = random_comparisons(rng, n, max_votes=6, p_tie=0.1, min_votes=int(estimator == "winrate"))
     r = vote_robustness(c, estimator=estimator)
     W = decisive_wins(pair_counts(c))
-    expected, top = networkx_oracle(W, estimator)
-    assert np.flatnonzero(r.members).tolist() == top
-    np.testing.assert_array_equal(r.flips_to_change, expected)
-    for x in np.flatnonzero(r.flips_to_change >= 0):
-      after = reach_all(relation(apply_flips(W, r.flips[x]), estimator))
-      assert after[x] != r.members[x]
+    for action, (count_field, witness_field) in ACTIONS.items():
+      expected, top = networkx_oracle(W, estimator, action)
+      assert np.flatnonzero(r.members).tolist() == top
+      counts = getattr(r, count_field)
+      np.testing.assert_array_equal(counts, expected)
+      for x in np.flatnonzero(counts >= 0):
+        changes = getattr(r, witness_field)[x]
+        assert sum(k for *_, k in changes) == counts[x]
+        after = reach_all(relation(apply_flips(W, changes, action), estimator))
+        assert after[x] != r.members[x]
 
 
 def test_hand_example_and_frame():
@@ -199,6 +216,14 @@ def test_hand_example_and_frame():
   # except ties (none): the same counts.
   p = vote_robustness(c, estimator="posterior")
   assert p.flips_to_change.tolist() == [1, 1, 1, 1]
+  # Removals: under winrate no loser here has a win to keep, so no pair gets past a tie (which
+  # is an edge both ways): no member leaves; d joins by removing b's (or c's) one win over it, a
+  # tie. Under posterior an even split is no edge: removing c's win over a leaves {c, d} with
+  # no way out; d has no win, so no removal gives it a majority.
+  assert r.removals_to_change.tolist() == [-1, -1, -1, 1]
+  assert r.removals[3] in (((1, 3, 1),), ((2, 3, 1),))
+  assert p.removals_to_change.tolist() == [1, 1, 1, -1]
+  assert p.removals[2] == ((2, 0, 1),)
 
 
 def test_errors():
@@ -211,3 +236,39 @@ def test_errors():
     vote_robustness(
       Comparisons.from_arrays([0], [1], [1.0]), estimator=WinRateEstimator(missing=0.4)
     )
+
+
+def edited_comparisons(c, changes, action):
+  """``c`` with ``votes`` rows won by ``winner`` over ``loser`` reversed (or dropped)."""
+  a, b, o = np.asarray(c.a), np.asarray(c.b), np.asarray(c.outcome).copy()
+  keep = np.ones(len(a), dtype=bool)
+  for winner, loser, k in changes:
+    rows = np.flatnonzero(
+      ((a == winner) & (b == loser) & (o == 1)) | ((a == loser) & (b == winner) & (o == 0))
+    )
+    assert len(rows) >= k
+    if action == "reverse":
+      o[rows[:k]] = 1 - o[rows[:k]]
+    else:
+      keep[rows[:k]] = False
+  return Comparisons.from_arrays(a[keep], b[keep], o[keep], agents=list(c.agents))
+
+
+@pytest.mark.parametrize("estimator", [WinRateEstimator(), PosteriorEdgeEstimator()])
+def test_witnesses_change_the_estimators_membership(estimator):
+  """Edit the comparison rows as the witness says, refit the estimator: the membership changes."""
+  rng = np.random.default_rng(4)
+  checked = 0
+  for _ in range(4):
+    c = random_comparisons(rng, 6, max_votes=3)
+    r = vote_robustness(c, estimator=estimator)
+    before = np.asarray(estimator.hard_memberships(estimator.fit(jax.random.key(0), c).edges)[0])
+    np.testing.assert_array_equal(r.members, before)
+    for action, (count_field, witness_field) in ACTIONS.items():
+      for x in np.flatnonzero(getattr(r, count_field) >= 0):
+        edited = edited_comparisons(c, getattr(r, witness_field)[x], action)
+        edges = estimator.fit(jax.random.key(0), edited).edges
+        after = np.asarray(estimator.hard_memberships(edges)[0])
+        assert after[x] != before[x], (action, x)
+        checked += 1
+  assert checked > 10
