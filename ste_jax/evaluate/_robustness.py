@@ -215,10 +215,13 @@ def vote_robustness(
   edges of a minimum cut ``R``; removing ``u -> v`` only adds ``v -> u``, into ``R``, so nothing
   leaves ``R`` and ``m`` no longer reaches ``t``.
 
-  Complexity: one Dijkstra, ``O(n^2)`` on the dense graph (:func:`scipy.sparse.csgraph.dijkstra`,
-  integer costs scaled by ``n`` plus 1 per edge so zero-cost edges stay edges; the shortest path
-  also uses the fewest edges), plus ``|TC| (n - 1)`` maximum flows
-  (:func:`scipy.sparse.csgraph.maximum_flow`, Dinic, ``O(n^2 |E|)`` each on ``|E| <= n^2`` edges).
+  Complexity, for reversals and again for removals: one multi-source Dijkstra, ``O(n^2)`` on the
+  dense graph (:func:`scipy.sparse.csgraph.dijkstra`; integer costs scaled by ``n`` plus 1 per
+  edge, so zero-cost edges stay edges and the shortest path also has the fewest edges), plus at
+  most ``|TC| (n - 1)`` maximum flows (:func:`scipy.sparse.csgraph.maximum_flow`, Dinic,
+  ``O(n^2 |E|)`` each on ``|E| <= n^2`` edges), of which the bound of :func:`_leave_all` skips
+  those that cannot beat the best cut found (at least one flow per member whose one-agent cuts
+  are not provably minimal).
 
   Args:
     data: :class:`~ste_jax.data.Comparisons` (unit weights; outcomes 0, 1/2, 1) or their
