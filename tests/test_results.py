@@ -31,6 +31,7 @@ RESULTS = {
     "ReplicaCoreCandidates",
     "SuggestedPairs",
     "TopAnswer",
+    "VoteRobustness",
   ],
   "ste_jax.models": ["IntransitiveParams"],
   "ste_jax.training": [
