@@ -10,7 +10,6 @@ from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
-from ._counts_rows import from_counts as from_counts
 from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
 from ._raw import load_llmfao_raw as load_llmfao_raw
@@ -22,6 +21,7 @@ from ._report import RejectedRow as RejectedRow
 from ._schemas import SCHEMAS as SCHEMAS
 from ._schemas import detect_schema as detect_schema
 from ._settings import LoadSettings as LoadSettings
+from ._tabular import from_counts as from_counts
 from ._tabular import from_dataframe as from_dataframe
 from ._tabular import load_comparisons as load_comparisons
 from ._task_results import from_task_results as from_task_results

@@ -17,9 +17,9 @@ read but gives no comparison: it is listed in the report as dropped (``"dropped 
 never refused), and its agents are not added to the agent list.
 """
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 import dataclasses
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -29,10 +29,10 @@ from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
 from ._report import LoadReport
 from ._rows import Rejections, flag_missing_and_nan, tie_mapping
-from ._settings import LoadSettings, load_settings
+from ._settings import LoadSettings
 
 if TYPE_CHECKING:
-  import pandas as pd
+  pass
 
 AGENT_COLUMNS = ("model_a", "model_b")
 COUNT_COLUMNS = ("wins_a", "wins_b")
@@ -180,59 +180,3 @@ def counts_rows(
   )
   line = f"counts: {sum(kept.values())} unit comparisons in the rows used ({totals})"
   return comparisons, dataclasses.replace(report, mappings=(*report.mappings, line))
-
-
-def from_counts(
-  data: "pd.DataFrame | Mapping[str, Any]", settings: LoadSettings | None = None, **overrides: Any
-) -> tuple[Comparisons, LoadReport]:
-  """Comparisons from aggregated counts: one row per pair (and context) with the wins of each side.
-
-  The Python side of ``--format counts``: ``data`` is a table with columns ``a``/``b`` (or
-  ``model_a``/``model_b``), ``wins_a``, ``wins_b``, optionally ``ties`` and a context column,
-  e.g. the result of a warehouse ``GROUP BY`` (docs page "Counts from a warehouse"). Each row
-  gives up to three comparisons weighted by its counts (``a`` won, ``b`` won, a tie), so the
-  pair counts, the estimators and the point leaderboard equal those of the battles the counts
-  summarize; the Poisson bootstrap resamples the unit comparisons (``Poisson(w)`` per row of
-  count ``w``), equal to the battles' replicas in distribution, not draw for draw.
-
-  Args:
-    data: a ``pandas.DataFrame``, or a mapping of column name -> 1-D array-like of length ``N``.
-    settings: the loading options (default: their defaults; the schema is always ``counts``):
-      ``a``, ``b``, ``context``, fixed ``agents``/``contexts``, ``skip_bad_rows``, ``strict``
-      and the ``policy``'s ``tie``.
-    **overrides: fields of :class:`~ste_jax.data.LoadSettings` replacing those of ``settings``.
-
-  Returns:
-    ``(comparisons, report)``: the :class:`Comparisons` (weights: the counts) and the
-    :class:`LoadReport` (``rows_read`` counts the input rows, rows whose counts are all 0
-    included; ``rows_used`` the rows that gave comparisons).
-
-  Raises:
-    TypeError: ``data`` is neither a data frame nor a mapping, or an override names no field.
-    OptionError: ``weight`` is set (the counts are the weights).
-    InputError: a column is missing, no usable rows, or bad rows (a missing, NaN, fractional or
-      negative count; the same agent on both sides; ...) without ``skip_bad_rows`` (the message
-      gives the reasons, their counts and first row numbers).
-
-  Example:
-    >>> from ste_jax.data import from_counts, pair_counts
-    >>> c, report = from_counts({"a": ["x", "x"], "b": ["y", "z"], "wins_a": [3, 0],
-    ...                          "wins_b": [1, 2], "ties": [2, 0]})
-    >>> c.agents, report.rows_read, report.rows_used
-    (('x', 'y', 'z'), 2, 2)
-    >>> pair_counts(c).wins.tolist()
-    [[0.0, 4.0, 0.0], [2.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
-  """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-
-  from ._tabular import from_dataframe  # pylint: disable=g-import-not-at-top
-
-  settings = load_settings(settings, overrides, "from_counts")
-  if isinstance(data, Mapping):
-    data = pd.DataFrame({str(k): np.asarray(v, dtype=object) for k, v in data.items()})
-  if not isinstance(data, pd.DataFrame):
-    raise TypeError(
-      f"from_counts: data must be a pandas DataFrame or a mapping of columns, got "
-      f"{type(data).__name__}."
-    )
-  return from_dataframe(data, settings, schema="counts")

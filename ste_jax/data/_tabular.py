@@ -8,6 +8,7 @@ columns by :mod:`ste_jax.data._schemas`, which hands the columns to that schema'
 """
 
 import bz2
+from collections.abc import Mapping
 import contextlib
 import csv
 import dataclasses
@@ -103,6 +104,7 @@ def from_dataframe(
     ...   print(str(e).split(";")[0])
     the data frame: 1 bad row of 2: self-comparison: 1 (first at line 2: 'gpt' vs itself)
     >>> with warnings.catch_warnings(record=True):
+    ...   warnings.simplefilter("always")
     ...   c, report = from_dataframe(df, skip_bad_rows=True)
     >>> c.agents, report.rows_used, report.rejected[0].describe()
     (('gpt', 'llama'), 1, "line 2: self-comparison ('gpt' vs itself)")
@@ -248,6 +250,7 @@ def load_comparisons(
     >>> with open(path, "w") as f:
     ...   _ = f.write("a,b,winner\\nx,y,a\\ny,x,tie\\nx,x,a\\n")
     >>> with warnings.catch_warnings(record=True) as caught:
+    ...   warnings.simplefilter("always")
     ...   c, report = load_comparisons(path, policy={"tie": "drop"}, skip_bad_rows=True)
     >>> report.rows_read, report.rows_used, [r.line for r in report.rejected]
     (3, 1, [3, 4])
@@ -862,3 +865,57 @@ def _read_parquet(path: str):
     np.arange(1, len(df) + 1),
     None,
   )
+
+
+def from_counts(
+  data: "pd.DataFrame | Mapping[str, Any]", settings: LoadSettings | None = None, **overrides: Any
+) -> tuple[Comparisons, LoadReport]:
+  """Comparisons from aggregated counts: one row per pair (and context) with the wins of each side.
+
+  The Python side of ``--format counts``: ``data`` is a table with columns ``a``/``b`` (or
+  ``model_a``/``model_b``), ``wins_a``, ``wins_b``, optionally ``ties`` and a context column,
+  e.g. the result of a warehouse ``GROUP BY`` (docs page "Counts from a warehouse"). Each row
+  gives up to three comparisons weighted by its counts (``a`` won, ``b`` won, a tie), so the
+  pair counts, the estimators and the point leaderboard equal those of the battles the counts
+  summarize; the Poisson bootstrap resamples the unit comparisons (``Poisson(w)`` per row of
+  count ``w``), equal to the battles' replicas in distribution, not draw for draw.
+
+  Args:
+    data: a ``pandas.DataFrame``, or a mapping of column name -> 1-D array-like of length ``N``.
+    settings: the loading options (default: their defaults; the schema is always ``counts``):
+      ``a``, ``b``, ``context``, fixed ``agents``/``contexts``, ``skip_bad_rows``, ``strict``
+      and the ``policy``'s ``tie``.
+    **overrides: fields of :class:`~ste_jax.data.LoadSettings` replacing those of ``settings``.
+
+  Returns:
+    ``(comparisons, report)``: the :class:`Comparisons` (weights: the counts) and the
+    :class:`LoadReport` (``rows_read`` counts the input rows, rows whose counts are all 0
+    included; ``rows_used`` the rows that gave comparisons).
+
+  Raises:
+    TypeError: ``data`` is neither a data frame nor a mapping, or an override names no field.
+    OptionError: ``weight`` is set (the counts are the weights).
+    InputError: a column is missing, no usable rows, or bad rows (a missing, NaN, fractional or
+      negative count; the same agent on both sides; ...) without ``skip_bad_rows`` (the message
+      gives the reasons, their counts and first row numbers).
+
+  Example:
+    >>> from ste_jax.data import from_counts, pair_counts
+    >>> c, report = from_counts({"a": ["x", "x"], "b": ["y", "z"], "wins_a": [3, 0],
+    ...                          "wins_b": [1, 2], "ties": [2, 0]})
+    >>> c.agents, report.rows_read, report.rows_used
+    (('x', 'y', 'z'), 2, 2)
+    >>> pair_counts(c).wins.tolist()
+    [[0.0, 4.0, 0.0], [2.0, 0.0, 0.0], [2.0, 0.0, 0.0]]
+  """
+  import pandas as pd  # pylint: disable=g-import-not-at-top
+
+  settings = load_settings(settings, overrides, "from_counts")
+  if isinstance(data, Mapping):
+    data = pd.DataFrame({str(k): np.asarray(v, dtype=object) for k, v in data.items()})
+  if not isinstance(data, pd.DataFrame):
+    raise TypeError(
+      f"from_counts: data must be a pandas DataFrame or a mapping of columns, got "
+      f"{type(data).__name__}."
+    )
+  return from_dataframe(data, settings, schema="counts")
