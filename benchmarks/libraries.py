@@ -300,6 +300,20 @@ def lbfgs_section(
 # CSV
 
 
+def _median_read(read, path, reps: int):
+  """``(median seconds of reps calls after a warm-up, the last result)`` of ``read(path)``.
+
+  Host code (file readers), so no ``jax.block_until_ready``; the result is kept out of the timing.
+  """
+  read(path)  # warm-up: imports, caches
+  times = []
+  for _ in range(reps):
+    t0 = time.perf_counter()
+    out = read(path)
+    times.append(time.perf_counter() - t0)
+  return float(np.median(times)), out
+
+
 def write_battles(path: pathlib.Path, rows: int, seed: int = 0) -> None:
   """``a,b,winner`` battles between 1,000 agents (no quotes: the fast path's case)."""
   rng = np.random.default_rng(seed)
@@ -412,13 +426,8 @@ def csv_section(sizes, reps: int, tmp: pathlib.Path) -> None:
     path = tmp / f"battles_{rows}.csv"
     write_battles(path, rows)
     for label, read in readers.items():
-      read(path)  # warm-up: imports, caches
-      times = []
-      for _ in range(reps):
-        t0 = time.perf_counter()
-        cols = read(path)
-        times.append(time.perf_counter() - t0)
-      print(f"| {rows:.0e} | {label} | {np.median(times):.3f} | {len(cols[0])} |", flush=True)
+      seconds, cols = _median_read(read, path, reps)
+      print(f"| {rows:.0e} | {label} | {seconds:.3f} | {len(cols[0])} |", flush=True)
       del cols
     os.remove(path)
   print()
@@ -524,13 +533,8 @@ def pgn_section(sizes, reps: int, tmp: pathlib.Path) -> None:
     path = tmp / f"games_{games}.pgn"
     write_pgn(path, games)
     for label, read in readers.items():
-      read(path)  # warm-up: imports, caches
-      times = []
-      for _ in range(reps):
-        t0 = time.perf_counter()
-        got = read(path)
-        times.append(time.perf_counter() - t0)
-      print(f"| {games:.0e} | {label} | {np.median(times):.3f} | {len(got)} |", flush=True)
+      seconds, got = _median_read(read, path, reps)
+      print(f"| {games:.0e} | {label} | {seconds:.3f} | {len(got)} |", flush=True)
     os.remove(path)
   print()
   print("Malformed tag sections (one small file each):")

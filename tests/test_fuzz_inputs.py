@@ -200,20 +200,17 @@ def _fuzz_loaders(tmp_path, schema, table, quote_all):
     load_comparisons(dup)
 
 
+def _profile(default: int, large: int) -> pytest.MarkDecorator:
+  """``max_examples``: ``default`` in the default run, ``large`` under ``-m slow``."""
+  return pytest.mark.parametrize(
+    "max_examples", [default, pytest.param(large, marks=pytest.mark.slow)], ids=["small", "large"]
+  )
+
+
+@_profile(25, 400)
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
-def test_loaders_on_fuzzed_tables(tmp_path_factory, schema):
-  @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-  @given(table=tables(schema), quote_all=st.booleans())
-  def run(table, quote_all):
-    _fuzz_loaders(tmp_path_factory.mktemp("fuzz"), schema, table, quote_all)
-
-  run()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("schema", sorted(SCHEMAS))
-def test_loaders_on_fuzzed_tables_large(tmp_path_factory, schema):
-  @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_loaders_on_fuzzed_tables(tmp_path_factory, schema, max_examples):
+  @settings(max_examples=max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
   @given(table=tables(schema), quote_all=st.booleans())
   def run(table, quote_all):
     _fuzz_loaders(tmp_path_factory.mktemp("fuzz"), schema, table, quote_all)
@@ -263,25 +260,13 @@ def _fuzz_front_doors(tmp_path, schema, table, capsys):
     assert report.summary().replace(str(path), "") in err.replace(str(path), "")
 
 
+@_profile(4, 50)
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
-def test_leaderboard_and_cli_report_what_the_loader_reports(tmp_path_factory, capsys, schema):
+def test_leaderboard_and_cli_report_what_the_loader_reports(
+  tmp_path_factory, capsys, schema, max_examples
+):
   @settings(
-    max_examples=4,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-  )
-  @given(table=tables(schema))
-  def run(table):
-    _fuzz_front_doors(tmp_path_factory.mktemp("front"), schema, table, capsys)
-
-  run()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("schema", sorted(SCHEMAS))
-def test_leaderboard_and_cli_report_what_the_loader_reports_large(tmp_path_factory, capsys, schema):
-  @settings(
-    max_examples=50,
+    max_examples=max_examples,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
   )

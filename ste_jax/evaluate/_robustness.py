@@ -40,11 +40,14 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, dijk
 from ste_jax._errors import InputError, OptionError
 from ste_jax._results import result_type, static
 from ste_jax.data import Comparisons, PairCounts, pair_counts
+from ste_jax.evaluate._estimators import PosteriorEdgeEstimator, WinRateEstimator, as_estimator
 
 if TYPE_CHECKING:
   import pandas as pd
 
-_THRESHOLD = {"winrate": 0, "posterior": 1}
+# The margin threshold ``c`` of each count-based estimator's hard relation (``a -> b`` iff
+# ``M_ab >= c``), by estimator class; names resolve through the estimator registry.
+_THRESHOLD = {WinRateEstimator: 0, PosteriorEdgeEstimator: 1}
 
 Flip = tuple[int, int, int]
 """``(winner, loser, votes)``: reverse ``votes`` comparisons ``winner`` won against ``loser``."""
@@ -254,7 +257,7 @@ def vote_robustness(
     >>> vote_robustness(c, estimator="posterior").removals[1]  # an even split is no edge
     ((1, 2, 1),)
   """
-  name, policy = _estimator_settings(estimator, tie_policy)
+  name, threshold, policy = _estimator_settings(estimator, tie_policy)
   if isinstance(data, Comparisons):
     names = tuple(data.agents)
     counts = pair_counts(data, tie_policy=policy)
@@ -266,7 +269,7 @@ def vote_robustness(
   n = W.shape[0]
   found = {}
   for action in ("reverse", "remove"):
-    edge, create, remove = flip_costs(W, _THRESHOLD[name], action)
+    edge, create, remove = flip_costs(W, threshold, action)
     members = top_cycle_of(edge)
     result = np.full(n, -1, dtype=np.int64)
     witnesses: list[tuple[Flip, ...]] = [()] * n
@@ -285,16 +288,21 @@ def vote_robustness(
   )
 
 
-def _estimator_settings(estimator: Any, tie_policy: str | None) -> tuple[str, str]:
-  name = estimator if isinstance(estimator, str) else getattr(estimator, "name", None)
-  if name not in _THRESHOLD:
+def _estimator_settings(estimator: Any, tie_policy: str | None) -> tuple[str, int, str]:
+  """``(name, margin threshold, tie policy)`` of a count-based estimator (or its registry name)."""
+  try:
+    resolved = as_estimator(estimator)
+  except (TypeError, ValueError):
+    resolved = None
+  if type(resolved) not in _THRESHOLD:
     raise OptionError(f"estimator must be 'winrate' or 'posterior', got {estimator!r}.")
-  if not isinstance(estimator, str):
-    missing = getattr(estimator, "missing", 0.5)
-    if missing != 0.5:
-      raise OptionError(f"estimator.missing must be 0.5 for vote robustness, got {missing!r}.")
-    tie_policy = tie_policy if tie_policy is not None else estimator.tie_policy
-  return name, tie_policy if tie_policy is not None else "half"
+  if getattr(resolved, "missing", 0.5) != 0.5:
+    raise OptionError(
+      f"estimator.missing must be 0.5 for vote robustness, got {resolved.missing!r}."
+    )
+  if tie_policy is None:
+    tie_policy = resolved.tie_policy
+  return resolved.name, _THRESHOLD[type(resolved)], tie_policy
 
 
 def _join(
