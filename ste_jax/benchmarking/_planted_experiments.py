@@ -361,8 +361,8 @@ def run_oracle(cfg: Config) -> list[dict]:
   rows = []
   for case, n, s in cfg.oracle_cases:
     keys = jnp.stack([trial_key(base, (n, s, sd)) for sd in range(cfg.oracle_seeds)])
-    Ps, cores = jax.vmap(lambda k: planted_core_tournament(k, n=n, core_size=s))(keys)
-    out = jax.device_get(oracle(Ps, cores))
+    planted = jax.vmap(lambda k: planted_core_tournament(k, n=n, core_size=s))(keys)
+    out = jax.device_get(oracle(planted.P, planted.core_mask))
     for sd in range(cfg.oracle_seeds):
       tc_f1, uc_f1, tc_roc, uc_roc, gap, tc_ok, uc_size = (o[sd] for o in out)
       rows.append(
