@@ -11,6 +11,9 @@ usable range: :class:`~ste_jax.InputError`, :class:`~ste_jax.OptionError`; also 
 flag, a value of the wrong type or out of range), one line too; 3 any other exception, which is a
 bug in ste-jax: its traceback, then one line saying so and where to report it; 130 an interrupt
 (Ctrl-C). :func:`main` maps them in one place.
+
+Compiled programs are kept in JAX's persistent compilation cache (:func:`use_compilation_cache`),
+so a second run on data of the same shapes skips XLA compilation.
 """
 
 import argparse
@@ -49,6 +52,32 @@ EXIT_STATUS = (
   "exit status: 0 success; 1 a mistake in the input or an option (one line on stderr); 2 a "
   "command line that cannot be parsed; 3 a bug in ste-jax (a traceback, please report it)"
 )
+
+
+COMPILATION_CACHE_ENV = "STE_JAX_COMPILATION_CACHE"  # a folder, or "off"
+
+
+def use_compilation_cache() -> str | None:
+  """Turns on JAX's persistent compilation cache for this process; returns its folder or ``None``.
+
+  The folder is ``$STE_JAX_COMPILATION_CACHE``, else ``$XDG_CACHE_HOME/ste_jax/xla`` (default
+  ``~/.cache/ste_jax/xla``); ``STE_JAX_COMPILATION_CACHE=off`` turns it off, and a cache the
+  user configured for JAX itself (``JAX_COMPILATION_CACHE_DIR``) is left as it is. Every compiled
+  program is stored, however quick its compilation. A folder that cannot be written only costs
+  the saving: JAX warns and compiles as usual.
+  """
+  import jax
+
+  setting = os.environ.get(COMPILATION_CACHE_ENV, "")
+  if setting.lower() in ("off", "0", "no", "false"):
+    return None
+  if jax.config.jax_compilation_cache_dir:
+    return jax.config.jax_compilation_cache_dir
+  base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+  folder = setting or os.path.join(base, "ste_jax", "xla")
+  jax.config.update("jax_compilation_cache_dir", folder)
+  jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+  return folder
 
 
 class _Parser(argparse.ArgumentParser):
@@ -797,6 +826,7 @@ def main(argv=None) -> int:
   except SystemExit as e:
     return int(e.code or 0) if not isinstance(e.code, str) else 2
   try:
+    use_compilation_cache()
     return COMMANDS[args.command](args)
   except (InputError, OptionError) as e:  # the user's input or option: one line, no traceback
     message = " ".join(line.strip() for line in str(e).splitlines() if line.strip())

@@ -13,6 +13,7 @@ import functools
 import io
 import itertools
 import json
+import os
 import pathlib
 import re
 import subprocess
@@ -786,6 +787,35 @@ def test_entry_point_subprocess(tmp_path):
   )
   assert proc.returncode == 1
   assert proc.stderr.strip() == f"ste-jax score: error: file not found: {tmp_path / 'nope.csv'}"
+
+
+@pytest.mark.slow  # two fresh processes, each compiling (about 20 s on 2 cores)
+def test_compilation_cache_is_filled_then_reused_and_can_be_turned_off(tmp_path):
+  """The CLI keeps compiled programs in STE_JAX_COMPILATION_CACHE; a second run reads them."""
+  data = tmp_path / "battles.csv"
+  data.write_text("a,b,winner\n" + "x,y,a\ny,z,a\nz,x,a\nx,w,a\n" * 3)
+  env = {k: v for k, v in os.environ.items() if not k.startswith("JAX_")}
+  cmd = [sys.executable, "-m", "ste_jax", "score", str(data), "--bootstrap", "5", "--output"]
+
+  def score(cache):
+    proc = subprocess.run(
+      cmd + ["csv"],
+      capture_output=True,
+      text=True,
+      timeout=300,
+      cwd=ROOT,
+      env=dict(env, STE_JAX_COMPILATION_CACHE=cache, XDG_CACHE_HOME=str(tmp_path / "xdg")),
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+  first = score(str(tmp_path / "cache"))
+  stored = sorted(p.name for p in (tmp_path / "cache").iterdir())
+  assert len(stored) > 5
+  assert score(str(tmp_path / "cache")) == first  # same key, same numbers from cached programs
+  assert sorted(p.name for p in (tmp_path / "cache").iterdir()) == stored  # nothing recompiled
+  assert score("off") == first
+  assert not (tmp_path / "xdg").exists()
 
 
 # --------------------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ estimators turn comparisons into tournaments (win-rate ``P``, posterior-edge ``D
 ``(P, W)``), globally or per context. pandas and pyarrow are imported only inside the loaders.
 """
 
+from ._cells import merge_into_cells as merge_into_cells
 from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
@@ -53,6 +54,7 @@ __all__ = [
   "load_comparisons",
   "load_llmfao_raw",
   "load_vicuna80_raw",
+  "merge_into_cells",
   "pair_counts",
   "posterior_edges",
   "weighted_soft_majority_edges",

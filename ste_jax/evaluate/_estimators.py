@@ -47,6 +47,7 @@ from ste_jax.evaluate._model_estimator import (
   DEFAULT_STRENGTH_L2,
   check_grid,
   fit_model_tournament,
+  observed_pairs,
   refit_tournament,
 )
 from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
@@ -262,6 +263,11 @@ class ModelEstimator(TournamentEstimator):
     return refit_tournament(
       state, comparisons.outcome, comparisons.weight, num_steps=self.refit_steps
     )
+
+  def replica_state(self, state: Any, comparisons: Comparisons) -> Any:
+    """The fit's parameters and ridges with the pair index of ``comparisons`` (same pairs)."""
+    params, _, settings = state
+    return params, observed_pairs(comparisons), settings
 
   def conventions(self) -> str:
     return (

@@ -66,6 +66,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._host_random import numpy_generator
 from ste_jax._results import result_type
 from ste_jax._validation import validate_number
 from ste_jax.data import Comparisons
@@ -428,7 +429,7 @@ def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
   rows; a row with a fractional weight goes to one random fold as a whole.
   """
   w = np.asarray(weight, dtype=np.float64)
-  rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).ravel().tolist())
+  rng = numpy_generator(key)
   rounded = np.rint(w)
   integer = np.isclose(w, rounded) & (rounded >= 0)
   held = np.zeros((num_folds, w.size))

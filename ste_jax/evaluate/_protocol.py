@@ -112,6 +112,20 @@ class TournamentEstimator(abc.ABC):
       comparisons: the rows with a replica's weights or outcomes.
     """
 
+  def replica_state(self, state: Any, comparisons: Comparisons) -> Any:
+    """The state :meth:`replica_edges` needs for rows ``comparisons`` instead of the fit's rows.
+
+    The bootstrap resamples the fit's rows merged into count cells
+    (:func:`~ste_jax.data.merge_into_cells`: the same pairs, fewer rows). An estimator whose
+    state indexes rows rebuilds that index here; the default returns ``state`` unchanged.
+
+    Args:
+      state: :attr:`FittedTournament.state` of the fit.
+      comparisons: the rows the replicas will reweight or redraw.
+    """
+    del comparisons
+    return state
+
   @abc.abstractmethod
   def conventions(self) -> str:
     """One phrase: what the edges are, how a missing pair counts, what the hard relation is."""

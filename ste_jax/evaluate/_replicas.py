@@ -20,6 +20,7 @@ import numpy as np
 
 from ste_jax import _tuning
 from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._host_random import numpy_generator
 from ste_jax._options import (
   at_least,
   check_options,
@@ -30,7 +31,7 @@ from ste_jax._options import (
   parse_open_interval,
 )
 from ste_jax._results import result_type
-from ste_jax.data import Comparisons
+from ste_jax.data import Comparisons, merge_into_cells
 from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentEstimator
 
 REPLICA_CHUNK = _tuning.REPLICA_CHUNK  # replicas per key of the chunked draws
@@ -103,35 +104,37 @@ class ResamplingSettings:
 
 
 def resample_model_outcomes(
-  key: jax.Array, probability: jax.typing.ArrayLike, weight: jax.typing.ArrayLike, num_replicas: int
-) -> jax.Array:
-  """``(R, m)`` parametric-bootstrap outcomes: each row's games redrawn from the model.
+  key: jax.Array, probability: np.typing.ArrayLike, weight: np.typing.ArrayLike, num_replicas: int
+) -> np.ndarray:
+  """``(R, m)`` parametric-bootstrap outcomes: each row's games redrawn from the model (host).
 
   A row of weight ``w`` stands for ``max(1, round(w))`` games between its agents ``a`` and ``b``;
   the replica's outcome is the share of them ``a`` wins, ``Binomial(games, P̂[a, b]) / games``
   (``probability``: ``(m,)``, ``P̂`` at each row's pair). Weights stay as they are, so the design
-  (which pairs met, how often) is the data's; a tie is redrawn as a win or a loss.
+  (which pairs met, how often) is the data's; a tie is redrawn as a win or a loss. Drawn with
+  NumPy from :func:`~ste_jax._host_random.numpy_generator` of ``key``, in ``weight``'s dtype.
   """
-  shape = (num_replicas,) + weight.shape
-  games = jnp.broadcast_to(jnp.maximum(jnp.round(weight), jnp.ones_like(weight)), shape)
-  wins = jax.random.binomial(
-    key, games, jnp.broadcast_to(probability, shape), shape, dtype=weight.dtype
-  )
-  return wins / games
+  weight = np.asarray(weight)
+  games = np.maximum(np.rint(weight), 1).astype(np.int64)
+  p = np.clip(np.asarray(probability, dtype=np.float64), 0.0, 1.0)
+  wins = numpy_generator(key).binomial(games, p, (num_replicas,) + weight.shape)
+  return (wins / games).astype(weight.dtype)
 
 
 def resample_unit_weights(
-  key: jax.Array, weight: jax.typing.ArrayLike, num_replicas: int
-) -> jax.Array:
+  key: jax.Array, weight: np.typing.ArrayLike, num_replicas: int
+) -> np.ndarray:
   """``(R, m)`` Poisson-bootstrap weights over unit comparisons: row weight ``w`` -> ``Poisson(w)``.
 
   A row of weight ``w`` stands for ``w`` comparisons; resampling each of them ``Poisson(1)`` times
   gives the row ``Poisson(w)`` (a sum of independent Poissons), so aggregated rows (one row per pair
   with ``weight`` = wins) are resampled like the unit rows they summarize. For unit rows this is the
-  classical Poisson bootstrap.
+  classical Poisson bootstrap. Drawn with NumPy from
+  :func:`~ste_jax._host_random.numpy_generator` of ``key``, in ``weight``'s dtype.
   """
-  rate = jnp.broadcast_to(weight, (num_replicas,) + weight.shape)
-  return jax.random.poisson(key, rate, rate.shape).astype(weight.dtype)
+  weight = np.asarray(weight)
+  rate = np.broadcast_to(weight.astype(np.float64), (num_replicas,) + weight.shape)
+  return numpy_generator(key).poisson(rate).astype(weight.dtype)
 
 
 @result_type
@@ -155,28 +158,27 @@ class BootstrapMemberships:
 
 @functools.partial(
   gather_friendly_jit,
-  static_argnames=("estimator", "chunk", "batch", "with_soft", "parametric"),
+  static_argnames=("estimator", "batch", "with_soft", "parametric"),
 )
 def _bootstrap_chunk(
-  key,
+  draws,
   comparisons,
   state,
-  point_edges,
   num_valid,
   tau,
   gamma,
   *,
   estimator,
-  chunk,
   batch,
   with_soft,
   parametric,
 ):
-  """``chunk`` replicas: memberships ``(chunk, n)``, orientation counts of the first ``num_valid``.
+  """Replicas of ``draws`` ``(chunk, m)``: memberships ``(chunk, n)``, orientation counts of the
+  first ``num_valid``.
 
   Module level with the fit's arrays as arguments (the estimator, hashable, is static), so it
-  compiles once per shape and estimator, not once per table. ``parametric``: outcomes redrawn
-  from ``point_edges`` (the model's ``P̂``); else Poisson weights.
+  compiles once per shape and estimator, not once per table. ``parametric``: ``draws`` are
+  outcomes; else weights.
   """
 
   def replica(draw):
@@ -189,14 +191,8 @@ def _bootstrap_chunk(
       out = out + (s.top_cycle, s.uncovered)
     return out
 
-  if parametric:
-    draws = resample_model_outcomes(
-      key, point_edges[comparisons.a, comparisons.b], comparisons.weight, chunk
-    )
-  else:
-    draws = resample_unit_weights(key, comparisons.weight, chunk)
   outs = jax.lax.map(replica, draws, batch_size=batch)
-  valid = jnp.arange(chunk) < num_valid
+  valid = jnp.arange(draws.shape[0]) < num_valid
   beats = jnp.sum(outs[2] & valid[:, None, None], axis=0, dtype=jnp.int32)
   return outs[:2] + (beats,) + outs[3:]
 
@@ -217,6 +213,11 @@ def default_batch_size() -> int:
   return _REPLICA_BATCH_ACCELERATOR
 
 
+def _integer_weights(comparisons: Comparisons) -> bool:
+  w = np.asarray(comparisons.weight)
+  return bool(np.all(w == np.round(w)))
+
+
 def bootstrap_hard_memberships(
   key: jax.Array,
   comparisons: Comparisons,
@@ -228,6 +229,7 @@ def bootstrap_hard_memberships(
   soft: tuple[float, float] | None = None,
   progress: Callable[[int], object] | None = None,
   resampling: str = "auto",
+  merge_rows: bool = True,
 ) -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
@@ -239,6 +241,14 @@ def bootstrap_hard_memberships(
   (summed into ``beats``), ``batch_size`` replicas per compiled ``lax.map`` step. Replica ``r``
   uses ``jax.random.split(key, num_chunks)[r // REPLICA_CHUNK]``. Compiled once per data shape and
   estimator (the estimator's arrays are arguments).
+
+  By default the rows are first merged into count cells (:func:`~ste_jax.data.merge_into_cells`,
+  by outcome for the Poisson bootstrap, by pair for the parametric one) and the cells are
+  resampled: ``Poisson(k)`` for a cell of weight ``k``, ``Binomial(k, P̂)`` wins for ``k`` unit
+  games. That is the row bootstrap exactly in distribution (a sum of independent Poissons is
+  Poisson; of binomials with one ``P̂``, binomial) at O(cells) per replica instead of O(rows).
+  The parametric bootstrap merges only when every weight is an integer (a row of weight ``w``
+  stands for ``max(1, round(w))`` games, which merging fractional weights would change).
 
   Args:
     key: PRNG key.
@@ -252,6 +262,8 @@ def bootstrap_hard_memberships(
     progress: optional ``progress(num_done)`` callable.
     resampling: ``"auto"`` (parametric for the model estimator, else Poisson), ``"poisson"`` or
       ``"parametric"`` (model estimator only).
+    merge_rows: resample count cells (default) or, ``False``, the rows as given (the same
+      distribution, other draws: a different result for the same key).
 
   Returns:
     :class:`BootstrapMemberships`.
@@ -265,21 +277,28 @@ def bootstrap_hard_memberships(
   batch = min(batch_size or chunk, chunk)
   dtype = fitted.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
+  state = fitted.state
+  if merge_rows and (not parametric or _integer_weights(comparisons)):
+    comparisons = merge_into_cells(comparisons, by_outcome=not parametric)
+    state = estimator.replica_state(state, comparisons)
   static = dict(
     estimator=estimator,
-    chunk=chunk,
     batch=batch,
     with_soft=soft is not None,
     parametric=parametric,
   )
+  if parametric:
+    p_hat = np.asarray(fitted.edges)[np.asarray(comparisons.a), np.asarray(comparisons.b)]
+    draw = functools.partial(resample_model_outcomes, probability=p_hat)
+  else:
+    draw = resample_unit_weights
   parts, beats = [], np.zeros(fitted.edges.shape, dtype=np.int64)
   for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
     valid = min(chunk, num_replicas - c * chunk)
     out = _bootstrap_chunk(
-      k,
+      draw(k, weight=comparisons.weight, num_replicas=chunk),
       comparisons,
-      fitted.state,
-      fitted.edges,
+      state,
       jnp.asarray(valid, jnp.int32),
       jnp.asarray(tau, dtype),
       jnp.asarray(gamma, dtype),
