@@ -671,8 +671,10 @@ def cmd_explain(args) -> int:
   w = witness_report(
     table.P, table.games_matrix, agents, agents.index(args.explained), ties_connect=est.ties_connect
   )
+  robustness = _explained_robustness(comparisons, est, agents.index(args.explained))
   if args.output == "json":
-    print(json.dumps(dict(w, estimator=table.estimator, conventions=table.conventions()), indent=1))
+    out = dict(w, estimator=table.estimator, conventions=table.conventions())
+    print(json.dumps(dict(out, robustness=robustness) if robustness else out, indent=1))
   else:
     where = "" if args.context is None else f", context {args.context!r}"
     head = [
@@ -682,7 +684,47 @@ def cmd_explain(args) -> int:
     if table.model is not None:
       head.append(f"model: {table.model.describe()}")
     print(format_witnesses(w, details=args.details, header=head))
+    if robustness:
+      from ste_jax._render import wrap
+
+      print()
+      print("\n".join(wrap(robustness["text"])))
   return 0
+
+
+def _explained_robustness(comparisons, est, i: int) -> dict | None:
+  """The agent's vote robustness (count-based estimators): counts, the votes, one text line."""
+  from ste_jax.evaluate._robustness import counts_relation_of, vote_robustness
+
+  if counts_relation_of(est) is None:
+    return None
+  r = vote_robustness(comparisons, estimator=est)
+  names = r.agents
+  change = "leave" if r.members[i] else "join"
+
+  def votes(witness):
+    return [dict(winner=names[a], loser=names[b], votes=int(k)) for a, b, k in witness]
+
+  def said(count, witness, verb):
+    if count < 0:
+      return f"no set of {verb}d comparisons makes it {change}"
+    shown = ", ".join(f"{names[a]} > {names[b]} x{k}" for a, b, k in witness)
+    return f"{verb} {count} comparison{'s' if count != 1 else ''} ({shown})"
+
+  flips, removals = int(r.flips_to_change[i]), int(r.removals_to_change[i])
+  text = (
+    f"vote robustness: for {names[i]} to {change} the hard Top Cycle, "
+    f"{said(flips, r.flips[i], 'reverse')}; or {said(removals, r.removals[i], 'remove')} "
+    "(the fewest; 'A > B xk': k of A's wins over B)"
+  )
+  return dict(
+    change=change,
+    flips_to_change=flips,
+    flips=votes(r.flips[i]),
+    removals_to_change=removals,
+    removals=votes(r.removals[i]),
+    text=text,
+  )
 
 
 def bundled_dataset_path():

@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS as HEAD_TO_HEAD_ROWS
-from ste_jax.evaluate._leaderboard import COLUMNS
+from ste_jax.evaluate._leaderboard import COLUMNS, ROBUSTNESS_COLUMNS
 
 VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
 
@@ -49,14 +49,17 @@ def _display_rows(table, top=None) -> list[list[str]]:
         f"{r['elo']:.0f}",
         f"{r['games']:g}",
       ]
-      + [_solution_cell(name, r[name]) for name in table.settings.solutions]
+      + [_extra_cell(name, r[name]) for name in table.settings.extra_columns]
     )
   return rows
 
 
-def _solution_cell(name: str, value) -> str:
+def _extra_cell(name: str, value) -> str:
+  """A cell of a column the settings add: a solution's membership or probability, or a count."""
   from ste_jax.exact._solution_memberships import is_lottery
 
+  if name in ROBUSTNESS_COLUMNS:
+    return "-" if value is None or value < 0 else str(int(value))
   if is_lottery(name):
     return _f(value, ".3f")
   return "yes" if value else "-"
@@ -86,7 +89,7 @@ _BOOT_COLUMNS = {5, 6, 9, 10}
 
 
 def _header(table) -> tuple[str, ...]:
-  return HEADER + table.settings.solutions
+  return HEADER + table.settings.extra_columns
 
 
 def _columns_shown(table) -> list[int]:
@@ -349,7 +352,7 @@ def _text_columns(table, extra=()) -> list[str]:
   wanted = set(TEXT_COLUMNS) | set(extra)
   if not table.settings.num_replicas:
     wanted -= {"tc_verdict", "uc_verdict", "p_tc", "p_uc"}
-  return [c for c in _ORDER if c in wanted] + list(table.settings.solutions)
+  return [c for c in _ORDER if c in wanted] + list(table.settings.extra_columns)
 
 
 def _text_header(table, key: str) -> str:
@@ -396,7 +399,7 @@ def _text_cell(table, r, key: str, names: dict) -> str:
     return f"{r['games']:g}"
   if key in ("rank", "tier"):
     return str(r[key])
-  return _solution_cell(key, r[key])
+  return _extra_cell(key, r[key])
 
 
 def _resampling(table) -> str:
@@ -600,7 +603,7 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
 
 
 CSV_COLUMNS = ("context", "rank", *COLUMNS, "estimator", "bt_identifiable")
-"""CSV columns; tables with further solutions (``--solutions``) append one column per solution."""
+"""CSV columns; the settings' further columns (``--solutions``, ``--robustness``) follow them."""
 
 
 def _csv_cell(v):
@@ -617,7 +620,7 @@ def format_csv(tables) -> str:
   """One CSV with a ``context`` column (``all`` for pooled data); empty cells for n/a."""
   buf = io.StringIO()
   writer = csv.writer(buf, lineterminator="\n")
-  columns = CSV_COLUMNS + (tables[0].settings.solutions if tables else ())
+  columns = CSV_COLUMNS + (tables[0].settings.extra_columns if tables else ())
   writer.writerow(columns)
   for table in tables:
     for r in table.records():

@@ -981,3 +981,49 @@ def test_explain_schwartz_witness_for_an_outside_agent(tmp_path):
   code, out, err = run("explain", path, "y", "--estimator", "winrate", "--output", "json")
   assert code == 0, err
   assert [s["agent"] for s in json.loads(out)["schwartz"]["chain"]] == ["w", "x", "y"]
+
+
+# --------------------------------------------------------------------------------------------
+# vote robustness (issue 36)
+
+
+def test_score_robustness_columns_equal_vote_robustness(tmp_path):
+  """``--robustness`` adds flips_tc / removals_tc: the exact counts of vote_robustness."""
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import vote_robustness
+
+  path = dataset(_cli.DEMO_DATASET)
+  code, out, err = run(
+    "score", path, "--estimator", "posterior", "--bootstrap", "0", "--robustness", "--output", "csv"
+  )
+  assert code == 0, err
+  frame = pd.read_csv(io.StringIO(out)).set_index("agent")
+  comparisons, _ = load_comparisons(path)
+  r = vote_robustness(comparisons, estimator="posterior").to_frame()
+  assert frame["flips_tc"].to_dict() == r["flips_to_change"].to_dict()
+  assert frame["removals_tc"].to_dict() == r["removals_to_change"].to_dict()
+  assert "flips_tc / removals_tc" in err  # the conventions say what the columns are
+
+
+def test_score_robustness_is_left_empty_for_the_model_estimator(tmp_path):
+  data = tmp_path / "battles.csv"
+  data.write_text("a,b,winner\n" + "x,y,a\ny,z,a\nz,x,a\nx,w,a\ny,w,a\n" * 2)
+  code, out, err = run(
+    "score", data, "--estimator", "model", "--bootstrap", "0", "--robustness", "--output", "csv"
+  )
+  assert code == 0, err
+  frame = pd.read_csv(io.StringIO(out))
+  assert frame["flips_tc"].isna().all() and frame["removals_tc"].isna().all()
+  assert "not computed for the model estimator" in err
+
+
+def test_explain_reports_the_votes_that_change_membership():
+  path = dataset(_cli.DEMO_DATASET)
+  code, out, err = run("explain", path, "bard", "--estimator", "winrate", "--output", "json")
+  assert code == 0, err
+  r = json.loads(out)["robustness"]
+  assert r["change"] == "join"
+  assert sum(v["votes"] for v in r["flips"]) == r["flips_to_change"] > 0
+  assert sum(v["votes"] for v in r["removals"]) == r["removals_to_change"] > 0
+  code, out, _ = run("explain", path, "gpt-4", "--estimator", "posterior")
+  assert code == 0 and "vote robustness: for gpt-4 to leave the hard Top Cycle, reverse" in out

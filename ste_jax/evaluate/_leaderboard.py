@@ -72,6 +72,9 @@ COLUMNS = (
   "elo",
   "games",
 )
+# Added by ``LeaderboardSettings(robustness=True)``: fewest reversed / removed comparisons that
+# change the agent's hard Top-Cycle membership (-1: no such set; empty for the model estimator).
+ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc")
 
 
 def _solutions_check(value: Any, name: str) -> None:
@@ -81,7 +84,7 @@ def _solutions_check(value: Any, name: str) -> None:
 
   for solution in value:
     canonical_solution_name(solution)
-    if solution in COLUMNS:
+    if solution in COLUMNS + ROBUSTNESS_COLUMNS:
       raise ValueError(f"solution name {solution!r} collides with the table column of that name.")
 
 
@@ -106,6 +109,8 @@ class LeaderboardSettings(ResamplingSettings):
     soft_intervals: bootstrap the soft scores too (default: when ``n <= 300``).
     min_games: threshold of the thin-evidence diagnostic.
     solutions: further tournament solutions as columns (e.g. ``("bipartisan", "ml")``).
+    robustness: add the vote-robustness columns :data:`ROBUSTNESS_COLUMNS` (count-based
+      estimators: :func:`~ste_jax.evaluate.vote_robustness`).
   """
 
   tau: float = option(
@@ -137,12 +142,23 @@ class LeaderboardSettings(ResamplingSettings):
     "essential, mcs, banks; lotteries: ml, c1_ml, nash, alpharank), computed on the "
     "estimator's tournament",
   )
+  robustness: bool = option(
+    False,
+    help="add the columns flips_tc and removals_tc: the fewest comparisons whose outcome must be "
+    "reversed (removed) to change the agent's hard Top-Cycle membership, exact, for the winrate "
+    "and posterior estimators (ste_jax.evaluate.vote_robustness)",
+  )
 
   def __post_init__(self):
     if self.tau is None:
       raise OptionError("tau must be a number > 0, got None.")
     object.__setattr__(self, "solutions", tuple(self.solutions))
     check_options(self)
+
+  @property
+  def extra_columns(self) -> tuple[str, ...]:
+    """The columns these settings add after :data:`COLUMNS`: the solutions, then robustness."""
+    return self.solutions + (ROBUSTNESS_COLUMNS if self.robustness else ())
 
   @property
   def gamma_value(self) -> float:
@@ -246,8 +262,8 @@ class CoreTable:
 
   @property
   def column_names(self) -> tuple[str, ...]:
-    """``COLUMNS`` plus one column per requested tournament solution (``settings.solutions``)."""
-    return COLUMNS + self.settings.solutions
+    """``COLUMNS`` plus the columns the settings add (:attr:`LeaderboardSettings.extra_columns`)."""
+    return COLUMNS + self.settings.extra_columns
 
   @property
   def top_cycle(self) -> list[str]:
@@ -323,6 +339,12 @@ class CoreTable:
         "win rates otherwise; sets as membership, lotteries as probabilities; "
         "ste_jax.exact.solution_memberships "
         "in float64)"
+      )
+    if s.robustness:
+      parts.append(
+        "flips_tc / removals_tc = fewest comparisons whose outcome reversed / that removed would "
+        "change the agent's hard Top-Cycle membership in this estimator's count relation (exact; "
+        "-1: none would; winrate and posterior only)"
       )
     parts.append(
       "baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in "
@@ -507,6 +529,23 @@ def _baselines(comparisons, counts, n):
   return cols, False, note
 
 
+def _add_robustness(cols: dict, comparisons: Comparisons, est) -> str | None:
+  """Adds :data:`ROBUSTNESS_COLUMNS` to ``cols``; returns a warning line where not computed."""
+  from ste_jax.evaluate._robustness import counts_relation_of, vote_robustness
+
+  n = comparisons.num_agents
+  if counts_relation_of(est) is None:
+    cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
+    return (
+      f"vote robustness (flips_tc, removals_tc): not computed for the {est.name} estimator; it "
+      "is exact for the count relations of --estimator winrate and posterior"
+    )
+  r = vote_robustness(comparisons, estimator=est)
+  cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
+  cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
+  return None
+
+
 def core_table(
   key: jax.Array,
   comparisons: Comparisons,
@@ -608,6 +647,7 @@ def core_table(
         for k, v in sol.items()
       }
     )
+  robustness_note = _add_robustness(cols, comparisons, est) if settings.robustness else None
   order = display_order(cols, bootstrapped=bool(settings.num_replicas))
   diagnostics = evidence_diagnostics(
     np.asarray(counts.totals),
@@ -634,6 +674,10 @@ def core_table(
   if line:
     diagnostics = dataclasses.replace(
       diagnostics, warnings=diagnostics.warnings + (line,), contradictions=contradictions
+    )
+  if robustness_note:
+    diagnostics = dataclasses.replace(
+      diagnostics, warnings=diagnostics.warnings + (robustness_note,)
     )
   if settings.num_replicas:
     unsettled = unsettled_top_warning(

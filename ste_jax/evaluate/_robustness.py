@@ -288,6 +288,24 @@ def vote_robustness(
   )
 
 
+def counts_relation_of(estimator: Any) -> int | None:
+  """The margin threshold ``c`` of a count-based estimator's relation, or ``None`` for others.
+
+  Args:
+    estimator: a :class:`~ste_jax.evaluate.TournamentEstimator` or a registry name.
+
+  Returns:
+    ``0`` (``winrate`` with ``missing = 1/2``), ``1`` (``posterior``) or ``None``.
+  """
+  try:
+    resolved = as_estimator(estimator)
+  except (TypeError, ValueError):
+    return None
+  if type(resolved) not in _THRESHOLD or getattr(resolved, "missing", 0.5) != 0.5:
+    return None
+  return _THRESHOLD[type(resolved)]
+
+
 def _estimator_settings(estimator: Any, tie_policy: str | None) -> tuple[str, int, str]:
   """``(name, margin threshold, tie policy)`` of a count-based estimator (or its registry name)."""
   try:
