@@ -20,8 +20,9 @@ process, ``python -m ste_jax score FILE --estimator E --bootstrap R --output csv
 (interpreter start, JAX import, loading, compilation, model fit, bootstrap and baselines), twice:
 "cold" with ``STE_JAX_COMPILATION_CACHE`` set to a fresh empty folder under the temporary
 directory, then "warm" with the same folder again (the programs the cold run compiled are read
-back from it). Peak RSS is the child's own maximum resident set (``os.wait4``). With ``--before
-PATH`` (a checkout of an older revision, e.g. ``git worktree add /tmp/before 01191f0``) the same
+back from it). Peak RSS is the command's own maximum resident set (``os.wait4`` in a small
+launcher process, so that it does not start from this script's peak). With ``--before PATH`` (a
+checkout of an older revision, e.g. ``git worktree add /tmp/before 01191f0``) the same
 commands run against that source tree too (an estimator it does not know shows "failed"; a tree
 without the persistent cache ignores the variable, so its warm run compiles again).
 
@@ -35,7 +36,8 @@ fresh process that reads the same file, fits Bradley-Terry on all battles and on
   with ``compute_ratings_and_cis(ci_method="bootstrap")`` (multinomial counts, a multiprocessing
   pool of one worker per CPU; peak RSS is the largest single process, not the pool's sum).
 
-A peer that does not import shows "not installed".
+A peer that does not import shows "not installed". A command still running after ``--timeout``
+seconds (default 3600) is killed with its process group and shows "timed out".
 
 Peers' environments (arena-rank pins its own jax and numpy, so it lives in a venv of its own):
   .venv/bin/pip install evalica
@@ -49,11 +51,14 @@ Usage:
 """
 
 import argparse
+import contextlib
 import os
 import pathlib
+import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -131,26 +136,81 @@ def _child_env(**extra) -> dict:
   return env
 
 
-def measure(argv: list, env: dict, cwd: pathlib.Path, label: str) -> tuple[float, float, str, int]:
-  """``(wall s, peak RSS MB, stdout, exit status)`` of the command ``argv`` in a fresh process."""
-  with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+# Linux keeps a process's peak RSS across exec, and a child started from this process begins with
+# this process's peak (the memory it shares before exec): so the measured command is started from
+# this small launcher instead (``python -I -S -c LAUNCHER REPORT ARGV...``), which times it, waits
+# for it with ``os.wait4`` and writes ``wall s, ru_maxrss KB, wait status`` to REPORT.
+LAUNCHER = """
+import os, sys, time
+start = time.perf_counter()
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+wall = time.perf_counter() - start
+with open(sys.argv[1], "w") as f:
+  f.write(f"{wall} {usage.ru_maxrss} {status}")
+os._exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
+def measure(
+  argv: list, env: dict, cwd: pathlib.Path, label: str, timeout: float
+) -> tuple[float, float, str, int | str]:
+  """``(wall s, peak RSS MB, stdout, exit status)`` of the command ``argv`` in a fresh process.
+
+  ``argv[0]`` is an absolute path. The command runs (through ``LAUNCHER``) in a session of its
+  own; past ``timeout`` seconds its whole process group is killed and the status is ``"timed
+  out"`` (wall time then: until the kill; peak RSS: unknown, ``nan``).
+  """
+  with (
+    tempfile.TemporaryFile("w+") as out,
+    tempfile.TemporaryFile("w+") as err,
+    tempfile.TemporaryDirectory() as tmp,
+  ):
+    report = pathlib.Path(tmp) / "report"
     start = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd, env=env)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
+    proc = subprocess.Popen(
+      [sys.executable, "-I", "-S", "-c", LAUNCHER, str(report), *argv],
+      stdout=out,
+      stderr=err,
+      cwd=cwd,
+      env=env,
+      start_new_session=True,
+    )
+    fired = threading.Event()
+
+    def kill():
+      fired.set()
+      with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)
+
+    timer = threading.Timer(timeout, kill)
+    timer.start()
+    proc.wait()
+    timer.cancel()
+    wall, rss, code = time.perf_counter() - start, float("nan"), "timed out"
+    if not fired.is_set():
+      if report.exists():
+        wall_s, maxrss_kb, status = report.read_text().split()
+        wall, rss = float(wall_s), int(maxrss_kb) / 1024.0
+        code = os.waitstatus_to_exitcode(int(status))
+      else:
+        code = proc.returncode
     out.seek(0)
     err.seek(0)
-    code = os.waitstatus_to_exitcode(status)
     if code != 0:
       print(f"  ({label} failed: {err.read().strip().splitlines()[-1:]})", file=sys.stderr)
-    return wall, usage.ru_maxrss / 1024.0, out.read(), code
+    return wall, rss, out.read(), code
 
 
-def run(args: list, source: pathlib.Path, cache: pathlib.Path) -> tuple[float, float, str, int]:
+def run(args: list, source: pathlib.Path, cache: pathlib.Path, timeout: float) -> tuple:
   """:func:`measure` of ``python -m ste_jax ARGS`` in ``source`` with the XLA cache in ``cache``."""
   env = _child_env(PYTHONPATH=str(source), **{CACHE_ENV: str(cache)})
   label = f"{source}: {' '.join(args[2:])} ({CACHE_ENV}={cache})"
-  return measure([sys.executable, "-m", "ste_jax", *args], env, source, label)
+  return measure([sys.executable, "-m", "ste_jax", *args], env, source, label, timeout)
+
+
+def _failed(code) -> str:
+  return code if code == "timed out" else "failed"
 
 
 def row(*cells) -> str:
@@ -196,6 +256,9 @@ def main():
   )
   parser.add_argument("--evalica-python", default=sys.executable, help="evalica's interpreter")
   parser.add_argument("--arena-rank-python", default=None, help="arena-rank's interpreter")
+  parser.add_argument(
+    "--timeout", type=float, default=3600.0, help="seconds per command (default 3600)"
+  )
   args = parser.parse_args()
   n_default, m_default = SIZES[args.input]
   n = args.agents or n_default
@@ -213,7 +276,7 @@ def main():
     write = write_league if args.input == "league" else write_arena
     description = write(path, n, m, file_format)
     print(f"machine: {machine_description()}")
-    print(f"input: {description} ({path.stat().st_size / 2**20:.1f} MB)")
+    print(f"input: {description} ({path.stat().st_size / 2**20:.2f} MB)")
     print()
     print(row("source", "estimator", "replicas", "cache", "wall s", "peak RSS MB", "rows out"))
     print("|---|---|---:|---|---:|---:|---:|")
@@ -239,8 +302,8 @@ def main():
             "--no-progress",
           ]
           for state in ("cold", "warm"):
-            wall, rss, out, code = run(cmd, source, cache)
-            rows = max(0, len(out.strip().splitlines()) - 1) if code == 0 else "failed"
+            wall, rss, out, code = run(cmd, source, cache, args.timeout)
+            rows = max(0, len(out.strip().splitlines()) - 1) if code == 0 else _failed(code)
             print(row(label, estimator, replicas, state, f"{wall:.1f}", f"{rss:.0f}", rows))
             sys.stdout.flush()
     for peer in peers:
@@ -250,8 +313,10 @@ def main():
           print(row(label, "Bradley-Terry", replicas, "-", "not installed", "-", "-"), flush=True)
           continue
         argv = [pythons[peer], "-c", _peers.PROGRAMS[peer], str(path), file_format, str(replicas)]
-        wall, rss, out, code = measure(argv, _child_env(), tmp, f"{peer} ({replicas} replicas)")
-        models = out.strip().splitlines()[-1] if code == 0 and out.strip() else "failed"
+        wall, rss, out, code = measure(
+          argv, _child_env(), tmp, f"{peer} ({replicas} replicas)", args.timeout
+        )
+        models = out.strip().splitlines()[-1] if code == 0 and out.strip() else _failed(code)
         print(row(label, "Bradley-Terry", replicas, "-", f"{wall:.1f}", f"{rss:.0f}", models))
         sys.stdout.flush()
 

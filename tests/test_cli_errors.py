@@ -215,6 +215,7 @@ def test_stdin_names_itself_in_messages_and_reports(capsys, monkeypatch):
   assert '"source": "<stdin>"' in out
 
 
+@pytest.mark.slow  # a fresh process importing JAX and compiling (about 20 s on 2 cores)
 def test_a_real_pipe_into_the_entry_point(data):
   """``cat FILE | python -m ste_jax score - --format csv`` prints what ``score FILE`` prints."""
   argv = ["--bootstrap", "0", "--output", "csv", "--estimator", "winrate"]

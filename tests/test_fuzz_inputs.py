@@ -207,7 +207,7 @@ def _profile(default: int, large: int) -> pytest.MarkDecorator:
   )
 
 
-@_profile(25, 400)
+@_profile(10, 400)
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
 def test_loaders_on_fuzzed_tables(tmp_path_factory, schema, max_examples):
   @settings(max_examples=max_examples, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -260,7 +260,7 @@ def _fuzz_front_doors(tmp_path, schema, table, capsys):
     assert report.summary().replace(str(path), "") in err.replace(str(path), "")
 
 
-@_profile(4, 50)
+@_profile(2, 50)
 @pytest.mark.parametrize("schema", sorted(SCHEMAS))
 def test_leaderboard_and_cli_report_what_the_loader_reports(
   tmp_path_factory, capsys, schema, max_examples

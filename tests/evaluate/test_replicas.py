@@ -107,7 +107,7 @@ def test_model_replicas_on_cells_use_the_cells_pair_index():
   rows = _battles(seed=6, m=200)
   estimator = ModelEstimator(ranks=(0,), strength_l2=(1.0,), skew_l2=(1.0,), num_folds=2)
   fitted = estimator.fit(jax.random.key(0), rows)
-  R = 300
+  R = 200
   cells = bootstrap_hard_memberships(jax.random.key(1), rows, estimator, fitted, num_replicas=R)
   plain = bootstrap_hard_memberships(
     jax.random.key(2), rows, estimator, fitted, num_replicas=R, merge_rows=False
