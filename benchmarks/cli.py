@@ -197,7 +197,9 @@ def measure(
         code = proc.returncode
     out.seek(0)
     err.seek(0)
-    if code != 0:
+    if code == "timed out":
+      print(f"  ({label} timed out after {timeout:g} s)", file=sys.stderr)
+    elif code != 0:
       print(f"  ({label} failed: {err.read().strip().splitlines()[-1:]})", file=sys.stderr)
     return wall, rss, out.read(), code
 
@@ -207,6 +209,10 @@ def run(args: list, source: pathlib.Path, cache: pathlib.Path, timeout: float) -
   env = _child_env(PYTHONPATH=str(source), **{CACHE_ENV: str(cache)})
   label = f"{source}: {' '.join(args[2:])} ({CACHE_ENV}={cache})"
   return measure([sys.executable, "-m", "ste_jax", *args], env, source, label, timeout)
+
+
+def _mb(rss: float) -> str:
+  return "-" if np.isnan(rss) else f"{rss:.0f}"
 
 
 def _failed(code) -> str:
@@ -304,7 +310,7 @@ def main():
           for state in ("cold", "warm"):
             wall, rss, out, code = run(cmd, source, cache, args.timeout)
             rows = max(0, len(out.strip().splitlines()) - 1) if code == 0 else _failed(code)
-            print(row(label, estimator, replicas, state, f"{wall:.1f}", f"{rss:.0f}", rows))
+            print(row(label, estimator, replicas, state, f"{wall:.1f}", _mb(rss), rows))
             sys.stdout.flush()
     for peer in peers:
       for replicas in args.peer_replicas:
@@ -317,7 +323,7 @@ def main():
           argv, _child_env(), tmp, f"{peer} ({replicas} replicas)", args.timeout
         )
         models = out.strip().splitlines()[-1] if code == 0 and out.strip() else _failed(code)
-        print(row(label, "Bradley-Terry", replicas, "-", f"{wall:.1f}", f"{rss:.0f}", models))
+        print(row(label, "Bradley-Terry", replicas, "-", f"{wall:.1f}", _mb(rss), models))
         sys.stdout.flush()
 
 
