@@ -19,9 +19,16 @@ Counting: ``pair_counts`` (+ ``posterior_edges`` or ``win_rate_tournament``) on 
 against a NumPy baseline (``np.bincount`` + ``scipy.special.betainc``) in the same run, and
 ``posterior_edges`` alone on the ``(n, n)`` counts.
 
+Draws (``--draws``): the leaderboard's replicas draw Poisson weights (or binomial outcomes) per
+count cell (:func:`ste_jax.data.merge_into_cells`) on the host with NumPy. This table times one
+chunk of ``REPLICA_CHUNK`` replicas of those draws with ``jax.random.poisson`` /
+``jax.random.binomial`` (jit-compiled, compilation excluded) against NumPy's samplers, on the cells
+of synthetic arena battles (``--agents`` models, ``--draw-battles`` battles, 10 % ties).
+
 Usage:
   python benchmarks/bootstrap.py # n=100, m=1e5, R=1000, batch sizes 1 10 100; counts on 1e6
   python benchmarks/bootstrap.py --quick   # a small configuration, to check that it runs
+  python benchmarks/bootstrap.py --draws --agents 200   # the draws table only
 Each configuration runs in its own process so peak RSS is per configuration.
 """
 
@@ -147,6 +154,61 @@ def child_counts(method: str, n: int, m: int) -> dict:
   return {"compile_s": compile_s, "run_s": run_s, **memory_report()}
 
 
+def draws_table(n: int, battles: int, rounds: int = 3) -> None:
+  """Prints the ``--draws`` table: JAX's and NumPy's samplers on one chunk of count cells."""
+  import jax
+  import jax.numpy as jnp
+
+  from ste_jax.data import Comparisons, merge_into_cells
+  from ste_jax.evaluate._replicas import (
+    REPLICA_CHUNK,
+    resample_model_outcomes,
+    resample_unit_weights,
+  )
+
+  rng = np.random.default_rng(0)
+  a = rng.integers(0, n, battles)
+  b = (a + rng.integers(1, n, battles)) % n
+  outcome = np.where(rng.random(battles) < 0.1, 0.5, (rng.random(battles) < 0.5) * 1.0)
+  cells = merge_into_cells(Comparisons.from_arrays(a, b, outcome))
+  weight = cells.weight
+  p = jnp.full(weight.shape, 0.6, weight.dtype)
+  games = jnp.maximum(jnp.round(weight), 1.0)
+  shape = (REPLICA_CHUNK,) + weight.shape
+  jax_poisson = jax.jit(lambda k: jax.random.poisson(k, jnp.broadcast_to(weight, shape), shape))
+  jax_binomial = jax.jit(
+    lambda k: jax.random.binomial(k, jnp.broadcast_to(games, shape), jnp.broadcast_to(p, shape))
+  )
+  samplers = {
+    "Poisson weights": (
+      lambda k: jax_poisson(k).block_until_ready(),
+      lambda k: resample_unit_weights(k, weight, REPLICA_CHUNK),
+    ),
+    "binomial outcomes": (
+      lambda k: jax_binomial(k).block_until_ready(),
+      lambda k: resample_model_outcomes(k, p, weight, REPLICA_CHUNK),
+    ),
+  }
+  print(
+    f"draws: {battles:,} battles among {n} models -> {cells.num_comparisons:,} count cells; one "
+    f"chunk = {REPLICA_CHUNK} replicas x {cells.num_comparisons:,} cells; best of {rounds}"
+  )
+  print()
+  print("| draw | jax.random, jit (s) | NumPy on the host (s) | NumPy speed-up |")
+  print("|---|---:|---:|---:|")
+  for name, (with_jax, with_numpy) in samplers.items():
+    with_jax(jax.random.key(0))  # compiles
+    times = []
+    for fn in (with_jax, with_numpy):
+      best = float("inf")
+      for r in range(rounds):
+        start = time.perf_counter()
+        fn(jax.random.key(r + 1))
+        best = min(best, time.perf_counter() - start)
+      times.append(best)
+    print(f"| {name} | {times[0]:.3f} | {times[1]:.3f} | {times[0] / times[1]:.1f}x |", flush=True)
+
+
 def fmt(x):
   return "—" if x is None else (f"{x:.4f}" if x < 1 else f"{x:.2f}")
 
@@ -172,8 +234,14 @@ def main():
     "--loop-replicas", type=int, default=200, help="replicas timed for the loop baseline"
   )
   parser.add_argument("--count-comparisons", type=int, default=1_000_000)
+  parser.add_argument("--draws", action="store_true", help="only the draws table")
+  parser.add_argument("--draw-battles", type=int, default=2_000_000)
   parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
   args = parser.parse_args()
+  if args.draws:
+    print(f"machine: {machine_description()}")
+    draws_table(args.agents, args.draw_battles)
+    return
   if args.child:
     kind, method, *rest = args.child
     rest = [int(x) for x in rest]
