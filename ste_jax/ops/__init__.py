@@ -22,6 +22,7 @@ from ste_jax.ops._scores import soft_top_cycle_score as soft_top_cycle_score
 from ste_jax.ops._scores import soft_uncovered_score as soft_uncovered_score
 from ste_jax.ops._scores import ste_scores as ste_scores
 from ste_jax.ops._scores import ste_scores_from_edges as ste_scores_from_edges
+from ste_jax.ops._sharded import sharded_cover_scores as sharded_cover_scores
 
 __all__ = [
   "NashAverage",
@@ -35,6 +36,7 @@ __all__ = [
   "native_kernels_status",
   "normalized_smax",
   "normalized_softmin",
+  "sharded_cover_scores",
   "soft_cover_scores",
   "soft_cover_violation",
   "soft_majority_edges",
