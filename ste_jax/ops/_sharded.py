@@ -1,0 +1,201 @@
+"""The soft cover of one large tournament with its rows split over the devices of a mesh.
+
+:func:`sharded_cover_scores` computes ``cover[c, a]`` (paper §3.4, Eqs. ``soft_cover_violation``,
+``soft_cover_score``) with the covering agents ``c`` (the rows) split over one axis of a
+``jax.sharding.Mesh`` by ``jax.shard_map``: every device holds the whole ``D`` (replicated) and
+computes the rows ``c`` of its own block, in tiles of rows ``c`` (``(rows, n, n)`` witness terms at
+a time). Each row ``c`` needs all of ``D`` (its witnesses ``b`` range over every agent, the covered
+agents ``a`` too), so the rows are the axis that splits without communication in the value.
+
+Per device: ``D`` itself (``n x n``, replicated), its block of rows and of the result
+(``n^2 / devices`` each) and one tile. A tile is rematerialized in reverse mode
+(``jax.checkpoint``), so reverse mode keeps that memory (plus the cotangent of the replicated ``D``,
+``n x n``, summed over the devices), instead of storing the ``n^3 / devices`` weights. Forward and
+reverse mode, and second order, are JAX's own derivatives of :func:`~ste_jax.ops.normalized_smax`
+(soft) and of ``jnp.max`` over the real witnesses (the exact maximum at ``gamma_c = 0``, whose
+subgradient splits evenly among tied maximizers, as the single-device kernels do). The
+single-device kernels (:mod:`ste_jax.ops._cover_kernels`) are not reused: they compute every pair
+``(c, a)`` of one square tournament, not a block of rows.
+"""
+
+import functools
+
+import jax
+from jax import lax
+import jax.numpy as jnp
+from jax.sharding import AxisType, Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from ste_jax import _tuning
+from ste_jax._checks import (
+  as_float_array,
+  as_temperature,
+  check_square,
+  eye_mask,
+  is_static_zero,
+  split_temperature,
+)
+from ste_jax._errors import InputError, OptionError
+from ste_jax.ops._extrema import normalized_smax
+
+# Witness terms of one tile, ``(rows c, n, n)``: the value kernel's budget
+# (:data:`ste_jax._tuning.COVER_TILE_ELEMENTS`); a row ``c`` per tile once ``n^2`` exceeds it.
+_TILE_ELEMENTS = _tuning.COVER_TILE_ELEMENTS
+
+
+def _tile_rows(n: int, devices: int) -> int:
+  """Rows ``c`` per tile: ``tile_rows * n^2`` within :data:`_TILE_ELEMENTS`, at most a block."""
+  return min(-(-n // devices), max(1, _TILE_ELEMENTS // (n * n)))
+
+
+def _block_rows(n: int, devices: int, tile_rows: int) -> int:
+  """Rows ``c`` per device: ``n / devices`` rounded up to a multiple of ``tile_rows``."""
+  per_device = -(-n // devices)
+  return -(-per_device // tile_rows) * tile_rows
+
+
+def _block_cover(D, D_rows, g, *, axis_name, tile_rows, hard):
+  """``cover[c, a]`` for this device's rows ``c``: ``D`` ``(n, n)`` (zero diagonal), ``D_rows``
+  ``(block, n)`` its rows ``c`` (padded rows: zeros), ``g`` the scalar temperature."""
+  block, n = D_rows.shape
+  first = lax.axis_index(axis_name) * block
+  c = first + jnp.arange(block, dtype=jnp.int32)  # the rows' agent indices (padded: >= n)
+  cols = jnp.arange(n, dtype=jnp.int32)
+  not_a = ~jnp.eye(n, dtype=bool)  # [a, b]: b != a
+
+  @functools.partial(jax.checkpoint, prevent_cse=False)
+  def tile(D, g, d_c, c):
+    """``(tile_rows, n)`` rows of the cover: ``d_c`` the rows ``D[c]``, ``c`` their indices."""
+    is_c = cols[None, :] == c[:, None]  # [c, b]: b == c
+    y = jnp.where(is_c, jnp.zeros_like(d_c), 1.0 - d_c)  # Y[c, b] = 1 - D[c, b], Y[c, c] = 0
+    term = D[None, :, :] * y[:, None, :]  # [c, a, b] = D[a, b] (1 - D[c, b])
+    witnesses = not_a[None, :, :] & ~is_c[:, None, :]  # b not in {a, c}
+    # The exact maximum: the excluded witnesses as -1, below every term (in [0, 1]), so that its
+    # subgradient splits among the tied real witnesses only (normalized_smax's own exact maximum
+    # fills them with the maximum itself, which dilutes it). n >= 3: no pair without witnesses.
+    v = jnp.max(jnp.where(witnesses, term, jnp.full_like(term, -1.0)), axis=-1)  # [c, a]
+    if not hard:  # double where: a traced g too small for the soft kernel gives the exact maximum
+      positive, g_safe = split_temperature(g)
+      soft = normalized_smax(term, gamma=g_safe, axis=-1, where=witnesses)
+      v = jnp.where(positive, soft, v)
+    cover = d_c * (1.0 - v)
+    return jnp.where(is_c, jnp.zeros_like(cover), cover)  # cover(a, a) = 0
+
+  tiles = block // tile_rows
+  out = lax.map(
+    lambda x: tile(D, g, *x),
+    (D_rows.reshape(tiles, tile_rows, n), c.reshape(tiles, tile_rows)),
+  )
+  return out.reshape(block, n)
+
+
+@functools.partial(jax.jit, static_argnames=("mesh", "axis_name", "tile_rows", "hard"))
+def _sharded_cover(D, g, *, mesh, axis_name, tile_rows, hard):
+  n = D.shape[-1]
+  devices = mesh.shape[axis_name]
+  block = _block_rows(n, devices, tile_rows)
+  # A mesh of Explicit axes types the arrays' shardings, and shard_map wants them as its in_specs.
+  explicit = all(t == AxisType.Explicit for t in mesh.axis_types)
+
+  def place(x, spec):
+    return jax.reshard(x, NamedSharding(mesh, spec)) if explicit else x
+
+  D = jnp.where(eye_mask(D), jnp.zeros_like(D), D)
+  D_rows = jnp.pad(D, ((0, block * devices - n), (0, 0)))  # rows c, padded with zero rows
+  D, D_rows, g = place(D, P()), place(D_rows, P(axis_name, None)), place(g, P())
+  cover = jax.shard_map(
+    functools.partial(_block_cover, axis_name=axis_name, tile_rows=tile_rows, hard=hard),
+    mesh=mesh,
+    in_specs=(P(), P(axis_name, None), P()),
+    out_specs=P(axis_name, None),
+  )(D, D_rows, g)
+  if block * devices != n:  # a split axis does not slice unevenly (Explicit axes): replicate first
+    replicated = NamedSharding(mesh, P())
+    cover = (
+      jax.reshard(cover, replicated)
+      if explicit
+      else lax.with_sharding_constraint(cover, replicated)
+    )
+  return cover[:n]
+
+
+def sharded_cover_scores(
+  D: jax.typing.ArrayLike,
+  *,
+  gamma_c: jax.typing.ArrayLike,
+  mesh: Mesh,
+  axis_name: str,
+) -> jax.Array:
+  r"""Soft covering relation ``cover[c, a]`` of one tournament, its rows ``c`` split over a mesh.
+
+  The values of :func:`~ste_jax.ops.soft_cover_scores` (Eqs. ``soft_cover_violation``,
+  ``soft_cover_score``):
+
+  .. math::
+    v(c, a) = \mathrm{smax}_{\gamma_c}\big(\{D(a, b)\,(1 - D(c, b)) :
+      b \in \mathcal{A} \setminus \{a, c\}\}\big), \qquad
+    \mathrm{cover}(c, a) = D(c, a)\,\big(1 - v(c, a)\big),
+
+  with ``cover(a, a) = 0`` and the maximum over an empty set (``n <= 2``) ``0``. The rows ``c``
+  (the covering agents) are split in equal blocks over the ``axis_name`` devices of ``mesh`` with
+  ``jax.shard_map``; ``n`` is padded to a multiple of the device count and the padding dropped, so
+  any ``n`` works. Replicated on every device: ``D`` and ``gamma_c``; split: the rows ``c`` of ``D``
+  and of the result. Memory per device: ``D`` (``n^2``), ``O(n^2 / devices)`` for its rows and
+  one tile of ``(rows, n, n)`` witness terms (at most ``2^18`` elements, or ``n^2`` for a single
+  row), in every mode; the values are those of the single-device kernels to rounding, computed with
+  :func:`~ste_jax.ops.normalized_smax` (soft) and ``jnp.max`` (exact) instead. For the
+  Uncovered-Set score (Eq. ``soft_uncovered_set_score``,
+  :func:`~ste_jax.ops.soft_uncovered_score`) take
+  ``1 - normalized_smax(cover, gamma=gamma_c, axis=-2, where=off_diagonal)`` of the result.
+
+  Differentiable in ``D`` and ``gamma_c`` in every mode (``jax.grad``, ``jax.jvp``, second order):
+  JAX's derivatives through ``jax.shard_map``, each tile rematerialized in reverse mode; the
+  cotangent of ``D`` is summed over the devices. At ``gamma_c = 0`` the maximum is exact, with a
+  subgradient split evenly among tied maximizers (a literal ``0`` skips the soft computation).
+  Compiled once per shape, dtype, mesh and axis (``jax.jit``); usable inside a user's ``jit``.
+
+  Args:
+    D: soft adjacency of shape ``(n, n)`` (one tournament, no batch), entries in ``[0, 1]``; its
+      diagonal is ignored. From a probabilistic tournament ``P``, use
+      :func:`~ste_jax.ops.soft_majority_edges` first.
+    gamma_c: covering temperature ``>= 0`` (traced scalar); ``0``, traced or literal, is the exact
+      maximum. A concrete negative or non-finite value raises ``ValueError``.
+    mesh: the ``jax.sharding.Mesh`` whose devices share the rows.
+    axis_name: the mesh axis the rows are split over (other mesh axes replicate the work).
+
+  Returns:
+    ``(n, n)`` array indexed ``[c, a]``, entries in ``[0, 1]``, zero diagonal. Its rows stay split
+    over ``axis_name`` when no padding was needed (the rows per device, ``n / devices``, a multiple
+    of the tile's rows); otherwise the padding is dropped from a replicated copy (``n^2`` on each
+    device). With a mesh of Explicit axes, operations on the result outside ``jit`` need the mesh
+    set (``jax.set_mesh``), as for any array sharded over it.
+
+  Raises:
+    InputError: ``D`` is not one square matrix ``(n, n)``.
+    OptionError: ``axis_name`` is not an axis of ``mesh``.
+    TypeError: ``mesh`` is not a ``jax.sharding.Mesh``.
+
+  Examples:
+    >>> import jax, numpy as np, jax.numpy as jnp
+    >>> from jax.sharding import AxisType, Mesh, NamedSharding
+    >>> mesh = Mesh(np.array(jax.devices()[:1]), ("rows",))
+    >>> D = jnp.array([[0.0, 1.0, 1.0], [0.0, 0.0, 1.0], [0.0, 0.0, 0.0]])
+    >>> C = sharded_cover_scores(D, gamma_c=0.0, mesh=mesh, axis_name="rows")
+    >>> [float(x) for x in C[0]]  # agent 0 covers agents 1 and 2
+    [0.0, 1.0, 1.0]
+  """
+  if not isinstance(mesh, Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}.")
+  if not isinstance(axis_name, str) or axis_name not in mesh.axis_names:
+    raise OptionError(f"axis_name {axis_name!r} must name an axis of the mesh {mesh.axis_names}.")
+  D = as_float_array(D, "D")
+  if D.ndim != 2:
+    raise InputError(f"D must be one tournament of shape (n, n), got shape {tuple(D.shape)}.")
+  n = check_square(D, "D")
+  g = as_temperature(gamma_c, D, "gamma_c", allow_zero=True)
+  if n <= 2:  # no witnesses: v = 0 (the maximum over an empty set), cover = D off the diagonal
+    return jnp.where(eye_mask(D), jnp.zeros_like(D), D)
+  tile_rows = _tile_rows(n, mesh.shape[axis_name])
+  return _sharded_cover(
+    D, g, mesh=mesh, axis_name=axis_name, tile_rows=tile_rows, hard=is_static_zero(gamma_c)
+  )

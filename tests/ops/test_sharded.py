@@ -1,0 +1,165 @@
+"""The soft cover with its rows split over a mesh (``sharded_cover_scores``) vs the single-device
+``soft_cover_scores``: values, reverse and forward mode, on four simulated CPU devices."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+import jax
+import jax.numpy as jnp
+from jax.sharding import Mesh
+import numpy as np
+import pytest
+
+from ste_jax import InputError, OptionError
+from ste_jax.ops import sharded_cover_scores, soft_cover_scores
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# Runs in a fresh interpreter: the four CPU devices need XLA_FLAGS before JAX initializes. Prints
+# one JSON line: the failed comparisons (empty when all pass) and what was checked.
+_SCRIPT = """
+import contextlib, json, sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh
+sys.path.insert(0, {root!r})
+from ste_jax.ops import _sharded, sharded_cover_scores, soft_cover_scores
+
+assert jax.device_count() == 4, jax.devices()
+config = json.loads({config!r})
+meshes = {{"auto": Mesh(np.array(jax.devices()), ("rows",))}}
+if config["explicit"]:
+  meshes["explicit"] = jax.make_mesh((4,), ("rows",))
+rng = np.random.default_rng(0)
+failures, checked = [], []
+
+
+def close(name, got, want, rtol, atol):
+  checked.append(name)
+  try:
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
+  except AssertionError as e:
+    failures.append(name + ": " + str(e)[-600:])
+
+
+with jax.numpy_dtype_promotion("strict"), jax.numpy_rank_promotion("raise"):
+  for case in config["cases"]:
+    dtype, n, gamma = jnp.dtype(case["dtype"]), case["n"], case["gamma"]
+    rtol, atol = (1e-5, 1e-6) if dtype == jnp.float32 else (1e-10, 1e-12)
+    _sharded._TILE_ELEMENTS = case.get("tile_elements", 1 << 18)
+    D = jnp.asarray(rng.uniform(size=(n, n)), dtype)
+    W = jnp.asarray(rng.normal(size=(n, n)), dtype)  # the fixed vector of the scalar loss
+    T = jnp.asarray(rng.normal(size=(n, n)), dtype)  # a tangent of D
+    literal = gamma == 0.0  # a literal 0: the exact kernels, no temperature to differentiate
+    g = jnp.asarray(gamma, dtype)
+    for mesh_name, mesh in meshes.items():
+     with jax.set_mesh(mesh) if mesh_name == "explicit" else contextlib.nullcontext():
+      tiles = _sharded._TILE_ELEMENTS
+      tag = f"{{dtype.name}} n={{n}} gamma={{gamma}} {{mesh_name}} tiles={{tiles}}"
+
+      def sharded(D, g):
+        return sharded_cover_scores(
+          D, gamma_c=0.0 if literal else g, mesh=mesh, axis_name="rows"
+        )
+
+      def single(D, g):
+        return soft_cover_scores(D, gamma_c=0.0 if literal else g)
+
+      def loss(f):
+        return lambda D, g: jnp.sum(f(D, g) * W)
+
+      got, want = sharded(D, g), single(D, g)
+      assert got.shape == (n, n) and got.dtype == dtype, (got.shape, got.dtype)
+      close("value " + tag, got, want, rtol, atol)
+      argnums = (0,) if literal else (0, 1)
+      gs = jax.jit(jax.grad(loss(sharded), argnums=argnums))(D, g)
+      gu = jax.grad(loss(single), argnums=argnums)(D, g)
+      close("grad D " + tag, gs[0], gu[0], rtol, atol)
+      if not literal:  # a sum over the n^2 pairs, with cancellation: float32 rounds it to ~1e-5
+        close("grad gamma_c " + tag, gs[1], gu[1], rtol, 1e-4 if dtype == jnp.float32 else atol)
+      tg = jnp.zeros_like(g) if literal else jnp.asarray(0.5, dtype)
+      _, js = jax.jvp(sharded, (D, g), (T, tg))
+      _, ju = jax.jvp(single, (D, g), (T, tg))
+      # The gamma_c tangent's term divides a difference by gamma_c: float32 rounding times 1/g.
+      close("jvp " + tag, js, ju, rtol, 1e-5 if dtype == jnp.float32 else atol)
+
+print(json.dumps({{"failures": failures, "checked": checked}}))
+"""
+
+
+def _run_on_four_devices(cases, *, explicit=False):
+  config = json.dumps({"cases": cases, "explicit": explicit})
+  flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
+  env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
+  proc = subprocess.run(
+    [sys.executable, "-c", _SCRIPT.format(root=str(ROOT), config=config)],
+    capture_output=True,
+    text=True,
+    env=env,
+    cwd=ROOT,
+    timeout=600,
+  )
+  assert proc.returncode == 0, proc.stderr[-3000:]
+  result = json.loads(proc.stdout.strip().splitlines()[-1])
+  assert not result["failures"], "\n".join(result["failures"])
+  return result["checked"]
+
+
+def test_four_devices_equal_one_device():
+  """n = 10 and 13 (not multiples of 4: padded rows), a literal 0 (exact maxima) and a soft
+  temperature; values, ``jax.grad`` of ``sum(cover * W)`` in ``D`` and ``gamma_c``, ``jax.jvp``."""
+  cases = [{"dtype": "float32", "n": n, "gamma": gamma} for n in (10, 13) for gamma in (0.0, 0.1)]
+  checked = _run_on_four_devices(cases)
+  assert len(checked) == 4 * 3 + 2  # value, jvp, grad in D; in gamma_c where soft
+
+
+@pytest.mark.slow  # a subprocess with more cases and a second mesh
+def test_four_devices_equal_one_device_more_cases():
+  """Temperatures on each of the single-device kernels' paths (by the maximum, by one, large),
+  float64, several tiles per device and a mesh with explicit axes."""
+  cases = [
+    {"dtype": "float32", "n": n, "gamma": gamma} for n in (10, 13) for gamma in (0.01, 2.0)
+  ] + [
+    {"dtype": "float64", "n": 13, "gamma": 0.1},
+    {"dtype": "float32", "n": 13, "gamma": 0.1, "tile_elements": 2 * 13 * 13},
+    {"dtype": "float32", "n": 10, "gamma": 0.0, "tile_elements": 2 * 10 * 10},
+  ]
+  _run_on_four_devices(cases, explicit=True)
+
+
+def _one_device_mesh():
+  return Mesh(np.array(jax.devices()[:1]), ("rows",))
+
+
+def test_one_device_mesh_equals_the_single_device_function(rng):
+  D = jnp.asarray(rng.uniform(size=(6, 6)), jnp.float32)
+  got = sharded_cover_scores(D, gamma_c=0.2, mesh=_one_device_mesh(), axis_name="rows")
+  np.testing.assert_allclose(got, soft_cover_scores(D, gamma_c=0.2), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", [1, 2])
+def test_no_witnesses(n):
+  """``n <= 2``: no witness, ``v = 0``, so ``cover = D`` off the diagonal."""
+  D = jnp.full((n, n), 0.7, jnp.float32)
+  got = sharded_cover_scores(D, gamma_c=0.1, mesh=_one_device_mesh(), axis_name="rows")
+  np.testing.assert_allclose(got, soft_cover_scores(D, gamma_c=0.1))
+
+
+def test_errors():
+  mesh = _one_device_mesh()
+  D = jnp.zeros((4, 4), jnp.float32)
+  with pytest.raises(TypeError, match="mesh"):
+    sharded_cover_scores(D, gamma_c=0.1, mesh=None, axis_name="rows")
+  with pytest.raises(OptionError, match="axis_name"):
+    sharded_cover_scores(D, gamma_c=0.1, mesh=mesh, axis_name="cols")
+  with pytest.raises(InputError, match=r"\(n, n\)"):
+    sharded_cover_scores(jnp.zeros((2, 4, 4)), gamma_c=0.1, mesh=mesh, axis_name="rows")
+  with pytest.raises(ValueError, match="square"):
+    sharded_cover_scores(jnp.zeros((3, 4)), gamma_c=0.1, mesh=mesh, axis_name="rows")
+  with pytest.raises(ValueError, match="gamma_c"):
+    sharded_cover_scores(D, gamma_c=-1.0, mesh=mesh, axis_name="rows")
