@@ -67,7 +67,9 @@ def _masked_normalized_lse_max(z, gamma, axis, where, empty_value):
   neg_inf = jnp.asarray(-jnp.inf, dtype=z.dtype)
   zmax = jnp.max(jnp.where(mask, z, neg_inf), axis=axis, keepdims=True)
   zmax = lax.stop_gradient(jnp.where(nonempty, zmax, jnp.zeros_like(zmax)))
-  hard = jnp.max(jnp.where(mask, z, jnp.where(nonempty, zmax, 0)), axis=axis, keepdims=True)
+  # Masked entries are -inf (0 on an empty set), not zmax: a filler equal to the maximum would
+  # tie with it, and jnp.max would split the maximum's gradient with the filler.
+  hard = jnp.max(jnp.where(mask, z, jnp.where(nonempty, neg_inf, 0)), axis=axis, keepdims=True)
 
   if is_static_zero(gamma):
     out = hard

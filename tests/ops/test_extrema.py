@@ -82,3 +82,19 @@ def test_dtype_follows_input(x64):
   assert normalized_smax(z64, gamma=0.1).dtype == jnp.float64
   z32 = jnp.ones((3,), jnp.float32)
   assert normalized_softmin(z32, gamma=0.1).dtype == jnp.float32
+
+
+@pytest.mark.parametrize("traced", [False, True])
+def test_exact_masked_maximum_gives_its_whole_gradient_to_the_maximum(traced):
+  """At gamma = 0 the gradient of a masked maximum is one-hot at the selected maximum (a filler
+  equal to the maximum used to take half of it)."""
+  where = jnp.array([True, True, False, True])
+  z = jnp.array([0.2, 0.9, 0.95, 0.5])
+
+  def f(z, g):
+    return normalized_smax(z, gamma=g if traced else 0.0, where=where)
+
+  grad = jax.jit(jax.grad(f))(z, 0.0)
+  np.testing.assert_array_equal(np.asarray(grad), [0.0, 1.0, 0.0, 0.0])
+  empty = jax.grad(lambda z: normalized_smax(z, gamma=0.0, where=jnp.zeros(4, bool)))(z)
+  np.testing.assert_array_equal(np.asarray(empty), np.zeros(4))
