@@ -2,10 +2,7 @@
 ``soft_cover_scores``: values, reverse and forward mode, on four simulated CPU devices."""
 
 import json
-import os
 import pathlib
-import subprocess
-import sys
 
 import jax
 import jax.numpy as jnp
@@ -15,6 +12,7 @@ import pytest
 
 from ste_jax import InputError, OptionError
 from ste_jax.ops import sharded_cover_scores, soft_cover_scores
+from tests.simulated_devices import run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -94,18 +92,7 @@ print(json.dumps({{"failures": failures, "checked": checked}}))
 
 def _run_on_four_devices(cases, *, explicit=False):
   config = json.dumps({"cases": cases, "explicit": explicit})
-  flags = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-  env = dict(os.environ, XLA_FLAGS=flags.strip(), JAX_PLATFORMS="cpu")
-  proc = subprocess.run(
-    [sys.executable, "-c", _SCRIPT.format(root=str(ROOT), config=config)],
-    capture_output=True,
-    text=True,
-    env=env,
-    cwd=ROOT,
-    timeout=600,
-  )
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  result = json.loads(proc.stdout.strip().splitlines()[-1])
+  result = run_on_cpu_devices(_SCRIPT.format(root=str(ROOT), config=config), devices=4)
   assert not result["failures"], "\n".join(result["failures"])
   return result["checked"]
 

@@ -1,11 +1,7 @@
 """Bootstrap driver (vmap = loop, keys, batching, sharding) and the Table 5 summaries."""
 
 import itertools
-import json
-import os
 import pathlib
-import subprocess
-import sys
 import textwrap
 
 import jax
@@ -19,6 +15,7 @@ from ste_jax import stats
 from ste_jax.data import Comparisons, pair_counts, posterior_edges, win_rate_tournament
 from ste_jax.stats import _bootstrap as bs
 from tests.conftest import tol
+from tests.simulated_devices import run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -186,17 +183,7 @@ _SHARDED_SCRIPT = textwrap.dedent(
 
 @pytest.mark.slow  # a subprocess with four CPU devices, about 10 s on 2 cores
 def test_sharded_over_four_cpu_devices_equals_single_device():
-  env = dict(os.environ, XLA_FLAGS="--xla_force_host_platform_device_count=4", JAX_PLATFORMS="cpu")
-  proc = subprocess.run(
-    [sys.executable, "-c", _SHARDED_SCRIPT.format(root=str(ROOT))],
-    capture_output=True,
-    text=True,
-    env=env,
-    cwd=ROOT,
-    timeout=300,
-  )
-  assert proc.returncode == 0, proc.stderr[-3000:]
-  got = json.loads(proc.stdout.strip().splitlines()[-1])
+  got = run_on_cpu_devices(_SHARDED_SCRIPT.format(root=str(ROOT)), devices=4, timeout=300)
 
   c = _comparisons()
   s = bs.bootstrap_scores(jax.random.key(11), c, POSTERIOR, num_replicas=10)
