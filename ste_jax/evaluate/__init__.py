@@ -38,6 +38,8 @@ from ._replicas import ResamplingSettings as ResamplingSettings
 from ._replicas import bootstrap_hard_memberships as bootstrap_hard_memberships
 from ._robustness import VoteRobustness as VoteRobustness
 from ._robustness import vote_robustness as vote_robustness
+from ._tiers import TierIntervals as TierIntervals
+from ._tiers import tier_intervals as tier_intervals
 from ._verdicts import ConceptVerdicts as ConceptVerdicts
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import OrientationCertificates as OrientationCertificates
@@ -69,6 +71,7 @@ __all__ = [
   "ResamplingSettings",
   "SuggestSettings",
   "SuggestedPairs",
+  "TierIntervals",
   "TopAnswer",
   "TournamentEstimator",
   "VoteRobustness",
@@ -90,6 +93,7 @@ __all__ = [
   "simulate_certification",
   "subset_context",
   "suggest_pairs",
+  "tier_intervals",
   "top_answer",
   "vote_robustness",
 ]
