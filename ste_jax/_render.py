@@ -10,7 +10,7 @@ import textwrap
 import numpy as np
 
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS as HEAD_TO_HEAD_ROWS
-from ste_jax.evaluate._leaderboard import COLUMNS, ROBUSTNESS_COLUMNS
+from ste_jax.evaluate._leaderboard import COLUMNS, ROBUSTNESS_COLUMNS, TIER_COLUMNS
 
 VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
 
@@ -58,7 +58,7 @@ def _extra_cell(name: str, value) -> str:
   """A cell of a column the settings add: a solution's membership or probability, or a count."""
   from ste_jax.exact._solution_memberships import is_lottery
 
-  if name in ROBUSTNESS_COLUMNS:
+  if name in ROBUSTNESS_COLUMNS + TIER_COLUMNS:
     return "-" if value is None or value < 0 else str(int(value))
   if is_lottery(name):
     return _f(value, ".3f")
@@ -603,7 +603,8 @@ def format_markdown(tables, *, top=None, head_to_head: int = HEAD_TO_HEAD_ROWS) 
 
 
 CSV_COLUMNS = ("context", "rank", *COLUMNS, "estimator", "bt_identifiable")
-"""CSV columns; the settings' further columns (``--solutions``, ``--robustness``) follow them."""
+"""CSV columns; the settings' further columns (``--solutions``, ``--robustness``,
+``--tier-intervals``) follow them."""
 
 
 def _csv_cell(v):

@@ -1028,3 +1028,25 @@ def test_explain_reports_the_votes_that_change_membership():
   assert sum(v["votes"] for v in r["removals"]) == r["removals_to_change"] > 0
   code, out, _ = run("explain", path, "gpt-4", "--estimator", "posterior")
   assert code == 0 and "vote robustness: for gpt-4 to leave the hard Top Cycle, reverse" in out
+
+
+def test_score_tier_intervals_columns_agree_with_the_verdicts():
+  """``--tier-intervals`` adds tier_best / tier_worst; tier 1 matches the certified verdicts."""
+  path = dataset(_cli.DEMO_DATASET)
+  code, out, err = run(
+    "score",
+    path,
+    "--estimator",
+    "winrate",
+    "--bootstrap",
+    "50",
+    "--tier-intervals",
+    "--output",
+    "csv",
+  )
+  assert code == 0, err
+  frame = pd.read_csv(io.StringIO(out))
+  assert (frame["tier_best"] <= frame["tier_worst"]).all() and (frame["tier_best"] >= 1).all()
+  assert ((frame["tier_worst"] == 1) == (frame["tc_verdict"] == "in")).all()
+  assert ((frame["tier_best"] == 1) == (frame["tc_verdict"] != "out")).all()
+  assert "tier_best / tier_worst" in err

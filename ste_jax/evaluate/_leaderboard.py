@@ -40,6 +40,7 @@ from ste_jax.evaluate._estimators import as_estimator, fit_estimator
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS, HeadToHead, head_to_head
 from ste_jax.evaluate._protocol import TournamentEstimator
 from ste_jax.evaluate._replicas import ResamplingSettings, bootstrap_hard_memberships
+from ste_jax.evaluate._tiers import tier_intervals
 from ste_jax.evaluate._verdicts import ReplicaCoreCandidates, verdicts_from_replicas
 
 if TYPE_CHECKING:
@@ -75,6 +76,9 @@ COLUMNS = (
 # Added by ``LeaderboardSettings(robustness=True)``: fewest reversed / removed comparisons that
 # change the agent's hard Top-Cycle membership (-1: no such set; empty for the model estimator).
 ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc")
+# Added by ``LeaderboardSettings(tier_intervals=True)``: the best and worst tier over every
+# tournament that agrees with the sure edges (-1 without bootstrap replicas).
+TIER_COLUMNS = ("tier_best", "tier_worst")
 
 
 def _solutions_check(value: Any, name: str) -> None:
@@ -84,7 +88,7 @@ def _solutions_check(value: Any, name: str) -> None:
 
   for solution in value:
     canonical_solution_name(solution)
-    if solution in COLUMNS + ROBUSTNESS_COLUMNS:
+    if solution in COLUMNS + ROBUSTNESS_COLUMNS + TIER_COLUMNS:
       raise ValueError(f"solution name {solution!r} collides with the table column of that name.")
 
 
@@ -111,6 +115,8 @@ class LeaderboardSettings(ResamplingSettings):
     solutions: further tournament solutions as columns (e.g. ``("bipartisan", "ml")``).
     robustness: add the vote-robustness columns :data:`ROBUSTNESS_COLUMNS` (count-based
       estimators: :func:`~ste_jax.evaluate.vote_robustness`).
+    tier_intervals: add the certified tier intervals :data:`TIER_COLUMNS`
+      (:func:`~ste_jax.evaluate.tier_intervals` of the replicas' sure edges at ``confidence``).
   """
 
   tau: float = option(
@@ -148,6 +154,12 @@ class LeaderboardSettings(ResamplingSettings):
     "reversed (removed) to change the agent's hard Top-Cycle membership, exact, for the winrate "
     "and posterior estimators (ste_jax.evaluate.vote_robustness)",
   )
+  tier_intervals: bool = option(
+    False,
+    help="add the columns tier_best and tier_worst: the best and worst tier of the agent over "
+    "every tournament that agrees with the edges the bootstrap makes sure at the confidence "
+    "(exact, simultaneous for all agents; ste_jax.evaluate.tier_intervals)",
+  )
 
   def __post_init__(self):
     if self.tau is None:
@@ -157,8 +169,12 @@ class LeaderboardSettings(ResamplingSettings):
 
   @property
   def extra_columns(self) -> tuple[str, ...]:
-    """The columns these settings add after :data:`COLUMNS`: the solutions, then robustness."""
-    return self.solutions + (ROBUSTNESS_COLUMNS if self.robustness else ())
+    """The columns these settings add after :data:`COLUMNS`: solutions, robustness, tiers."""
+    return (
+      self.solutions
+      + (ROBUSTNESS_COLUMNS if self.robustness else ())
+      + (TIER_COLUMNS if self.tier_intervals else ())
+    )
 
   @property
   def gamma_value(self) -> float:
@@ -345,6 +361,12 @@ class CoreTable:
         "flips_tc / removals_tc = fewest comparisons whose outcome reversed / that removed would "
         "change the agent's hard Top-Cycle membership in this estimator's count relation (exact; "
         "-1: none would; winrate and posterior only)"
+      )
+    if s.tier_intervals:
+      parts.append(
+        "tier_best / tier_worst = best / worst tier over every tournament agreeing with the "
+        f"edges sure at {s.confidence:.0%} (undecided pairs either way; simultaneous for all "
+        "agents; tier_best 1 = not separable from the top)"
       )
     parts.append(
       "baselines: win rate (ties 1/2), BT = Bradley-Terry MLE (ties as half wins), Elo K = 32 in "
@@ -612,6 +634,10 @@ def core_table(
       uc_verdict=v.uncovered.verdict,
     )
     candidates = (v.top_cycle.candidates, v.uncovered.candidates)
+    if settings.tier_intervals:
+      tiers = tier_intervals(jnp.asarray(v.beats), settings.confidence)
+      cols["tier_best"] = np.asarray(tiers.best, dtype=np.int64)
+      cols["tier_worst"] = np.asarray(tiers.worst, dtype=np.int64)
     if with_soft:
       alpha = (1 - settings.confidence) / 2
       for name_, x in (("tc", boot.soft_top_cycle), ("uc", boot.soft_uncovered)):
@@ -626,6 +652,9 @@ def core_table(
     )
   for c in ("tc_lo", "tc_hi", "uc_lo", "uc_hi"):
     cols.setdefault(c, nan)
+  if settings.tier_intervals:
+    for c in TIER_COLUMNS:
+      cols.setdefault(c, np.full(n, -1, dtype=np.int64))
   base, identifiable, note = _baselines(comparisons, counts, n)
   cols.update(base)
   # Soft scores are in [0, 1] up to rounding; keep -1e-9 from printing as -0.000.
