@@ -32,21 +32,23 @@ from ._settings import LoadSettings
 NONE_CONTEXT = "(none)"
 
 
-def context_strings(raw, column: str, mappings: list, rej=None) -> np.ndarray:
+def context_strings(raw, column: str, mappings: list, rej=None, count=None) -> np.ndarray:
   """Stripped context names; empty, missing or NaN cells become ``(none)`` (noted in mappings).
 
   With ``rej`` (the rows' :class:`~ste_jax.data._rows.Rejections`), rows whose context cell is a
-  list, dict or array are rejected as ``"non-scalar cell"``.
+  list, dict or array are rejected as ``"non-scalar cell"``. ``count``: optional int ``(N,)``
+  number of input rows each row stands for (distinct rows), for the mapping line's counts.
   """
   if rej is not None:
     flag_non_scalar(rej, raw, column)
   missing, nan, strings = classify(raw)
   empty = missing | nan
-  count = int(empty.sum())
-  if count:
+  rows = np.ones(len(strings), dtype=np.int64) if count is None else np.asarray(count)
+  num_empty, total = int(rows[empty].sum()), int(rows.sum())
+  if num_empty:
     strings = strings.copy()
     strings[empty] = NONE_CONTEXT
-    scope = "every row" if count == len(strings) else f"{count} of {len(strings)} rows"
+    scope = "every row" if num_empty == total else f"{num_empty} of {total} rows"
     mappings.append(
       f"context column {column!r} is empty or NaN on {scope}: those rows go to the context "
       f"{NONE_CONTEXT!r}"
@@ -54,12 +56,13 @@ def context_strings(raw, column: str, mappings: list, rej=None) -> np.ndarray:
   return strings
 
 
-def name_normalization(raw_names, kept_strings):
+def name_normalization(raw_names, kept_strings, weights=None):
   """``(renamed, merged, case_note)`` for the agent names of the used rows.
 
   Args:
     raw_names: object array of the raw cells (both sides, used rows only).
     kept_strings: the stripped names of the same cells.
+    weights: optional int array, the number of input cells each cell stands for (distinct rows).
 
   Returns:
     ``renamed``: ``(raw, normalized, rows)`` per raw name that stripping changed; ``merged``:
@@ -74,9 +77,10 @@ def name_normalization(raw_names, kept_strings):
     # Large inputs repeat few names: count the distinct (raw, name) pairs, then group those.
     raw_code, raw_unique = pd.factorize(np.asarray(raw_names, dtype=object))
     name_code, name_unique = pd.factorize(np.asarray(kept_strings, dtype=object))
-    pair, size = np.unique(
-      raw_code.astype(np.int64) * len(name_unique) + name_code, return_counts=True
+    pair, where = np.unique(
+      raw_code.astype(np.int64) * len(name_unique) + name_code, return_inverse=True
     )
+    size = np.bincount(where.reshape(-1), weights=weights, minlength=len(pair)).astype(np.int64)
     frame = pd.DataFrame(
       {
         "raw": np.asarray(raw_unique, dtype=object)[pair // len(name_unique)],
@@ -90,9 +94,10 @@ def name_normalization(raw_names, kept_strings):
       {
         "raw": pd.Series(raw_names, dtype=object).astype(str),
         "name": pd.Series(kept_strings, dtype=object),
+        "size": np.ones(len(raw_names), np.int64) if weights is None else weights,
       }
     )
-    counts = frame.groupby(["raw", "name"], sort=True).size()
+    counts = frame.groupby(["raw", "name"], sort=True)["size"].sum()
   renamed = tuple((raw, name, int(n)) for (raw, name), n in counts.items() if raw != name)
   merged = []
   if renamed:
@@ -161,8 +166,16 @@ def assemble(
   sources: np.ndarray | None = None,
   schema: str | None = None,
   mappings: Sequence[str] = (),
+  distinct=None,
 ) -> tuple[Comparisons, LoadReport]:
   """Builds ``(Comparisons, LoadReport)`` from checked rows and candidate comparisons.
+
+  With ``distinct`` (a :class:`~ste_jax.data._distinct.DistinctRows`), the row arrays (``a``,
+  ``b``, ``raw_a``, ``raw_b``, ``rej``, ``context``, the candidates' ``row``) are those of the
+  distinct rows, while ``lines`` and ``sources`` are those of the input rows: the counts of the
+  report are of input rows, every rejected input row is listed with its own line, and the
+  comparisons come one per kept candidate of every input row, in input order, as if the rows had
+  been checked one by one.
 
   Args:
     a: object ``(N,)`` stripped name of each row's first agent.
@@ -170,7 +183,7 @@ def assemble(
     raw_a: object ``(N,)`` the raw cells behind ``a`` (for the normalization report).
     raw_b: object ``(N,)`` the raw cells behind ``b``.
     rej: the rows' :class:`~ste_jax.data._rows.Rejections` (earlier flags win).
-    lines: int ``(N,)`` line number of each row.
+    lines: int ``(N,)`` line number of each (input) row.
     row: int ``(M,)`` the row of each candidate comparison.
     outcome: float ``(M,)`` outcome for the row's ``a`` (NaN only on rejected rows).
     weight: optional float ``(M,)`` weights (default 1).
@@ -187,6 +200,7 @@ def assemble(
     sources: optional object ``(N,)`` file of each row.
     schema: schema name for the report.
     mappings: mapping lines for the report (this function appends its own).
+    distinct: optional :class:`~ste_jax.data._distinct.DistinctRows` of the input rows.
 
   Returns:
     ``(comparisons, report)``.
@@ -198,7 +212,9 @@ def assemble(
   agents, contexts, strict = settings.agents, settings.contexts, settings.strict
   mappings = list(mappings)
   where = f" in {source}" if source else ""
-  num_rows = len(lines)
+  num_rows = len(a)
+  num_input = num_rows if distinct is None else distinct.num_rows
+  repeats = np.ones(num_rows, np.int64) if distinct is None else distinct.count
   row = np.asarray(row, dtype=np.int64)
   m = len(row)
   weight = np.ones(m) if weight is None else np.asarray(weight, dtype=np.float64)
@@ -243,31 +259,36 @@ def assemble(
     contexts = (DEFAULT_CONTEXT,)
     c_idx = np.zeros(num_rows, dtype=np.int64)
 
-  rejected = rej.rows(lines, sources)
+  rejected = rej.rows(lines, sources, distinct)
   bad = [r for r in rejected if r.reason != R.POLICY_DROP]
   if strict and bad:
     raise InputError(f"bad row{where}: {bad[0].describe()}")
   ok = rej.ok
   if not ok.any():
-    report = LoadReport(num_rows, 0, 0, rejected, 0, source, schema, tuple(mappings))
+    report = LoadReport(num_input, 0, 0, rejected, 0, source, schema, tuple(mappings))
     raise InputError(
-      f"no comparisons{where}: all {num_rows} rows were rejected ({report.reason_summary()})."
+      f"no comparisons{where}: all {num_input} rows were rejected ({report.reason_summary()})."
       f"\n{report.summary()}"
     )
   keep = ok[row] & ~dropped
-  kr = row[keep]
+  cand = np.flatnonzero(keep)
+  cand_repeats = repeats[row[cand]]
+  if distinct is not None:
+    cand = cand[_per_input_row(row[cand], distinct)]
+  kr = row[cand]
   comps = Comparisons.from_arrays(
     a_idx[kr],
     b_idx[kr],
-    outcome[keep],
+    outcome[cand],
     agents=agents,
     context=c_idx[kr],
     contexts=contexts,
-    weight=None if np.all(weight[keep] == 1) else weight[keep],
+    weight=None if np.all(weight[keep] == 1) else weight[cand],
   )
   renamed, merged, case_note = name_normalization(
     np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
     np.concatenate([a[ok], b[ok]]),
+    None if distinct is None else np.concatenate([repeats[ok], repeats[ok]]),
   )
   if renamed:
     mappings.append(rename_mapping(renamed, "cells"))
@@ -280,15 +301,19 @@ def assemble(
     valid = ok | np.isin(rej.code, rej.code_of(R.POLICY_DROP))
     p_rows, p_out = (np.asarray(x) for x in position)
     o = np.asarray(p_out, dtype=np.float64)[valid[p_rows]]
+    times = repeats[p_rows[valid[p_rows]]]
     bias = PositionBias(
-      int(np.sum(o == 1)), int(np.sum(o == 0)), int(np.sum(o == 0.5)), first=position_label
+      int(times[o == 1].sum()),
+      int(times[o == 0].sum()),
+      int(times[o == 0.5].sum()),
+      first=position_label,
     )
   report = LoadReport(
-    rows_read=num_rows,
-    rows_used=int(ok.sum()),
-    ties=int(np.sum(outcome[keep] == 0.5)),
+    rows_read=num_input,
+    rows_used=int(repeats[ok].sum()),
+    ties=int(cand_repeats[outcome[keep] == 0.5].sum()),
     rejected=rejected,
-    num_comparisons=int(keep.sum()),
+    num_comparisons=int(cand_repeats.sum()),
     source=source,
     schema=schema,
     mappings=tuple(mappings),
@@ -297,3 +322,16 @@ def assemble(
     position_bias=bias,
   )
   return comps, report
+
+
+def _per_input_row(rows: np.ndarray, distinct) -> np.ndarray:
+  """Indices into ``rows`` (the distinct row of each kept candidate, in candidate order) that
+  list, for every input row in order, the candidates of its distinct row in candidate order."""
+  order = np.argsort(rows, kind="stable")
+  per_row = np.bincount(rows, minlength=len(distinct.count))
+  start = np.cumsum(per_row) - per_row
+  times = per_row[distinct.inverse]
+  total = int(times.sum())
+  owner = np.repeat(distinct.inverse, times)
+  offset = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(times) - times, times)
+  return order[start[owner] + offset]

@@ -48,13 +48,30 @@ class Rejections:
     """The codes (entries) whose reason is ``reason``, for ``np.isin(self.code, ...)``."""
     return np.array([k for k, (r, _) in enumerate(self._entries) if r == reason], dtype=np.int64)
 
-  def rows(self, lines, sources=None) -> tuple[RejectedRow, ...]:
-    """The rejected rows, in input order."""
+  def rows(self, lines, sources=None, distinct=None) -> tuple[RejectedRow, ...]:
+    """The rejected rows, in input order.
+
+    Args:
+      lines: int ``(N,)`` line number of each input row.
+      sources: optional object ``(N,)`` file of each input row.
+      distinct: optional :class:`~ste_jax.data._distinct.DistinctRows` when these rejections are
+        of the distinct rows: every input row of a rejected distinct row is reported, with its
+        own line (the detail is written once per distinct row).
+    """
+    if distinct is None:
+      rows, of = np.flatnonzero(self.code >= 0), None
+    else:
+      rows = distinct.expand(self.code >= 0)
+      of = distinct.inverse[rows]
+    details = {}
     out = []
-    for i in np.flatnonzero(self.code >= 0):
-      reason, detail_fn = self._entries[self.code[i]]
+    for k, i in enumerate(rows):
+      u = i if of is None else int(of[k])
+      reason, detail_fn = self._entries[self.code[u]]
+      if u not in details:
+        details[u] = detail_fn(u)
       src = None if sources is None else sources[i]
-      out.append(RejectedRow(line=int(lines[i]), reason=reason, detail=detail_fn(i), source=src))
+      out.append(RejectedRow(line=int(lines[i]), reason=reason, detail=details[u], source=src))
     return tuple(out)
 
 

@@ -198,7 +198,8 @@ def load_table(
     )
     if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
       column.prefetch(list(cols.values()))
-    raw = {role: column(name) for role, name in cols.items()}
+    coded = getattr(column, "coded", lambda _: None)  # readers with dictionary-coded columns
+    raw = {role: _coded_or_cells(coded, column, name) for role, name in cols.items()}
     return parse_comparison_rows(
       raw, lines, columns=cols, pre=pre, schema=schema, a_first=schema == "arena", **common
     )
@@ -230,3 +231,9 @@ def load_table(
     raw = {role: column(name) for role, name in cols.items()}
     return pair_on_tasks(raw, lines, columns=cols, pre=pre, schema="tasks", **common)
   raise OptionError(f"unknown schema {schema!r}; expected one of {['auto', *SCHEMAS]}.")
+
+
+def _coded_or_cells(coded, column, name):
+  """The column as a ``CodedColumn`` where the reader has one, else as its object array."""
+  cells = coded(name)
+  return column(name) if cells is None else cells

@@ -33,6 +33,7 @@ from ste_jax._errors import InputError
 from . import _report as R
 from ._comparisons import Comparisons
 from ._counts_rows import is_counts_header
+from ._distinct import CodedColumn
 from ._report import LoadReport, refuse_or_skip
 from ._schemas import detect_schema, load_table
 from ._settings import LoadSettings, load_settings
@@ -853,18 +854,48 @@ def _pgn_table(path: str, text: str):
 
 
 def _read_parquet(path: str):
-  import pandas as pd  # pylint: disable=g-import-not-at-top
+  """``(header, column, lines, pre)`` of a Parquet file, read with pyarrow.
+
+  String columns are read as dictionaries (Parquet stores them so): ``column(name)`` gives the
+  object column as pandas would (``pd.read_parquet(path)[name].to_numpy(dtype=object)``) and
+  ``column.coded(name)`` the same cells as a :class:`~ste_jax.data._distinct.CodedColumn`,
+  without one Python string per row. Columns are converted only when asked for.
+  """
+  import pyarrow as pa  # pylint: disable=g-import-not-at-top
+  import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
 
   try:
-    df = pd.read_parquet(path)
-  except (OSError, ValueError) as e:  # pyarrow's ArrowInvalid is a ValueError
+    schema = pq.read_schema(path)
+    strings = [
+      f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+    ]
+    table = pq.read_table(path, read_dictionary=strings)
+  except (OSError, ValueError, pa.ArrowException) as e:  # ArrowInvalid is a ValueError
     raise InputError(f"cannot parse {path} as Parquet: {str(e).splitlines()[0]}") from None
-  return (
-    [str(c) for c in df.columns],
-    lambda name: df[name].to_numpy(dtype=object),
-    np.arange(1, len(df) + 1),
-    None,
-  )
+  index = {c for c in (schema.pandas_metadata or {}).get("index_columns", ()) if isinstance(c, str)}
+  header = [str(c) for c in table.column_names if c not in index]
+
+  def coded(name) -> CodedColumn | None:
+    col = table.column(name)
+    if not pa.types.is_dictionary(col.type):
+      return None
+    col = col.unify_dictionaries().combine_chunks()
+    values = col.dictionary.to_pandas().to_numpy(dtype=object)
+    codes = col.indices.to_numpy(zero_copy_only=False)
+    if col.null_count:
+      null = pa.array([None], type=col.dictionary.type).to_pandas().to_numpy(dtype=object)[0]
+      codes = np.where(col.is_null().to_numpy(zero_copy_only=False), len(values), codes)
+      values = np.append(values, np.array([null], dtype=object))
+    return CodedColumn(codes.astype(np.int64), values)
+
+  def column(name):
+    cells = coded(name)
+    if cells is not None:
+      return cells.cells()
+    return table.column(name).to_pandas().to_numpy(dtype=object)
+
+  column.coded = coded
+  return header, column, np.arange(1, table.num_rows + 1), None
 
 
 def from_counts(

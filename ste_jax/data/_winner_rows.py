@@ -13,6 +13,7 @@ from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
+from ._distinct import CodedColumn, distinct_rows
 from ._report import LoadReport
 from ._rows import Rejections, flag_missing_and_nan, tie_drops, tie_mapping
 from ._settings import LoadSettings
@@ -45,9 +46,14 @@ def parse_comparison_rows(
   Labels (after ``strip().lower()``): ``a``/``model_a`` (first agent won), ``b``/``model_b``,
   ``tie``, ``tie (bothbad)``/``both_bad`` (a both-bad tie), or one of the row's two agent names.
 
+  The checks run once per distinct row (:func:`~ste_jax.data._distinct.distinct_rows`: the same
+  cells, of the same types), counted as many times as it occurs; the comparisons and the report
+  are those of the rows one by one.
+
   Args:
-    raw: object arrays per role: ``"a"``, ``"b"``, ``"winner"``, optionally ``"context"`` and
-      ``"weight"``; all of length ``N`` (one entry per input row, in input order).
+    raw: object arrays (or :class:`~ste_jax.data._distinct.CodedColumn`) per role: ``"a"``,
+      ``"b"``, ``"winner"``, optionally ``"context"`` and ``"weight"``; all of length ``N`` (one
+      entry per input row, in input order).
     lines: int ``(N,)`` line number of each row in its source.
     columns: the source column name of each role present in ``raw`` (for messages).
     settings: the loading options (``agents``, ``contexts``, ``strict``, and the ``policy``'s
@@ -74,8 +80,13 @@ def parse_comparison_rows(
   num_rows = len(lines)
   if num_rows == 0:
     raise InputError(f"no comparisons{where}: the input has no data rows.")
-  rej = Rejections(num_rows)
-  rej.flag_pre(pre)
+  apart = None if pre is None else np.array([p is not None for p in pre], dtype=bool)
+  distinct = distinct_rows(list(raw.values()), apart=apart)
+  first, repeats = distinct.first, distinct.count
+  raw = {role: _cells_at(cells, first) for role, cells in raw.items()}
+  num_distinct = len(first)
+  rej = Rejections(num_distinct)
+  rej.flag_pre(None if pre is None else pre[first])
   checked = {k: v for k, v in columns.items() if k != "context"}
   s = flag_missing_and_nan(rej, checked, raw)
   mappings = []
@@ -83,7 +94,7 @@ def parse_comparison_rows(
   # Winner label -> outcome for a.
   winner = s["winner"]
   lower = pd.Series(winner, dtype=object).str.lower().to_numpy(dtype=object)
-  outcome = np.full(num_rows, np.nan)
+  outcome = np.full(num_distinct, np.nan)
   outcome[np.isin(lower, A_WINS)] = 1.0
   outcome[np.isin(lower, B_WINS)] = 0.0
   outcome[np.isin(lower, TIES)] = 0.5
@@ -103,7 +114,11 @@ def parse_comparison_rows(
       f"'tie (bothbad)'/both_bad or one of the two agent names"
     ),
   )
-  seen = pd.Series(lower[rej.ok], dtype=object).value_counts()
+  label_codes, label_names = pd.factorize(pd.Series(lower[rej.ok], dtype=object))
+  seen = pd.Series(
+    np.bincount(label_codes, weights=repeats[rej.ok], minlength=len(label_names)).astype(np.int64),
+    index=label_names,
+  ).sort_values(ascending=False)  # as value_counts orders them
   labels = []
   for label, count in seen.items():
     if label in A_WINS or label in B_WINS or label in TIES or label in BOTH_BAD:
@@ -117,7 +132,7 @@ def parse_comparison_rows(
         else "both bad"
       )
       labels.append(f"{label!r} -> {kind} ({count})")
-  named = int((by_name_a | by_name_b)[rej.ok].sum())
+  named = int(repeats[(by_name_a | by_name_b) & rej.ok].sum())
   if named:
     labels.append(f"an agent's own name -> that agent won ({named})")
   mappings.append(f"column {wcol!r}: " + ", ".join(labels))
@@ -139,7 +154,7 @@ def parse_comparison_rows(
 
   context = None
   if "context" in raw:
-    context = context_strings(raw["context"], columns["context"], mappings, rej)
+    context = context_strings(raw["context"], columns["context"], mappings, rej, repeats)
   outcome = np.where(np.isnan(outcome), 0.5, outcome)  # rejected rows only; never used
   return assemble(
     a=s["a"],
@@ -148,15 +163,23 @@ def parse_comparison_rows(
     raw_b=raw["b"],
     rej=rej,
     lines=lines,
-    row=np.arange(num_rows),
+    row=np.arange(num_distinct),
     outcome=outcome,
     weight=weight,
     drop=tie_drops(outcome, both_bad, policy),
-    position=(np.arange(num_rows), outcome) if a_first else None,
+    position=(np.arange(num_distinct), outcome) if a_first else None,
     context=context,
     settings=settings,
     source=source,
     sources=sources,
     schema=schema,
     mappings=mappings,
+    distinct=distinct,
   )
+
+
+def _cells_at(column, rows: np.ndarray) -> np.ndarray:
+  """Object array of the cells of ``column`` (object array or ``CodedColumn``) at ``rows``."""
+  if isinstance(column, CodedColumn):
+    return np.asarray(column.values, dtype=object)[np.asarray(column.codes)[rows]]
+  return np.asarray(column, dtype=object)[rows]
