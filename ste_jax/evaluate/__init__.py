@@ -8,6 +8,12 @@ from ._answer import TopAnswer as TopAnswer
 from ._answer import top_answer as top_answer
 from ._contradictions import Contradiction as Contradiction
 from ._contradictions import head_to_head_contradictions as head_to_head_contradictions
+from ._controlled import ControlledTournament as ControlledTournament
+from ._controlled import fit_controlled_tournament as fit_controlled_tournament
+from ._covariates import Covariates as Covariates
+from ._covariates import normalize_differences as normalize_differences
+from ._covariates import position_difference as position_difference
+from ._covariates import style_difference as style_difference
 from ._diagnostics import EvidenceDiagnostics as EvidenceDiagnostics
 from ._diagnostics import evidence_diagnostics as evidence_diagnostics
 from ._estimators import ESTIMATORS as ESTIMATORS
@@ -54,6 +60,8 @@ __all__ = [
   "Candidate",
   "ConceptVerdicts",
   "Contradiction",
+  "ControlledTournament",
+  "Covariates",
   "CoreTable",
   "ESTIMATORS",
   "EstimatorChoice",
@@ -81,16 +89,20 @@ __all__ = [
   "core_tables",
   "estimator_named",
   "evidence_diagnostics",
+  "fit_controlled_tournament",
   "fit_estimator",
   "fit_model_tournament",
   "head_to_head",
   "head_to_head_contradictions",
   "leaderboard",
   "membership_verdicts",
+  "normalize_differences",
   "orientation_certificates",
+  "position_difference",
   "replica_core_candidates",
   "replica_cores",
   "simulate_certification",
+  "style_difference",
   "subset_context",
   "suggest_pairs",
   "tier_intervals",

@@ -1,0 +1,404 @@
+"""The controlled model tournament: the model estimator with per-comparison covariates.
+
+The logit of row ``r`` (``a_r`` against ``b_r`` under features ``x_r``) is
+
+.. math::
+
+  h_r = s_{a_r} - s_{b_r} + \\mathrm{skew}(a_r, b_r) + \\beta \\cdot (f(a_r, x_r) - f(b_r, x_r)),
+
+the intransitive model of :mod:`ste_jax.models._intransitive` plus a linear term in the feature
+differences (:class:`~ste_jax.evaluate.Covariates`, normalized as FastChat's style control). It is
+fitted by penalized maximum likelihood over the *rows* (ties count half a win each way; the
+ridges on ``s`` and on the intransitive factors as in
+:func:`~ste_jax.evaluate.fit_model_tournament`, none on ``beta``):
+
+.. math::
+
+  \\min_{s, U, V, \\beta}\\ \\sum_r w_r \\big[y_r\\,\\mathrm{softplus}(-h_r)
+  + (1 - y_r)\\,\\mathrm{softplus}(h_r)\\big] + \\tfrac{\\lambda_s}{2}\\lVert s\\rVert^2
+  + \\tfrac{\\lambda_k}{2}\\big(\\lVert U\\rVert^2 + \\lVert V\\rVert^2\\big).
+
+The pair part of each logit is computed once per observed pair and gathered to the rows, so an
+objective evaluation costs ``O(Q K + m d)``. Without covariates the pair-count path of
+:mod:`ste_jax.evaluate._model_estimator` is used unchanged.
+
+*Controlled tournament.* ``P = sigmoid(s_a - s_b + skew(a, b))``: the model with every feature
+difference set to zero (equal style on both sides, no presentation-order advantage). It is the
+model's own prediction for every pair: the record bands of the uncontrolled estimator are not
+applied (a pair's record includes the very style effect being controlled). The uncontrolled
+tournament (:func:`~ste_jax.evaluate.fit_model_tournament` on the same comparisons, which also
+chooses the rank and ridges by cross-validation) is kept next to it.
+
+*Intervals of beta.* Wald intervals ``beta_k +- z se_k`` from the inverse of the exact Hessian of
+the penalized negative log-likelihood at the fit (a Laplace approximation: the ridges act as
+Gaussian priors on ``s``, ``U``, ``V``; ``beta`` is unpenalized). The Hessian is assembled from
+per-pair sums, so its cost is that of ``O(n K)`` pair-level Hessian-vector products; a
+pseudo-inverse handles the directions the likelihood does not identify (a common shift of ``s``
+without a ridge, switched-off components), which ``beta`` does not depend on.
+"""
+
+import dataclasses
+import math
+from statistics import NormalDist
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._errors import InputError
+from ste_jax.data import Comparisons
+from ste_jax.evaluate._covariates import Covariates
+from ste_jax.evaluate._lbfgs import minimize_lbfgs
+from ste_jax.evaluate._model_estimator import (
+  ModelTournament,
+  PairIndex,
+  fit_model_tournament,
+  observed_pairs,
+  pair_wins,
+)
+from ste_jax.models._intransitive import (
+  IntransitiveParams,
+  intransitive_logits,
+  intransitive_tournament,
+)
+
+
+def _row_logits(params: IntransitiveParams, beta, pairs: PairIndex, diff) -> jax.Array:
+  """``(m,)`` logits ``h_r``: each pair's model logit gathered to its rows plus ``diff @ beta``."""
+  g = intransitive_logits(params, pairs.i, pairs.j)
+  sign = jnp.where(pairs.row_forward, 1, -1).astype(g.dtype)
+  return sign * g[pairs.row_pair] + diff @ beta
+
+
+def _row_nll(h, outcome, weight) -> jax.Array:
+  return jnp.sum(weight * (outcome * jax.nn.softplus(-h) + (1 - outcome) * jax.nn.softplus(h)))
+
+
+def fit_covariate_model(
+  params0: IntransitiveParams,
+  beta0: jax.typing.ArrayLike,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  diff: jax.typing.ArrayLike,
+  l2_strength: jax.typing.ArrayLike,
+  l2_skew: jax.typing.ArrayLike,
+  *,
+  num_steps: int,
+) -> tuple[IntransitiveParams, jax.Array]:
+  """Penalized maximum likelihood of the covariate model by ``num_steps`` L-BFGS steps (pure).
+
+  Diagonally preconditioned like :func:`~ste_jax.evaluate._model_estimator.fit_intransitive`
+  (an agent's parameters by ``sqrt(ridge + games / 4)``, coefficient ``k`` by
+  ``sqrt(sum_r w_r x_rk^2 / 4)``): a change of variables only.
+
+  Args:
+    params0: initial :class:`~ste_jax.models.IntransitiveParams` (its ``mask`` sets the rank).
+    beta0: ``(d,)`` initial coefficients.
+    pairs: the :class:`~ste_jax.evaluate._model_estimator.PairIndex` of the rows.
+    outcome, weight: ``(m,)`` the rows' shares won by ``a`` and weights.
+    diff: ``(m, d)`` feature differences.
+    l2_strength, l2_skew: ridges on the strengths and on the factors (scalars, traced; ``0``
+      allowed: an unpenalized fit).
+    num_steps: L-BFGS iterations (static).
+
+  Returns:
+    ``(params, beta)`` at the last iterate.
+  """
+  mask = params0.mask
+  n, K = params0.u.shape
+  d = diff.shape[-1]
+  dtype = params0.strength.dtype
+  w_ij, w_ji = pair_wins(pairs, outcome, weight)
+  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
+    w_ij + w_ji, pairs.j, num_segments=n
+  )
+  tiny = jnp.asarray(1e-6, dtype)
+  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games + tiny)
+  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
+  scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
+  scale = jnp.concatenate([scale_s, scale_f.reshape(-1), scale_f.reshape(-1), scale_b])
+  total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
+
+  def unflatten(x):
+    s, u, v = x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K : n + 2 * n * K].reshape(n, K)
+    return IntransitiveParams(s, u, v, mask), x[n + 2 * n * K :]
+
+  def loss(z):
+    params, beta = unflatten(z * scale)
+    nll = _row_nll(_row_logits(params, beta, pairs, diff), outcome, weight)
+    return (nll + _ridge(params, l2_strength, l2_skew)) / total
+
+  x0 = jnp.concatenate(
+    [params0.strength, params0.u.reshape(-1), params0.v.reshape(-1), jnp.asarray(beta0, dtype)]
+  )
+  del d
+  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
+  return unflatten(z * scale)
+
+
+def _ridge(params: IntransitiveParams, l2_strength, l2_skew) -> jax.Array:
+  um, vm = params.u * params.mask[None, :], params.v * params.mask[None, :]
+  return 0.5 * l2_strength * jnp.sum(params.strength**2) + 0.5 * l2_skew * (
+    jnp.sum(um * um) + jnp.sum(vm * vm)
+  )
+
+
+def penalized_hessian(
+  params: IntransitiveParams,
+  beta: jax.typing.ArrayLike,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  diff: jax.typing.ArrayLike,
+  l2_strength: jax.typing.ArrayLike,
+  l2_skew: jax.typing.ArrayLike,
+) -> jax.Array:
+  """Exact Hessian of the penalized NLL (not divided by the weight) in ``(s, U, V, beta)`` (pure).
+
+  The row sums are folded into per-pair sums: with ``l'_r``, ``l''_r`` the first and second
+  derivatives of row ``r``'s loss in ``h_r`` and ``sigma_r = +-1`` its orientation,
+  ``G_q = sum sigma_r l'_r``, ``C_q = sum l''_r`` and ``X_q = sum sigma_r l''_r x_r`` over the
+  rows of pair ``q`` give the Hessian as that of the pair-level surrogate
+  ``sum_q [G_q g_q + C_q (g_q - g_q^0)^2 / 2 + (g_q - g_q^0) X_q . b] + b' (X' L'' X) b / 2``
+  plus the ridges, taken at ``b = 0``.
+
+  Returns:
+    ``(p, p)`` Hessian, ``p = n + 2 n K + d``, in the flat order of
+    :func:`fit_covariate_model`'s vector.
+  """
+  mask = params.mask
+  n, K = params.u.shape
+  q = pairs.i.shape[0]
+  beta = jnp.asarray(beta)
+  g0 = intransitive_logits(params, pairs.i, pairs.j)
+  sign = jnp.where(pairs.row_forward, 1, -1).astype(g0.dtype)
+  p = jax.nn.sigmoid(_row_logits(params, beta, pairs, diff))
+  d1 = weight * (p - outcome)
+  d2 = weight * p * (1 - p)
+  G = jax.ops.segment_sum(sign * d1, pairs.row_pair, num_segments=q)
+  C = jax.ops.segment_sum(d2, pairs.row_pair, num_segments=q)
+  X = jax.ops.segment_sum((sign * d2)[:, None] * diff, pairs.row_pair, num_segments=q)
+  XX = (diff * d2[:, None]).T @ diff
+
+  def surrogate(x):
+    theta, b = x[: n + 2 * n * K], x[n + 2 * n * K :]
+    s, u, v = theta[:n], theta[n : n + n * K].reshape(n, K), theta[n + n * K :].reshape(n, K)
+    pr = IntransitiveParams(s, u, v, mask)
+    dg = intransitive_logits(pr, pairs.i, pairs.j) - g0
+    pair_part = jnp.sum(G * (dg + g0) + 0.5 * C * dg * dg + dg * (X @ b))
+    return pair_part + 0.5 * b @ XX @ b + _ridge(pr, l2_strength, l2_skew)
+
+  x = jnp.concatenate(
+    [params.strength, params.u.reshape(-1), params.v.reshape(-1), jnp.zeros_like(beta)]
+  )
+  return jax.hessian(surrogate)(x)
+
+
+_fit_covariates_jit = gather_friendly_jit(fit_covariate_model, static_argnames=("num_steps",))
+_hessian_jit = jax.jit(penalized_hessian)
+
+
+@dataclasses.dataclass(frozen=True)
+class ControlledTournament:
+  """A fitted controlled model tournament, its coefficients and the uncontrolled fit beside it.
+
+  Attributes:
+    P: ``(n, n)`` the controlled tournament, ``sigmoid(s_a - s_b + skew(a, b))`` (every feature
+      difference zero; diagonal 1/2).
+    params: the fitted :class:`~ste_jax.models.IntransitiveParams`.
+    beta: ``(d,)`` fitted coefficients (logit per unit of normalized difference).
+    beta_se: ``(d,)`` their standard errors (inverse penalized Hessian; module docstring).
+    names: the ``d`` covariate names.
+    uncontrolled: the :class:`~ste_jax.evaluate.ModelTournament` without covariates (it chose
+      the rank and ridges used here).
+    num_steps: L-BFGS steps of the fit.
+  """
+
+  P: jax.Array
+  params: IntransitiveParams
+  beta: jax.Array
+  beta_se: jax.Array
+  names: tuple[str, ...]
+  uncontrolled: ModelTournament
+  num_steps: int
+
+  @property
+  def chosen(self):
+    """The :class:`~ste_jax.evaluate.Candidate` (rank, ridges) used, chosen on the uncontrolled
+    comparisons."""
+    return self.uncontrolled.chosen
+
+  def beta_intervals(self, level: float = 0.95) -> tuple[np.ndarray, np.ndarray]:
+    """``(lo, hi)`` two-sided Wald intervals of ``beta`` at ``level`` (float64 arrays)."""
+    if not 0 < level < 1:
+      raise ValueError(f"level must be in (0, 1), got {level!r}.")
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    b = np.asarray(self.beta, dtype=np.float64)
+    se = np.asarray(self.beta_se, dtype=np.float64)
+    return b - z * se, b + z * se
+
+  def describe_beta(self, level: float = 0.95) -> str:
+    """One line: each coefficient with its interval."""
+    lo, hi = self.beta_intervals(level)
+    parts = [
+      f"{name} {float(b):+.3f} [{float(l):+.3f}, {float(h):+.3f}]"
+      for name, b, l, h in zip(self.names, np.asarray(self.beta), lo, hi)
+    ]
+    return (
+      f"covariate coefficients (logit per sd of the normalized difference; {level:.0%} Wald "
+      "intervals from the inverse penalized Hessian): " + "; ".join(parts)
+    )
+
+  def describe(self) -> str:
+    """One line: the uncontrolled model's description and the fitted coefficients."""
+    return (
+      f"{self.uncontrolled.describe()}; controlled for {', '.join(self.names)} (tournament at "
+      f"zero feature difference, no record bands): {self.describe_beta()}"
+    )
+
+  def refit_state(self) -> tuple:
+    """``(params, beta, settings)``: the arrays of a warm-started refit."""
+    c = self.chosen
+    settings = jnp.asarray([c.l2_strength, c.l2_skew], dtype=self.P.dtype)
+    return self.params, self.beta, settings
+
+
+def refit_controlled(
+  state: tuple,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  diff: jax.typing.ArrayLike,
+  *,
+  num_steps: int,
+) -> jax.Array:
+  """The controlled tournament refitted on reweighted rows, warm-started (pure; vmaps).
+
+  Args:
+    state: :meth:`ControlledTournament.refit_state`.
+    pairs: the :class:`~ste_jax.evaluate._model_estimator.PairIndex` of the rows.
+    outcome, weight: ``(m,)`` the rows' outcomes and (replica) weights.
+    diff: ``(m, d)`` feature differences of the rows.
+    num_steps: L-BFGS steps (static).
+
+  Returns:
+    ``(n, n)`` controlled tournament.
+  """
+  params, beta, settings = state
+  params, _ = fit_covariate_model(
+    params, beta, pairs, outcome, weight, diff, settings[0], settings[1], num_steps=num_steps
+  )
+  return intransitive_tournament(params)
+
+
+def check_covariates(comparisons: Comparisons, covariates: Covariates) -> None:
+  """Raises :class:`~ste_jax.InputError` unless ``covariates`` has one finite row per comparison."""
+  diff = np.asarray(covariates.diff)
+  m = comparisons.num_comparisons
+  if diff.ndim != 2 or diff.shape[0] != m or diff.shape[1] != len(covariates.names):
+    raise InputError(
+      f"covariates: diff must have shape ({m}, {len(covariates.names)}) (one row per comparison, "
+      f"one column per name), got {diff.shape}."
+    )
+  bad = ~np.isfinite(diff).all(axis=1)
+  if bad.any():
+    rows = np.flatnonzero(bad)
+    raise InputError(
+      f"covariates: {rows.size} of {m} rows are not finite (first rows "
+      f"{', '.join(str(int(r)) for r in rows[:5])})."
+    )
+
+
+def fit_controlled_tournament(
+  key: jax.Array | None,
+  comparisons: Comparisons,
+  covariates: Covariates,
+  *,
+  num_steps: int = 100,
+  **model_settings,
+) -> ControlledTournament:
+  """Fits the controlled model tournament and, next to it, the uncontrolled one.
+
+  The uncontrolled fit is :func:`~ste_jax.evaluate.fit_model_tournament` (``model_settings``
+  forwarded: grids, folds, record tolerance); its chosen rank and ridges are refitted with the
+  covariates on the rows (module docstring), warm-started at its parameters.
+
+  Args:
+    key: PRNG key of the uncontrolled fit (folds, initial factors).
+    comparisons: ``m`` rows.
+    covariates: their :class:`~ste_jax.evaluate.Covariates`, ``diff`` of shape ``(m, d)``.
+    num_steps: L-BFGS steps of the controlled fit.
+    **model_settings: keyword arguments of :func:`~ste_jax.evaluate.fit_model_tournament`.
+
+  Returns:
+    A :class:`ControlledTournament`.
+
+  Raises:
+    InputError: covariates of the wrong shape or with non-finite values.
+    ValueError: the settings errors of :func:`~ste_jax.evaluate.fit_model_tournament`, or
+      ``num_steps < 1``.
+
+  Example:
+    >>> import numpy as np
+    >>> from ste_jax.evaluate import normalize_differences
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 3, 600); b = (a + rng.integers(1, 3, 600)) % 3
+    >>> length = rng.normal(size=600)  # the longer answer wins more often
+    >>> won = rng.random(600) < 1 / (1 + np.exp(-1.5 * length))
+    >>> c = Comparisons.from_arrays(a, b, won.astype(float))
+    >>> fit = fit_controlled_tournament(
+    ...   None, c, normalize_differences({"length": length}), ranks=(0,))
+    >>> lo, hi = fit.beta_intervals()
+    >>> bool(lo[0] < 1.5 < hi[0])
+    True
+  """
+  if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)) or num_steps < 1:
+    raise ValueError(f"num_steps must be an integer >= 1, got {num_steps!r}.")
+  check_covariates(comparisons, covariates)
+  uncontrolled = fit_model_tournament(key, comparisons, **model_settings)
+  dtype = comparisons.weight.dtype
+  diff = jnp.asarray(covariates.diff, dtype)
+  pairs = observed_pairs(comparisons)
+  c = uncontrolled.chosen
+  l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  params, beta = _fit_covariates_jit(
+    uncontrolled.params,
+    jnp.zeros((covariates.num_features,), dtype),
+    pairs,
+    comparisons.outcome,
+    comparisons.weight,
+    diff,
+    l2s,
+    l2k,
+    num_steps=num_steps,
+  )
+  H = _hessian_jit(params, beta, pairs, comparisons.outcome, comparisons.weight, diff, l2s, l2k)
+  beta_se = beta_standard_errors(np.asarray(H, dtype=np.float64), covariates.num_features)
+  return ControlledTournament(
+    P=intransitive_tournament(params),
+    params=params,
+    beta=beta,
+    beta_se=jnp.asarray(beta_se, dtype),
+    names=covariates.names,
+    uncontrolled=uncontrolled,
+    num_steps=num_steps,
+  )
+
+
+def beta_standard_errors(hessian: np.ndarray, num_features: int) -> np.ndarray:
+  """``(d,)`` square roots of the last ``d`` diagonal entries of the pseudo-inverse Hessian.
+
+  Eigenvalues below ``1e-10`` times the largest are treated as zero (unidentified directions);
+  a coefficient that is itself unidentified (collinear covariates) gets ``inf``.
+  """
+  h = 0.5 * (hessian + hessian.T)
+  vals, vecs = np.linalg.eigh(h)
+  keep = vals > 1e-10 * max(float(vals.max()), 0.0)
+  inv = (vecs[:, keep] / vals[keep]) @ vecs[:, keep].T
+  var = np.diag(inv)[-num_features:]
+  # A direction moving beta with no curvature: beta is not identified there.
+  null = vecs[-num_features:, ~keep]
+  unidentified = np.abs(null).max(axis=1) > 1e-6 if null.size else np.zeros(num_features, bool)
+  return np.where(unidentified, math.inf, np.sqrt(np.maximum(var, 0.0)))

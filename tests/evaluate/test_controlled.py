@@ -1,0 +1,141 @@
+"""The controlled model tournament: parity with logistic regression, planted style biases."""
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ste_jax.data import Comparisons
+from ste_jax.evaluate import ModelEstimator, fit_controlled_tournament, normalize_differences
+from ste_jax.evaluate._controlled import fit_covariate_model, penalized_hessian
+from ste_jax.evaluate._model_estimator import observed_pairs
+from ste_jax.models import init_intransitive_params
+
+
+def _style_battles(seed, strength, verbose, beta, m, *, cycle=None):
+  """Battles whose logit is ``s_a - s_b (+ cycle) + beta * z``, ``z`` the normalized length ratio.
+
+  Agents in ``verbose`` write answers three times as long on average.
+  """
+  rng = np.random.default_rng(seed)
+  n = len(strength)
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  mean_len = np.where(np.isin(np.arange(n), verbose), 900.0, 300.0)
+  la = rng.gamma(4.0, mean_len[a] / 4.0)
+  lb = rng.gamma(4.0, mean_len[b] / 4.0)
+  r = (la - lb) / (la + lb + 1.0)
+  z = (r - r.mean()) / r.std()
+  h = np.asarray(strength)[a] - np.asarray(strength)[b] + beta * z
+  if cycle is not None:
+    h = h + cycle[a, b]
+  won = rng.random(m) < 1.0 / (1.0 + np.exp(-h))
+  c = Comparisons.from_arrays(a, b, won.astype(np.float64))
+  return c, {"length": r}
+
+
+def _cores(P):
+  tc, uc = ModelEstimator().hard_memberships(jnp.asarray(P))
+  return np.flatnonzero(np.asarray(tc)).tolist(), np.flatnonzero(np.asarray(uc)).tolist()
+
+
+def test_bradley_terry_with_style_equals_unpenalized_logistic_regression(x64):
+  """No intransitive term, no ridge: coefficients = scikit-learn's unpenalized logistic fit."""
+  from sklearn.linear_model import LogisticRegression
+
+  rng = np.random.default_rng(3)
+  n, m = 7, 1500
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  raw = {k: rng.normal(size=m) for k in ("length", "header", "bold")}
+  raw["position"] = np.ones(m)
+  cov = normalize_differences(raw, dtype=jnp.float64)
+  x = np.asarray(cov.diff)
+  s_true = rng.normal(size=n)
+  h = s_true[a] - s_true[b] + x @ np.array([0.8, -0.4, 0.2, 0.3])
+  y = (rng.random(m) < 1 / (1 + np.exp(-h))).astype(np.float64)
+  y[:100] = 0.5  # ties: half a win each way
+  c = Comparisons.from_arrays(a, b, y)
+  pairs = observed_pairs(c)
+  params0 = init_intransitive_params(jax.random.key(0), n, 1, rank=0, dtype=jnp.float64)
+  params, beta = jax.jit(fit_covariate_model, static_argnames="num_steps")(
+    params0, jnp.zeros(4), pairs, c.outcome, c.weight, cov.diff, 0.0, 1.0, num_steps=300
+  )
+  # The same design as a logistic regression: a tie is a win and a loss of weight 1/2 each.
+  design = np.zeros((m, n + 4))
+  design[np.arange(m), a] = 1.0
+  design[np.arange(m), b] = -1.0
+  design[:, n:] = x
+  X = np.concatenate([design, design])
+  Y = np.concatenate([np.ones(m), np.zeros(m)])
+  W = np.concatenate([y, 1 - y])
+  lr = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=10_000)
+  lr.fit(X, Y, sample_weight=W)
+  coef = lr.coef_[0]
+  s_ref = coef[:n] - coef[:n].mean()
+  s_fit = np.asarray(params.strength) - float(np.mean(params.strength))
+  np.testing.assert_allclose(s_fit, s_ref, atol=1e-4)
+  np.testing.assert_allclose(np.asarray(beta), coef[n:], atol=1e-4)
+  # The penalized Hessian (here unpenalized) is the logistic-regression information X' W X.
+  H = np.asarray(penalized_hessian(params, beta, pairs, c.outcome, c.weight, cov.diff, 0.0, 1.0))
+  p = 1 / (1 + np.exp(-design @ np.concatenate([np.asarray(params.strength), np.asarray(beta)])))
+  info = design.T @ (design * (p * (1 - p))[:, None])
+  keep = np.r_[0:n, H.shape[0] - 4 : H.shape[0]]  # strengths and beta (rank-0 factors unused)
+  np.testing.assert_allclose(H[np.ix_(keep, keep)], info, rtol=1e-8, atol=1e-8)
+
+
+def test_planted_length_bias_moves_a_verbose_weak_agent_out_of_the_core():
+  # Agent 0 is the strongest; agent 4 is weaker but three times as verbose, and length pays.
+  strength = np.array([0.6, 0.3, 0.0, -0.2, 0.0])
+  c, raw = _style_battles(0, strength, verbose=[4], beta=1.0, m=6000)
+  fit = fit_controlled_tournament(
+    jax.random.key(1), c, normalize_differences(raw), ranks=(0,), record_tolerance=None
+  )
+  assert 4 in _cores(fit.uncontrolled.P)[0]  # the verbose agent tops the uncontrolled table
+  assert _cores(fit.P) == ([0], [0])  # controlled: the truly strongest alone
+  lo, hi = fit.beta_intervals()
+  assert lo[0] < 1.0 < hi[0]
+  assert 0 < hi[0] - lo[0] < 0.3
+  # The controlled strengths recover the truth (up to a common shift).
+  s = np.asarray(fit.params.strength, dtype=np.float64)
+  np.testing.assert_allclose(s - s.mean(), strength - strength.mean(), atol=0.12)
+
+
+def test_without_bias_the_control_changes_nothing_beyond_noise():
+  strength = np.array([0.6, 0.3, 0.0, -0.2, 0.0])
+  c, raw = _style_battles(2, strength, verbose=[4], beta=0.0, m=6000)
+  fit = fit_controlled_tournament(
+    jax.random.key(1), c, normalize_differences(raw), ranks=(0,), record_tolerance=None
+  )
+  lo, hi = fit.beta_intervals()
+  assert lo[0] < 0.0 < hi[0]
+  assert _cores(fit.P) == _cores(fit.uncontrolled.P)
+  gap = np.abs(np.asarray(fit.P) - np.asarray(fit.uncontrolled.P)).max()
+  assert gap < 0.02, gap
+
+
+def test_planted_rock_paper_scissors_survives_style_control():
+  n = 6
+  strength = np.array([1.0, 1.0, 1.0, -0.5, -0.6, -0.7])
+  cycle = np.zeros((n, n))
+  for i, j in ((0, 1), (1, 2), (2, 0)):
+    cycle[i, j], cycle[j, i] = 1.5, -1.5
+  c, raw = _style_battles(4, strength, verbose=[5], beta=0.8, m=6000, cycle=cycle)
+  fit = fit_controlled_tournament(
+    jax.random.key(2), c, normalize_differences(raw), ranks=(0, 1), record_tolerance=None
+  )
+  assert fit.chosen.rank == 1
+  P = np.asarray(fit.P)
+  assert P[0, 1] > 0.6 and P[1, 2] > 0.6 and P[2, 0] > 0.6
+  assert _cores(fit.P)[0] == [0, 1, 2]
+  lo, hi = fit.beta_intervals()
+  assert lo[0] < 0.8 < hi[0]
+
+
+def test_covariates_of_the_wrong_shape_are_refused():
+  from ste_jax._errors import InputError
+
+  c = Comparisons.from_arrays([0, 1, 2] * 10, [1, 2, 0] * 10, [1.0] * 30)
+  cov = normalize_differences({"length": np.arange(29.0)})
+  with pytest.raises(InputError, match="one row per comparison"):
+    fit_controlled_tournament(None, c, cov, ranks=(0,))
