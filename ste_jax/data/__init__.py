@@ -11,6 +11,8 @@ from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
+from ._covariates import arena_style_differences as arena_style_differences
+from ._covariates import numeric_covariate_columns as numeric_covariate_columns
 from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
 from ._raw import load_llmfao_raw as load_llmfao_raw
@@ -47,6 +49,7 @@ __all__ = [
   "RejectedRow",
   "SCHEMAS",
   "WeightedTournament",
+  "arena_style_differences",
   "detect_schema",
   "from_counts",
   "from_dataframe",
@@ -55,6 +58,7 @@ __all__ = [
   "load_llmfao_raw",
   "load_vicuna80_raw",
   "merge_into_cells",
+  "numeric_covariate_columns",
   "pair_counts",
   "posterior_edges",
   "weighted_soft_majority_edges",
