@@ -26,6 +26,8 @@ from ._estimators import estimator_named as estimator_named
 from ._estimators import fit_estimator as fit_estimator
 from ._head_to_head import HeadToHead as HeadToHead
 from ._head_to_head import head_to_head as head_to_head
+from ._influence import ComparisonInfluence as ComparisonInfluence
+from ._influence import comparison_influence as comparison_influence
 from ._leaderboard import CoreTable as CoreTable
 from ._leaderboard import Leaderboard as Leaderboard
 from ._leaderboard import LeaderboardSettings as LeaderboardSettings
@@ -58,6 +60,7 @@ __all__ = [
   "AutoEstimator",
   "BootstrapMemberships",
   "Candidate",
+  "ComparisonInfluence",
   "ConceptVerdicts",
   "Contradiction",
   "ControlledTournament",
@@ -85,6 +88,7 @@ __all__ = [
   "VoteRobustness",
   "WinRateEstimator",
   "bootstrap_hard_memberships",
+  "comparison_influence",
   "core_table",
   "core_tables",
   "estimator_named",

@@ -1,0 +1,145 @@
+"""comparison_influence: d soft score / d weight against finite differences and leave-one-out."""
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+import scipy.stats
+
+from ste_jax._errors import InputError, OptionError
+from ste_jax.data import Comparisons
+from ste_jax.evaluate import (
+  ModelEstimator,
+  PosteriorEdgeEstimator,
+  WinRateEstimator,
+  comparison_influence,
+)
+from ste_jax.evaluate._model_estimator import refit_tournament
+
+TAU = 0.1
+
+
+def _data(seed=0, n=5, m=70):
+  rng = np.random.default_rng(seed)
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  strength = np.linspace(1.0, -1.0, n)
+  p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+  # fractional weights: no two edges equal, so the max-min paths of the soft Top Cycle have no
+  # ties (where the scores have kinks and a central difference averages two one-sided slopes)
+  weight = rng.uniform(0.5, 1.5, m)
+  return Comparisons.from_arrays(a, b, (rng.random(m) < p).astype(float), weight=weight)
+
+
+def _model():
+  return ModelEstimator(
+    ranks=(1,),
+    strength_l2=(0.1,),
+    skew_l2=(0.1,),
+    num_folds=2,
+    num_steps=150,
+    record_tolerance=None,
+  )
+
+
+def _scores_fn(est, c):
+  """The weighted pipeline recomputed from scratch (the model: a converged warm-started refit)."""
+  if isinstance(est, ModelEstimator):
+    state = est.fit(jax.random.key(0), c).state
+    refit = jax.jit(lambda w: refit_tournament(state, c.outcome, w, num_steps=400))
+  else:
+    refit = jax.jit(lambda w: est.replica_edges(None, dataclasses.replace(c, weight=w)))
+
+  def scores(w):
+    s = est.soft_scores(refit(jnp.asarray(w)), tau=TAU, gamma=TAU)
+    return np.array([np.asarray(s.top_cycle), np.asarray(s.uncovered)])
+
+  return scores
+
+
+@pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator, _model])
+def test_influence_equals_central_differences(x64, make):
+  est, c = make(), _data()
+  infl = comparison_influence(c, est, tau=TAU, num_agents=2)
+  scores = _scores_fn(est, c)
+  w0 = np.asarray(c.weight)
+  h = 1e-5
+  for i in range(0, c.num_comparisons, 7):
+    wp, wm = w0.copy(), w0.copy()
+    wp[i] += h
+    wm[i] -= h
+    fd = (scores(wp) - scores(wm)) / (2 * h)  # (2, n)
+    got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
+    np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator])
+def test_influence_ranking_agrees_with_leave_one_out(x64, make):
+  """Removing one unit comparison of a count cell, recomputed exactly, against -influence."""
+  rng = np.random.default_rng(3)
+  n = 4
+  a, b = np.triu_indices(n, 1)
+  a, b = np.concatenate([a, b]), np.concatenate([b, a])  # both orders: a's wins over b
+  wins = rng.integers(20, 60, a.size).astype(float)
+  c = Comparisons.from_arrays(a, b, np.ones(a.size), weight=wins)
+  est = make()
+  infl = comparison_influence(c, est, tau=TAU, num_agents=2)
+  scores = _scores_fn(est, c)
+  base = scores(wins)
+  for k, agent in enumerate(infl.agents):
+    for s, name in enumerate(("top_cycle", "uncovered")):
+      loo = np.empty(a.size)
+      for i in range(a.size):
+        w = wins.copy()
+        w[i] -= 1
+        loo[i] = scores(w)[s, agent] - base[s, agent]
+      linear = -getattr(infl, name)[k]
+      if np.max(np.abs(loo)) < 1e-9:
+        continue
+      top_loo = np.argsort(-np.abs(loo))[:4]
+      top_loo = top_loo[np.abs(loo[top_loo]) > 1e-6 * np.max(np.abs(loo))]  # effects, not noise
+      assert set(np.argsort(-np.abs(linear))[: min(2, top_loo.size)]) <= set(top_loo)
+      np.testing.assert_array_equal(np.sign(linear[top_loo]), np.sign(loo[top_loo]))
+      if top_loo.size >= 3:
+        assert scipy.stats.spearmanr(np.abs(linear[top_loo]), np.abs(loo[top_loo])).statistic > 0
+
+
+@pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator, _model])
+@pytest.mark.parametrize("tau", [1e-3, 0.01])
+def test_influence_finite_at_ties_and_small_temperatures(make, tau):
+  # every pair split evenly: P = 1/2 and D = 0 everywhere
+  a = np.array([0, 1, 1, 2, 2, 0, 0, 3, 3, 1])
+  b = np.array([1, 0, 2, 1, 0, 2, 3, 0, 1, 3])
+  c = Comparisons.from_arrays(a, b, np.array([1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5]))
+  infl = comparison_influence(c, make(), tau=tau, num_agents=4)
+  assert np.all(np.isfinite(infl.top_cycle)) and np.all(np.isfinite(infl.uncovered))
+
+
+def test_frame_lists_largest_influence_first():
+  c = _data(1)
+  infl = comparison_influence(c, "winrate", tau=TAU, agents=["0"])
+  frame = infl.to_frame(num=5)
+  assert len(frame) == 10 and set(frame["score"]) == {"top_cycle", "uncovered"}
+  for _, part in frame.groupby("score"):
+    mags = np.abs(part["influence"].to_numpy())
+    assert np.all(np.diff(mags) <= 0)
+    full = np.abs(getattr(infl, part["score"].iloc[0])[0])
+    assert mags[0] == pytest.approx(full.max())
+  np.testing.assert_allclose(frame["removal_effect"], -frame["weight"] * frame["influence"])
+
+
+def test_default_agents_are_the_top_soft_scores():
+  c = _data(2)
+  infl = comparison_influence(c, "winrate", tau=TAU, num_agents=2)
+  full = comparison_influence(c, "winrate", tau=TAU, agents=range(c.num_agents))
+  assert list(infl.agents) == list(np.argsort(-full.top_cycle_score, kind="stable")[:2])
+
+
+def test_bad_arguments_raise():
+  c = _data()
+  with pytest.raises(InputError, match="agents"):
+    comparison_influence(c, "winrate", agents=["nobody"])
+  with pytest.raises(OptionError, match="num_agents"):
+    comparison_influence(c, "winrate", num_agents=0)
