@@ -63,6 +63,13 @@ class VoteRobustness:
       reversed to make a member leave (or an outsider join) the Top Cycle; ``-1`` where no set
       of reversals does it (or, for an outsider of an empty Top Cycle, where it is not computed).
     removals_to_change: ``(n,)`` int64, the same for comparisons *removed* instead of reversed.
+    uc_members: ``(n,)`` bool, the hard Uncovered Set of the counts' strict relation ``M_ab >= 1``.
+    uc_flips_to_change: ``(n,)`` int64, the number of reversals in ``uc_flips``, which change the
+      agent's hard Uncovered-Set membership (``-1``: no set of reversals does); the minimum where
+      it equals ``uc_flips_lower`` (:mod:`ste_jax.evaluate._uncovered_robustness`: always for
+      members, for outsiders where the solver proves it).
+    uc_flips_lower: ``(n,)`` int64, a certified lower bound on that minimum.
+    uc_removals_to_change, uc_removals_lower: the same for removals.
     flips: per agent, a tuple of :data:`Flip` ``(winner, loser, votes)`` achieving the minimum
       (their ``votes`` sum to ``flips_to_change``; empty where it is ``-1``). Static.
     removals: per agent, ``(winner, loser, votes)``: remove ``votes`` comparisons ``winner`` won
@@ -74,14 +81,22 @@ class VoteRobustness:
   members: np.ndarray
   flips_to_change: np.ndarray
   removals_to_change: np.ndarray
+  uc_members: np.ndarray
+  uc_flips_to_change: np.ndarray
+  uc_flips_lower: np.ndarray
+  uc_removals_to_change: np.ndarray
+  uc_removals_lower: np.ndarray
   flips: tuple[tuple[Flip, ...], ...] = static()
   removals: tuple[tuple[Flip, ...], ...] = static()
+  uc_flips: tuple[tuple[Flip, ...], ...] = static()
+  uc_removals: tuple[tuple[Flip, ...], ...] = static()
   agents: tuple[str, ...] = static()
   estimator: str = static()
 
   def to_frame(self) -> "pd.DataFrame":
     """A DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text: ``A>B x2``
-    reverses two of A's wins over B), ``removals_to_change``, ``removals`` (text)."""
+    reverses two of A's wins over B), ``removals_to_change``, ``removals`` (text), and the same
+    with a ``uc_`` prefix for the Uncovered Set, plus ``uc_flips_lower``, ``uc_removals_lower``."""
     import pandas as pd
 
     def text(changes: tuple[tuple[Flip, ...], ...]) -> list[str]:
@@ -96,6 +111,13 @@ class VoteRobustness:
         "flips": text(self.flips),
         "removals_to_change": np.asarray(self.removals_to_change, dtype=np.int64),
         "removals": text(self.removals),
+        "uc_member": np.asarray(self.uc_members, dtype=bool),
+        "uc_flips_to_change": np.asarray(self.uc_flips_to_change, dtype=np.int64),
+        "uc_flips_lower": np.asarray(self.uc_flips_lower, dtype=np.int64),
+        "uc_flips": text(self.uc_flips),
+        "uc_removals_to_change": np.asarray(self.uc_removals_to_change, dtype=np.int64),
+        "uc_removals_lower": np.asarray(self.uc_removals_lower, dtype=np.int64),
+        "uc_removals": text(self.uc_removals),
       },
       index=pd.Index(list(self.agents), name="agent"),
     )
@@ -187,8 +209,13 @@ def vote_robustness(
   estimator: Any = "winrate",
   tie_policy: str | None = None,
   agents: tuple[str, ...] | None = None,
+  uc_time_limit: float = 10.0,
 ) -> VoteRobustness:
   """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
+
+  The same for the hard Uncovered Set (``uc_`` fields): exact for members, and for outsiders a
+  0-1 program solved within ``uc_time_limit`` seconds per agent, exact where solved, else a
+  certified lower bound and the changes found (:mod:`ste_jax.evaluate._uncovered_robustness`).
 
   Exact, for the hard relation ``a -> b`` iff ``M_ab >= c`` of the module docstring (``winrate``:
   ``c = 0``, weak ``P >= 1/2``; ``posterior``: ``c = 1``, ``D > 0``), with edge costs
@@ -235,6 +262,7 @@ def vote_robustness(
       estimator's.
     agents: names for a :class:`PairCounts` (default ``"0"``, ``"1"``, ...); ignored for
       comparisons, whose own names are used.
+    uc_time_limit: seconds per Uncovered-Set outsider for the solver.
 
   Returns:
     A :class:`VoteRobustness`: reversal and removal counts and their witnesses.
@@ -277,12 +305,22 @@ def vote_robustness(
       _join(edge, create, members, result, witnesses)
     _leave_all(edge, remove, members, result, witnesses)
     found[action] = result, tuple(witnesses)
+  from ste_jax.evaluate._uncovered_robustness import uncovered_changes  # it imports this module
+
+  uc = {action: uncovered_changes(W, action, time_limit=uc_time_limit) for action in found}
   return VoteRobustness(
     members=members,
     flips_to_change=found["reverse"][0],
     flips=found["reverse"][1],
     removals_to_change=found["remove"][0],
     removals=found["remove"][1],
+    uc_members=uc["reverse"].members,
+    uc_flips_to_change=uc["reverse"].upper,
+    uc_flips_lower=uc["reverse"].lower,
+    uc_flips=uc["reverse"].changes,
+    uc_removals_to_change=uc["remove"].upper,
+    uc_removals_lower=uc["remove"].lower,
+    uc_removals=uc["remove"].changes,
     agents=names,
     estimator=name,
   )

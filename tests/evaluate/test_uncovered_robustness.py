@@ -1,0 +1,124 @@
+"""Vote robustness of Uncovered-Set membership against a brute force over all change sets."""
+
+import itertools
+
+import jax
+import numpy as np
+import pytest
+
+from ste_jax import exact
+from ste_jax.data import pair_counts
+from ste_jax.evaluate import estimator_named
+from ste_jax.evaluate._robustness import decisive_wins, vote_robustness
+from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+from tests.evaluate.test_robustness import apply_flips, random_comparisons
+from tests.oracles import brute_uncovered_set
+
+
+def uncovered_brute(strict):
+  """(..., n) bool: the definition, vectorized: c covers a iff c > a and c > every b a beats."""
+  n = strict.shape[-1]
+  eye = np.eye(n, dtype=bool)
+  A = strict & ~eye
+  # ok[..., c, a, b]: b does not stop c from covering a
+  ok = ~A[..., None, :, :] | A[..., :, None, :] | eye[:, None, :]
+  covers = A & ok.all(axis=-1)
+  return ~covers.any(axis=-2)
+
+
+def brute_force(W, action):
+  """Per agent, the fewest reversed (removed) comparisons changing its hard UC membership."""
+  n = W.shape[0]
+  pairs = list(itertools.combinations(range(n), 2))
+  options = [[(f, g) for f in range(W[i, j] + 1) for g in range(W[j, i] + 1)] for i, j in pairs]
+  combos = np.array(list(itertools.product(*options)))
+  f, g = combos[..., 0], combos[..., 1]
+  new = np.broadcast_to(W, (len(combos), n, n)).copy()
+  rows = np.array([p[0] for p in pairs])
+  cols = np.array([p[1] for p in pairs])
+  if action == "reverse":
+    new[:, rows, cols] += g - f
+    new[:, cols, rows] += f - g
+  else:
+    new[:, rows, cols] -= f
+    new[:, cols, rows] -= g
+  cost = (f + g).sum(axis=1)
+  base = uncovered_brute((W - W.T) >= 1)
+  changed = uncovered_brute((new - np.swapaxes(new, -1, -2)) >= 1) != base
+  out = np.full(n, -1)
+  for x in range(n):
+    if changed[:, x].any():
+      out[x] = cost[changed[:, x]].min()
+  return out, base
+
+
+def check(W, action):
+  got = uncovered_changes(W, action)
+  expected, base = brute_force(W, action)
+  np.testing.assert_array_equal(got.members, base)
+  np.testing.assert_array_equal(got.upper, expected, err_msg=f"{W}\n{action}")
+  np.testing.assert_array_equal(got.lower, expected)
+  for x in np.flatnonzero(expected >= 0):
+    assert sum(k for *_, k in got.changes[x]) == expected[x]
+    after = apply_flips(W, got.changes[x], action)
+    assert uncovered_brute((after - after.T) >= 1)[x] != base[x]
+
+
+@pytest.mark.parametrize("action", ["reverse", "remove"])
+def test_brute_force_small(action):
+  rng = np.random.default_rng(0)
+  for _ in range(12):
+    n = int(rng.integers(3, 5))
+    check(decisive_wins(pair_counts(random_comparisons(rng, n, max_votes=3))), action)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("action", ["reverse", "remove"])
+def test_brute_force_five_agents(action):
+  rng = np.random.default_rng(1)
+  for _ in range(15):
+    check(decisive_wins(pair_counts(random_comparisons(rng, 5, max_votes=2))), action)
+
+
+def test_oracle_and_members_match_the_library_relation():
+  rng = np.random.default_rng(2)
+  for name in ("winrate", "posterior"):
+    for _ in range(4):
+      c = random_comparisons(rng, 6, max_votes=3)
+      W = decisive_wins(pair_counts(c))
+      strict = (W - W.T) >= 1
+      P = np.where(strict, 1.0, np.where(strict.T, 0.0, 0.5))
+      np.testing.assert_array_equal(uncovered_brute(strict), brute_uncovered_set(P))
+      est = estimator_named(name)
+      _, uc = est.hard_memberships(est.fit(jax.random.key(0), c).edges)
+      np.testing.assert_array_equal(uncovered_changes(W).members, np.asarray(uc))
+      np.testing.assert_array_equal(
+        uncovered_changes(W).members, np.asarray(exact.uncovered_set(P))
+      )
+
+
+def test_vote_robustness_reports_the_uncovered_counts():
+  rng = np.random.default_rng(3)
+  c = random_comparisons(rng, 4, max_votes=3)
+  r = vote_robustness(c)
+  W = decisive_wins(pair_counts(c))
+  for action, field in (("reverse", "uc_flips_to_change"), ("remove", "uc_removals_to_change")):
+    expected, base = brute_force(W, action)
+    np.testing.assert_array_equal(getattr(r, field), expected)
+    np.testing.assert_array_equal(r.uc_members, base)
+  frame = r.to_frame()
+  assert frame["uc_flips_to_change"].tolist() == r.uc_flips_to_change.tolist()
+
+
+@pytest.mark.parametrize("action", ["reverse", "remove"])
+def test_without_solver_time_the_bounds_bracket_the_minimum(action):
+  rng = np.random.default_rng(4)
+  for _ in range(10):
+    W = decisive_wins(pair_counts(random_comparisons(rng, 4, max_votes=3)))
+    got = uncovered_changes(W, action, time_limit=0.0)
+    expected, base = brute_force(W, action)
+    assert np.all(got.lower <= expected) and np.all(expected <= got.upper)
+    for x in np.flatnonzero(expected >= 0):
+      assert sum(k for *_, k in got.changes[x]) == got.upper[x]
+      after = apply_flips(W, got.changes[x], action)
+      assert uncovered_brute((after - after.T) >= 1)[x] != base[x]
