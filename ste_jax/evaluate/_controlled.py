@@ -214,6 +214,9 @@ class ControlledTournament:
     uncontrolled: the :class:`~ste_jax.evaluate.ModelTournament` without covariates (it chose
       the rank and ridges used here).
     num_steps: L-BFGS steps of the fit.
+    verdict_changes: a report line naming the agents whose hard Top-Cycle / Uncovered verdict
+      differs between the uncontrolled and the controlled tournament (set by
+      :class:`~ste_jax.evaluate.ModelEstimator`; ``""`` when not computed).
   """
 
   P: jax.Array
@@ -223,6 +226,7 @@ class ControlledTournament:
   names: tuple[str, ...]
   uncontrolled: ModelTournament
   num_steps: int
+  verdict_changes: str = ""
 
   @property
   def chosen(self):
@@ -253,10 +257,11 @@ class ControlledTournament:
 
   def describe(self) -> str:
     """One line: the uncontrolled model's description and the fitted coefficients."""
-    return (
+    line = (
       f"{self.uncontrolled.describe()}; controlled for {', '.join(self.names)} (tournament at "
       f"zero feature difference, no record bands): {self.describe_beta()}"
     )
+    return line + (f"; {self.verdict_changes}" if self.verdict_changes else "")
 
   def refit_state(self) -> tuple:
     """``(params, beta, settings)``: the arrays of a warm-started refit."""
@@ -402,3 +407,113 @@ def beta_standard_errors(hessian: np.ndarray, num_features: int) -> np.ndarray:
   null = vecs[-num_features:, ~keep]
   unidentified = np.abs(null).max(axis=1) > 1e-6 if null.size else np.zeros(num_features, bool)
   return np.where(unidentified, math.inf, np.sqrt(np.maximum(var, 0.0)))
+
+
+def verdict_changes(
+  uncontrolled: tuple[jax.Array, jax.Array],
+  controlled: tuple[jax.Array, jax.Array],
+  agents: tuple[str, ...],
+) -> str:
+  """A report line: the agents entering or leaving each hard core once the controls apply.
+
+  Args:
+    uncontrolled, controlled: ``(top_cycle, uncovered)`` boolean ``(n,)`` memberships.
+    agents: the agent names.
+
+  Returns:
+    E.g. ``"under control: Top Cycle leaves a, enters b; Uncovered unchanged"``.
+
+  Example:
+    >>> import numpy as np
+    >>> t, f = np.array([True, False]), np.array([False, True])
+    >>> verdict_changes((t, t), (f, t), ("a", "b"))
+    'under control: Top Cycle leaves a, enters b; Uncovered unchanged'
+  """
+  parts = []
+  for concept, before, after in zip(("Top Cycle", "Uncovered"), uncontrolled, controlled):
+    before, after = np.asarray(before, bool), np.asarray(after, bool)
+    left = [agents[i] for i in np.flatnonzero(before & ~after)]
+    entered = [agents[i] for i in np.flatnonzero(after & ~before)]
+    moves = ([f"leaves {', '.join(left)}"] if left else []) + (
+      [f"enters {', '.join(entered)}"] if entered else []
+    )
+    parts.append(f"{concept} {', '.join(moves) if moves else 'unchanged'}")
+  return "under control: " + "; ".join(parts)
+
+
+def controlled_replica_state(
+  fit: ControlledTournament, comparisons: Comparisons, covariates: Covariates
+) -> dict:
+  """The state of the controlled estimator's bootstrap replicas (a pytree of arrays).
+
+  It holds the fit's rows (pair index, outcomes, weights, feature differences), the warm start
+  and a map of each row to the replica's cell: the identity until :func:`map_rows_to_cells`.
+  """
+  m = comparisons.num_comparisons
+  dtype = comparisons.weight.dtype
+  return {
+    "refit": fit.refit_state(),
+    "pairs": observed_pairs(comparisons),
+    "outcome": comparisons.outcome,
+    "weight": comparisons.weight,
+    "diff": jnp.asarray(covariates.diff, dtype),
+    "keys": jnp.asarray(
+      np.stack(
+        [np.asarray(comparisons.context), np.asarray(comparisons.a), np.asarray(comparisons.b)], 1
+      )
+    ),
+    "row_cell": jnp.arange(m, dtype=jnp.int32),
+    "share": jnp.ones((m,), dtype),
+  }
+
+
+def map_rows_to_cells(state: dict, cells: Comparisons) -> dict:
+  """``state`` with each fit row mapped to its cell of ``cells`` (eager).
+
+  The bootstrap resamples count cells (:func:`~ste_jax.data.merge_into_cells`); a controlled
+  replica gives each row its cell's replica weight times the row's share of the cell's weight,
+  so the cell totals are resampled and the covariate mix within a cell is kept.
+
+  Raises:
+    InputError: a row whose ``(context, a, b, outcome)`` is not a cell of ``cells``.
+  """
+  n = cells.num_agents
+  keys = np.asarray(state["keys"], dtype=np.int64)
+  outcome = np.asarray(state["outcome"])
+  values = np.unique(np.concatenate([outcome, np.asarray(cells.outcome)]))
+
+  def code(context, a, b, y):  # the cell key of merge_into_cells(..., by_outcome=True)
+    return ((context * n + a) * n + b) * values.size + np.searchsorted(values, y)
+
+  cell_code = code(
+    np.asarray(cells.context, dtype=np.int64),
+    np.asarray(cells.a, dtype=np.int64),
+    np.asarray(cells.b, dtype=np.int64),
+    np.asarray(cells.outcome),
+  )
+  row_code = code(keys[:, 0], keys[:, 1], keys[:, 2], outcome)
+  order = np.argsort(cell_code, kind="stable")
+  pos = np.clip(np.searchsorted(cell_code[order], row_code), 0, max(cell_code.size - 1, 0))
+  row_cell = order[pos] if cell_code.size else np.zeros_like(row_code)
+  if cell_code.size == 0 or np.any(cell_code[row_cell] != row_code):
+    raise InputError("controlled bootstrap: the replica cells do not cover the fitted rows.")
+  w = np.asarray(state["weight"], dtype=np.float64)
+  cell_w = np.bincount(row_cell, weights=w, minlength=cell_code.size)
+  rows = np.bincount(row_cell, minlength=cell_code.size)
+  share = np.where(
+    cell_w[row_cell] > 0, w / np.where(cell_w > 0, cell_w, 1.0)[row_cell], 1.0 / rows[row_cell]
+  )
+  dtype = state["weight"].dtype
+  return {
+    **state,
+    "row_cell": jnp.asarray(row_cell, jnp.int32),
+    "share": jnp.asarray(share, dtype),
+  }
+
+
+def controlled_replica_edges(state: dict, cell_weight: jax.Array, *, num_steps: int) -> jax.Array:
+  """``(n, n)`` controlled tournament refitted on a replica's cell weights (pure)."""
+  weight = cell_weight[state["row_cell"]] * state["share"]
+  return refit_controlled(
+    state["refit"], state["pairs"], state["outcome"], weight, state["diff"], num_steps=num_steps
+  )

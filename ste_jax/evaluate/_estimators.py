@@ -40,6 +40,14 @@ from ste_jax.data import (
   posterior_edges,
   win_rate_tournament,
 )
+from ste_jax.evaluate._controlled import (
+  controlled_replica_edges,
+  controlled_replica_state,
+  fit_controlled_tournament,
+  map_rows_to_cells,
+  verdict_changes,
+)
+from ste_jax.evaluate._covariates import Covariates
 from ste_jax.evaluate._model_estimator import (
   DEFAULT_RANKS,
   DEFAULT_RECORD_TOLERANCE,
@@ -228,10 +236,15 @@ class ModelEstimator(TournamentEstimator):
   num_folds: int = option(5, help="cross-validation folds", flag=None)
   num_steps: int = option(50, help="L-BFGS steps of a fit", flag=None)
   refit_steps: int = option(12, help="L-BFGS steps of a bootstrap refit", flag=None)
+  covariates: Covariates | None = option(
+    None,
+    help="per-comparison feature differences to control for (a controlled model tournament, "
+    "fit_controlled_tournament); row-aligned with the comparisons the estimator is fitted on",
+    flag=None,
+  )
 
   name = "model"
   tie_tolerance_ulps = 16
-  redraws_outcomes = True
   edge_legend = "'A > B (p)': A beats B with probability p in the model's tournament"
 
   def __post_init__(self):
@@ -243,8 +256,20 @@ class ModelEstimator(TournamentEstimator):
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
 
+  @property
+  def redraws_outcomes(self) -> bool:
+    """Parametric replicas redraw from the edges: not with covariates (the edges omit them)."""
+    return self.covariates is None
+
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
-    """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record."""
+    """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record.
+
+    With :attr:`covariates`, the edges are the controlled tournament and ``model`` the
+    :class:`~ste_jax.evaluate.ControlledTournament` (its uncontrolled fit beside it, and the
+    agents whose hard Top-Cycle / Uncovered verdict changes under control).
+    """
+    if self.covariates is not None:
+      return self._fit_controlled(key, comparisons)
     fit = fit_model_tournament(
       key,
       comparisons,
@@ -258,22 +283,58 @@ class ModelEstimator(TournamentEstimator):
     )
     return FittedTournament(fit.P, fit.refit_state(), fit)
 
+  def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    fit = fit_controlled_tournament(
+      key,
+      comparisons,
+      self.covariates,
+      num_steps=self.num_steps,
+      ranks=self.ranks,
+      strength_l2=self.strength_l2,
+      skew_l2=self.skew_l2,
+      num_folds=self.num_folds,
+      refit_steps=self.refit_steps,
+      record_tolerance=self.record_tolerance,
+    )
+    fit = dataclasses.replace(
+      fit,
+      verdict_changes=verdict_changes(
+        self.hard_memberships(fit.uncontrolled.P),
+        self.hard_memberships(fit.P),
+        comparisons.agents,
+      ),
+    )
+    return FittedTournament(fit.P, controlled_replica_state(fit, comparisons, self.covariates), fit)
+
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
+    if self.covariates is not None:
+      return controlled_replica_edges(state, comparisons.weight, num_steps=self.refit_steps)
     return refit_tournament(
       state, comparisons.outcome, comparisons.weight, num_steps=self.refit_steps
     )
 
   def replica_state(self, state: Any, comparisons: Comparisons) -> Any:
-    """The fit's parameters and ridges with the pair index of ``comparisons`` (same pairs)."""
+    """The fit's parameters and ridges with the pair index of ``comparisons`` (same pairs).
+
+    With covariates, the state keeps the fit's rows and maps them to the cells of
+    ``comparisons`` (:func:`~ste_jax.evaluate._controlled.map_rows_to_cells`).
+    """
+    if self.covariates is not None:
+      return map_rows_to_cells(state, comparisons)
     params, _, settings = state
     return params, observed_pairs(comparisons), settings
 
   def conventions(self) -> str:
+    controlled = (
+      ""
+      if self.covariates is None
+      else f", controlled for {', '.join(self.covariates.names)} (every feature difference 0)"
+    )
     return (
       "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
-      "predicting every pair (structured matrix completion; ties count 1/2 to each side); hard "
-      "relation P > 1/2"
+      "predicting every pair (structured matrix completion; ties count 1/2 to each side)"
+      f"{controlled}; hard relation P > 1/2"
     )
 
 

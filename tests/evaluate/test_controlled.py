@@ -139,3 +139,29 @@ def test_covariates_of_the_wrong_shape_are_refused():
   cov = normalize_differences({"length": np.arange(29.0)})
   with pytest.raises(InputError, match="one row per comparison"):
     fit_controlled_tournament(None, c, cov, ranks=(0,))
+
+
+def test_model_estimator_with_covariates_reports_the_verdict_changes_and_resamples_cells():
+  from ste_jax.data import merge_into_cells
+  from ste_jax.evaluate import bootstrap_hard_memberships
+  from ste_jax.evaluate._controlled import controlled_replica_edges
+
+  strength = np.array([0.6, 0.3, 0.0, -0.2, 0.0])
+  c, raw = _style_battles(0, strength, verbose=[4], beta=1.0, m=3000)
+  est = ModelEstimator(
+    covariates=normalize_differences(raw), ranks=(0,), record_tolerance=None, refit_steps=30
+  )
+  fitted = est.fit(jax.random.key(1), c)
+  assert "Top Cycle leaves 4, enters 0" in fitted.model.describe()
+  assert "length +" in fitted.model.describe()
+  assert est.resolve_resampling("auto") == "poisson"  # the edges omit the covariates
+  # A replica whose cells keep their weights is the data itself: the refit stays at the fit,
+  # which holds only if every row was mapped to its own cell with its share of the weight.
+  cells = merge_into_cells(c)
+  assert cells.num_comparisons < c.num_comparisons
+  state = est.replica_state(fitted.state, cells)
+  P = controlled_replica_edges(state, cells.weight, num_steps=30)
+  np.testing.assert_allclose(np.asarray(P), np.asarray(fitted.edges), atol=2e-3)
+  boot = bootstrap_hard_memberships(jax.random.key(3), c, est, fitted, num_replicas=4, batch_size=2)
+  assert np.asarray(boot.top_cycle).shape == (4, 5)
+  assert np.asarray(boot.top_cycle)[:, 0].mean() >= 0.5
