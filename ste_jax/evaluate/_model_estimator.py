@@ -39,9 +39,15 @@ already show, and the table's probabilities of that cycle would then sit on the 
 bands, shrunk toward a coin flip -- and the bands only guard the records in the table.
 
 *Model selection.* The ridge on the strengths and then the rank and ridge of the intransitive term
-are chosen by ``k``-fold cross-validated log-likelihood (folds over unit comparisons, assigned by a
-random multinomial split of each row's weight, so aggregated rows are split like unit
-comparisons). The intransitive term is kept only when its held-out log-likelihood beats
+are chosen by ``k``-fold cross-validated log-likelihood (folds over unit comparisons). The folds
+are drawn on the counts, not on the rows: when every weight is an integer, the rows are first
+merged into one cell per (unordered pair, outcome for its lower agent), contexts pooled
+(:func:`pair_cells`), and each cell's ``k`` unit comparisons are split among the folds by one
+multinomial draw -- the same distribution as splitting the rows one by one, at O(cells) instead
+of O(rows), and a fit that depends on the data only through the counts (the same for the rows in
+any order, for a file of counts and for its raw battles). A row of fractional weight goes to one
+random fold as a whole, so with fractional weights the rows are split as given.
+The intransitive term is kept only when its held-out log-likelihood beats
 Bradley-Terry's by more than one standard error of the paired per-fold difference (the
 one-standard-error rule): a cycle must be supported by held-out evidence before it enters the
 core. Each stage fits every (fold, candidate) pair in one compiled ``lax.map`` of an L-BFGS solve
@@ -69,7 +75,7 @@ from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax._host_random import numpy_generator
 from ste_jax._results import result_type
 from ste_jax._validation import validate_number
-from ste_jax.data import Comparisons
+from ste_jax.data import Comparisons, merge_into_cells
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.models._intransitive import (
   IntransitiveParams,
@@ -421,6 +427,38 @@ def _fold_wins(pairs: PairIndex, outcome, held):
   return jax.vmap(one)(held)
 
 
+def pair_cells(comparisons: Comparisons) -> Comparisons:
+  """The rows as count cells of unordered pairs ``(i < j, outcome for i)``, contexts pooled.
+
+  Args:
+    comparisons: ``m`` rows (any orientation, any contexts).
+
+  Returns:
+    :func:`~ste_jax.data.merge_into_cells` of the rows turned so that ``a < b`` (outcome
+    ``1 - o`` for a turned row) in one context: the model's likelihood, and its folds, depend on
+    the data only through these cells.
+
+  Example:
+    >>> c = Comparisons.from_arrays([0, 1, 0], [1, 0, 1], [1.0, 0.0, 0.5])
+    >>> cells = pair_cells(c)
+    >>> [(int(a), int(b), float(o), float(w)) for a, b, o, w in
+    ...  zip(cells.a, cells.b, cells.outcome, cells.weight)]
+    [(0, 1, 0.5, 1.0), (0, 1, 1.0, 2.0)]
+  """
+  a, b = comparisons.a, comparisons.b
+  forward = a < b
+  turned = Comparisons(
+    a=jnp.minimum(a, b),
+    b=jnp.maximum(a, b),
+    outcome=jnp.where(forward, comparisons.outcome, 1 - comparisons.outcome),
+    context=jnp.zeros_like(comparisons.context),
+    weight=comparisons.weight,
+    agents=comparisons.agents,
+    contexts=comparisons.contexts[:1],
+  )
+  return merge_into_cells(turned, by_outcome=True)
+
+
 def _fold_weights(key, weight, num_folds: int) -> np.ndarray:
   """``(F, m)`` held-out weight of each row per fold: folds over unit comparisons.
 
@@ -575,12 +613,17 @@ def fit_model_tournament(
   # Cross-validation needs every fold to hold some comparison (a fold with none has no held-out
   # log-loss): with fewer comparisons than that, the first candidate is used, and said so.
   held = None
-  if float(np.sum(np.asarray(weight))) >= num_folds:
-    held = _fold_weights(k_fold, weight, num_folds)
+  folded, fold_pairs = comparisons, pairs
+  w = np.asarray(weight)
+  if np.all(w == np.round(w)):
+    folded = pair_cells(comparisons)
+    fold_pairs = observed_pairs(folded)  # the same pairs, in the same order, as ``pairs``
+  if float(np.sum(w)) >= num_folds:
+    held = _fold_weights(k_fold, folded.weight, num_folds)
     held = held if np.all(held.sum(axis=1) > 0) else None
   if held is not None:
     held = jnp.asarray(held, dtype=weight.dtype)
-    train, test = _fold_wins(pairs, outcome, held)
+    train, test = _fold_wins(fold_pairs, folded.outcome, held)
     stage1 = [Candidate(0, l2, skew_l2[0]) for l2 in strength_l2]
     positive = [r for r in ranks if r > 0]
     size = max(len(stage1), len(positive) * len(skew_l2))

@@ -216,6 +216,31 @@ def test_deterministic_given_key():
   assert np.array_equal(np.asarray(f1.P), np.asarray(f2.P)) and f1.chosen == f2.chosen
 
 
+def test_the_fit_depends_on_the_data_only_through_the_pair_counts():
+  """Rows shuffled and turned round (``(b, a, 1 - o)``), or aggregated into count rows: the same
+  folds, the same cross-validation table and the same tournament (the folds are drawn on
+  :func:`pair_cells`)."""
+  from ste_jax.data import merge_into_cells
+
+  c, _ = rps_above_transitive(1, n=8)
+  rng = np.random.default_rng(0)
+  order = rng.permutation(c.num_comparisons)
+  turn = rng.random(c.num_comparisons) < 0.5
+  a, b, o = (np.asarray(x)[order] for x in (c.a, c.b, c.outcome))
+  shuffled = Comparisons.from_arrays(
+    np.where(turn, b, a), np.where(turn, a, b), np.where(turn, 1 - o, o), agents=c.agents
+  )
+  counts = merge_into_cells(shuffled)
+  assert counts.num_comparisons < c.num_comparisons
+  fits = [
+    fit_model_tournament(jax.random.key(3), d, ranks=(0, 1), skew_l2=(1.0,))
+    for d in (c, shuffled, counts)
+  ]
+  for f in fits[1:]:
+    assert f.chosen == fits[0].chosen and f.cv_table == fits[0].cv_table
+    np.testing.assert_allclose(np.asarray(f.P), np.asarray(fits[0].P), atol=1e-6)
+
+
 @pytest.mark.parametrize(
   "kwargs, match",
   [
