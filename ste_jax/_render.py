@@ -59,6 +59,8 @@ def _extra_cell(name: str, value) -> str:
   from ste_jax.exact._solution_memberships import is_lottery
 
   if name in ROBUSTNESS_COLUMNS + TIER_COLUMNS:
+    if isinstance(value, str):  # certified bounds "lo..hi"
+      return value
     return "-" if value is None or value < 0 else str(int(value))
   if is_lottery(name):
     return _f(value, ".3f")

@@ -1050,3 +1050,25 @@ def test_score_tier_intervals_columns_agree_with_the_verdicts():
   assert ((frame["tier_worst"] == 1) == (frame["tc_verdict"] == "in")).all()
   assert ((frame["tier_best"] == 1) == (frame["tc_verdict"] != "out")).all()
   assert "tier_best / tier_worst" in err
+
+
+def test_score_robustness_uncovered_columns_equal_vote_robustness():
+  """``--robustness`` also adds flips_uc / removals_uc: vote_robustness's Uncovered-Set counts."""
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import vote_robustness
+
+  path = dataset(_cli.DEMO_DATASET)
+  code, out, err = run(
+    "score", path, "--estimator", "winrate", "--bootstrap", "0", "--robustness", "--output", "csv"
+  )
+  assert code == 0, err
+  frame = pd.read_csv(io.StringIO(out), dtype={"flips_uc": str, "removals_uc": str})
+  frame = frame.set_index("agent")
+  comparisons, _ = load_comparisons(path)
+  r = vote_robustness(comparisons, estimator="winrate").to_frame()
+  for column, prefix in (("flips_uc", "uc_flips"), ("removals_uc", "uc_removals")):
+    for agent, cell in frame[column].items():
+      lo, hi = r.loc[agent, f"{prefix}_lower"], r.loc[agent, f"{prefix}_to_change"]
+      assert cell == (str(hi) if lo == hi else f"{lo}..{hi}")
+  code, out, err = run("score", path, "--estimator", "winrate", "--bootstrap", "0", "--robustness")
+  assert code == 0 and "flips_uc" in out

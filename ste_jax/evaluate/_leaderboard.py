@@ -74,8 +74,9 @@ COLUMNS = (
   "games",
 )
 # Added by ``LeaderboardSettings(robustness=True)``: fewest reversed / removed comparisons that
-# change the agent's hard Top-Cycle membership (-1: no such set; empty for the model estimator).
-ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc")
+# change the agent's hard Top-Cycle (Uncovered-Set) membership (-1: no such set; empty for the
+# model estimator). An Uncovered-Set count the solver did not prove minimal is the text "lo..hi".
+ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc", "flips_uc", "removals_uc")
 # Added by ``LeaderboardSettings(tier_intervals=True)``: the best and worst tier over every
 # tournament that agrees with the sure edges (-1 without bootstrap replicas).
 TIER_COLUMNS = ("tier_best", "tier_worst")
@@ -152,7 +153,9 @@ class LeaderboardSettings(ResamplingSettings):
     False,
     help="add the columns flips_tc and removals_tc: the fewest comparisons whose outcome must be "
     "reversed (removed) to change the agent's hard Top-Cycle membership, exact, for the winrate "
-    "and posterior estimators (ste_jax.evaluate.vote_robustness)",
+    "and posterior estimators (ste_jax.evaluate.vote_robustness); and flips_uc, removals_uc, the "
+    "same for the hard Uncovered Set (exact, or 'lo..hi' certified bounds where the solver's "
+    "time ran out)",
   )
   tier_intervals: bool = option(
     False,
@@ -360,7 +363,8 @@ class CoreTable:
       parts.append(
         "flips_tc / removals_tc = fewest comparisons whose outcome reversed / that removed would "
         "change the agent's hard Top-Cycle membership in this estimator's count relation (exact; "
-        "-1: none would; winrate and posterior only)"
+        "-1: none would; winrate and posterior only); flips_uc / removals_uc the same for the "
+        "hard Uncovered Set (exact, or certified bounds lo..hi)"
       )
     if s.tier_intervals:
       parts.append(
@@ -559,12 +563,21 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est) -> str | None:
   if counts_relation_of(est) is None:
     cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
     return (
-      f"vote robustness (flips_tc, removals_tc): not computed for the {est.name} estimator; it "
-      "is exact for the count relations of --estimator winrate and posterior"
+      "vote robustness (flips_tc, removals_tc, flips_uc, removals_uc): not computed for the "
+      f"{est.name} estimator; it is exact for the count relations of --estimator winrate and "
+      "posterior"
     )
   r = vote_robustness(comparisons, estimator=est)
   cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
   cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
+  for column, upper, lower in (
+    ("flips_uc", r.uc_flips_to_change, r.uc_flips_lower),
+    ("removals_uc", r.uc_removals_to_change, r.uc_removals_lower),
+  ):
+    cells = np.empty(n, dtype=object)
+    for i, (hi, lo) in enumerate(zip(np.asarray(upper), np.asarray(lower))):
+      cells[i] = np.int64(hi) if lo == hi else f"{lo}..{hi}"
+    cols[column] = cells
   return None
 
 
