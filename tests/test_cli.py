@@ -1065,7 +1065,7 @@ def test_score_robustness_uncovered_columns_equal_vote_robustness():
   frame = pd.read_csv(io.StringIO(out), dtype={"flips_uc": str, "removals_uc": str})
   frame = frame.set_index("agent")
   comparisons, _ = load_comparisons(path)
-  r = vote_robustness(comparisons, estimator="winrate").to_frame()
+  r = vote_robustness(comparisons, estimator="winrate", uncovered=True).to_frame()
   for column, prefix in (("flips_uc", "uc_flips"), ("removals_uc", "uc_removals")):
     for agent, cell in frame[column].items():
       lo, hi = r.loc[agent, f"{prefix}_lower"], r.loc[agent, f"{prefix}_to_change"]

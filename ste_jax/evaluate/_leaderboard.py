@@ -567,7 +567,7 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est) -> str | None:
       f"{est.name} estimator; it is exact for the count relations of --estimator winrate and "
       "posterior"
     )
-  r = vote_robustness(comparisons, estimator=est)
+  r = vote_robustness(comparisons, estimator=est, uncovered=True)
   cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
   cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
   for column, upper, lower in (

@@ -63,7 +63,8 @@ class VoteRobustness:
       reversed to make a member leave (or an outsider join) the Top Cycle; ``-1`` where no set
       of reversals does it (or, for an outsider of an empty Top Cycle, where it is not computed).
     removals_to_change: ``(n,)`` int64, the same for comparisons *removed* instead of reversed.
-    uc_members: ``(n,)`` bool, the hard Uncovered Set of the counts' strict relation ``M_ab >= 1``.
+    uc_members: ``(n,)`` bool, the hard Uncovered Set (this and the other ``uc_`` fields: ``None``
+      unless asked for with ``uncovered=True``) of the counts' strict relation ``M_ab >= 1``.
     uc_flips_to_change: ``(n,)`` int64, the number of reversals in ``uc_flips``, which change the
       agent's hard Uncovered-Set membership (``-1``: no set of reversals does); the minimum where
       it equals ``uc_flips_lower`` (:mod:`ste_jax.evaluate._uncovered_robustness`: always for
@@ -95,8 +96,9 @@ class VoteRobustness:
 
   def to_frame(self) -> "pd.DataFrame":
     """A DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text: ``A>B x2``
-    reverses two of A's wins over B), ``removals_to_change``, ``removals`` (text), and the same
-    with a ``uc_`` prefix for the Uncovered Set, plus ``uc_flips_lower``, ``uc_removals_lower``."""
+    reverses two of A's wins over B), ``removals_to_change``, ``removals`` (text), and, where
+    computed, the same with a ``uc_`` prefix for the Uncovered Set, plus ``uc_flips_lower`` and
+    ``uc_removals_lower``."""
     import pandas as pd
 
     def text(changes: tuple[tuple[Flip, ...], ...]) -> list[str]:
@@ -111,6 +113,11 @@ class VoteRobustness:
         "flips": text(self.flips),
         "removals_to_change": np.asarray(self.removals_to_change, dtype=np.int64),
         "removals": text(self.removals),
+      },
+      index=pd.Index(list(self.agents), name="agent"),
+    )
+    if self.uc_members is not None:
+      uc = {
         "uc_member": np.asarray(self.uc_members, dtype=bool),
         "uc_flips_to_change": np.asarray(self.uc_flips_to_change, dtype=np.int64),
         "uc_flips_lower": np.asarray(self.uc_flips_lower, dtype=np.int64),
@@ -118,9 +125,8 @@ class VoteRobustness:
         "uc_removals_to_change": np.asarray(self.uc_removals_to_change, dtype=np.int64),
         "uc_removals_lower": np.asarray(self.uc_removals_lower, dtype=np.int64),
         "uc_removals": text(self.uc_removals),
-      },
-      index=pd.Index(list(self.agents), name="agent"),
-    )
+      }
+      frame = frame.assign(**uc)
     frame.attrs.update(estimator=self.estimator)
     return frame
 
@@ -209,13 +215,15 @@ def vote_robustness(
   estimator: Any = "winrate",
   tie_policy: str | None = None,
   agents: tuple[str, ...] | None = None,
-  uc_time_limit: float = 10.0,
+  uncovered: bool = False,
+  uc_time_limit: float = 5.0,
 ) -> VoteRobustness:
   """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
 
-  The same for the hard Uncovered Set (``uc_`` fields): exact for members, and for outsiders a
-  0-1 program solved within ``uc_time_limit`` seconds per agent, exact where solved, else a
-  certified lower bound and the changes found (:mod:`ste_jax.evaluate._uncovered_robustness`).
+  With ``uncovered=True``, the same for the hard Uncovered Set (``uc_`` fields): exact for
+  members, and for outsiders a 0-1 program solved within ``uc_time_limit`` seconds in all (per
+  action), exact where solved, else a certified lower bound and the changes found
+  (:mod:`ste_jax.evaluate._uncovered_robustness`).
 
   Exact, for the hard relation ``a -> b`` iff ``M_ab >= c`` of the module docstring (``winrate``:
   ``c = 0``, weak ``P >= 1/2``; ``posterior``: ``c = 1``, ``D > 0``), with edge costs
@@ -262,7 +270,8 @@ def vote_robustness(
       estimator's.
     agents: names for a :class:`PairCounts` (default ``"0"``, ``"1"``, ...); ignored for
       comparisons, whose own names are used.
-    uc_time_limit: seconds per Uncovered-Set outsider for the solver.
+    uncovered: also compute the Uncovered-Set fields (``None`` otherwise).
+    uc_time_limit: total seconds of the Uncovered-Set solver, per action.
 
   Returns:
     A :class:`VoteRobustness`: reversal and removal counts and their witnesses.
@@ -307,23 +316,31 @@ def vote_robustness(
     found[action] = result, tuple(witnesses)
   from ste_jax.evaluate._uncovered_robustness import uncovered_changes  # it imports this module
 
-  uc = {action: uncovered_changes(W, action, time_limit=uc_time_limit) for action in found}
+  uc = {
+    action: uncovered_changes(W, action, time_limit=uc_time_limit) if uncovered else None
+    for action in found
+  }
   return VoteRobustness(
     members=members,
     flips_to_change=found["reverse"][0],
     flips=found["reverse"][1],
     removals_to_change=found["remove"][0],
     removals=found["remove"][1],
-    uc_members=uc["reverse"].members,
-    uc_flips_to_change=uc["reverse"].upper,
-    uc_flips_lower=uc["reverse"].lower,
-    uc_flips=uc["reverse"].changes,
-    uc_removals_to_change=uc["remove"].upper,
-    uc_removals_lower=uc["remove"].lower,
-    uc_removals=uc["remove"].changes,
+    uc_members=_field(uc["reverse"], "members"),
+    uc_flips_to_change=_field(uc["reverse"], "upper"),
+    uc_flips_lower=_field(uc["reverse"], "lower"),
+    uc_flips=_field(uc["reverse"], "changes"),
+    uc_removals_to_change=_field(uc["remove"], "upper"),
+    uc_removals_lower=_field(uc["remove"], "lower"),
+    uc_removals=_field(uc["remove"], "changes"),
     agents=names,
     estimator=name,
   )
+
+
+def _field(changes: Any, name: str) -> Any:
+  """A field of an :class:`~ste_jax.evaluate._uncovered_robustness.UncoveredChanges`, or None."""
+  return None if changes is None else getattr(changes, name)
 
 
 def counts_relation_of(estimator: Any) -> int | None:

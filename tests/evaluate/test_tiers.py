@@ -1,6 +1,8 @@
 """Tier intervals against a brute force over every completion of the sure edges (networkx tiers)."""
 
+import importlib.util
 import itertools
+import pathlib
 
 import jax
 import jax.numpy as jnp
@@ -9,6 +11,8 @@ import numpy as np
 import pytest
 
 from ste_jax.evaluate import orientation_certificates, tier_intervals
+
+SCRIPT = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "tier_intervals.py"
 
 
 def _tiers_networkx(T: np.ndarray) -> np.ndarray:
@@ -77,3 +81,16 @@ def test_tier_one_matches_the_top_cycle_verdicts():
 def test_rejects_integer_beats():
   with pytest.raises(TypeError, match="beats"):
     tier_intervals(jnp.zeros((3, 3), jnp.int32), 0.95)
+
+
+@pytest.mark.slow
+def test_intervals_hold_the_true_tier_at_the_stated_rate():
+  """``benchmarks/tier_intervals.py --quick``: per setting and estimator, the share of agents whose
+  true tier lies in its interval is not significantly below the confidence (Wilson upper bound),
+  and the certified top group holds the true Top Cycle at least as often."""
+  spec = importlib.util.spec_from_file_location("_tier_script", SCRIPT)
+  script = importlib.util.module_from_spec(spec)
+  spec.loader.exec_module(script)
+  for row in script.run(quick=True):
+    assert row["cover_ci"][1] >= script.CONFIDENCE, row
+    assert row["top"] >= script.CONFIDENCE, row

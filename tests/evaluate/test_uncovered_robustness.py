@@ -100,7 +100,8 @@ def test_oracle_and_members_match_the_library_relation():
 def test_vote_robustness_reports_the_uncovered_counts():
   rng = np.random.default_rng(3)
   c = random_comparisons(rng, 4, max_votes=3)
-  r = vote_robustness(c)
+  assert vote_robustness(c).uc_members is None
+  r = vote_robustness(c, uncovered=True)
   W = decisive_wins(pair_counts(c))
   for action, field in (("reverse", "uc_flips_to_change"), ("remove", "uc_removals_to_change")):
     expected, base = brute_force(W, action)
