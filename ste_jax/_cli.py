@@ -503,6 +503,7 @@ def _tables(comparisons, args, *, by_context):
   settings = _settings(args)
   estimator = _estimator(args)
   _check_resampling(comparisons, estimator, settings, by_context=by_context)
+  clusters = _cluster_ids(comparisons, args, settings)
   no_progress = args.no_progress
 
   total = settings.num_replicas * (comparisons.num_contexts if by_context else 1)
@@ -521,7 +522,24 @@ def _tables(comparisons, args, *, by_context):
       settings,
       by_context=by_context,
       progress=bar.update,
+      clusters=clusters,
     )
+
+
+def _cluster_ids(comparisons, args, settings):
+  """The rows' cluster ids of ``--cluster-column`` (read from FILE), or ``None`` without it.
+
+  Raises:
+    OptionError: ``--cluster-column`` with standard input or the bundled demo data.
+  """
+  from ste_jax.data import load_cluster_ids
+
+  if not settings.cluster_column or not settings.num_replicas:
+    return None
+  path = getattr(args, "file", None)
+  if path is None or path == STDIN:
+    raise OptionError("--cluster-column reads its column from FILE again: pass a file")
+  return load_cluster_ids(path, settings.cluster_column, comparisons, load_settings(args))
 
 
 def _check_resampling(comparisons, estimator, settings, *, by_context: bool) -> None:

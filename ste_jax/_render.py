@@ -405,6 +405,10 @@ def _text_cell(table, r, key: str, names: dict) -> str:
 
 
 def _resampling(table) -> str:
+  clusters = getattr(table, "num_clusters", None)
+  if clusters is not None:
+    column = table.settings.cluster_column
+    return f"cluster (Poisson over {clusters} {column + ' ' if column else ''}clusters)"
   conventions = table.conventions()
   return "parametric" if "parametric bootstrap" in conventions else "Poisson"
 

@@ -7,6 +7,7 @@ estimators turn comparisons into tournaments (win-rate ``P``, posterior-edge ``D
 """
 
 from ._cells import merge_into_cells as merge_into_cells
+from ._clusters import load_cluster_ids as load_cluster_ids
 from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
@@ -55,6 +56,7 @@ __all__ = [
   "from_dataframe",
   "from_task_results",
   "load_comparisons",
+  "load_cluster_ids",
   "load_llmfao_raw",
   "load_vicuna80_raw",
   "merge_into_cells",

@@ -32,6 +32,7 @@ from ste_jax import _tuning, exact
 from ste_jax._errors import OptionError
 from ste_jax._options import at_least, check_options, option, parse_positive, temperature
 from ste_jax.data import Comparisons, LoadReport, LoadSettings, pair_counts
+from ste_jax.data._clusters import load_cluster_ids
 from ste_jax.data._tabular import load_rows
 from ste_jax.evaluate._answer import TopAnswer, top_answer
 from ste_jax.evaluate._contradictions import contradiction_warning, head_to_head_contradictions
@@ -39,7 +40,11 @@ from ste_jax.evaluate._diagnostics import EvidenceDiagnostics, evidence_diagnost
 from ste_jax.evaluate._estimators import as_estimator, fit_estimator
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS, HeadToHead, head_to_head
 from ste_jax.evaluate._protocol import TournamentEstimator
-from ste_jax.evaluate._replicas import ResamplingSettings, bootstrap_hard_memberships
+from ste_jax.evaluate._replicas import (
+  ResamplingSettings,
+  bootstrap_hard_memberships,
+  cluster_codes,
+)
 from ste_jax.evaluate._tiers import tier_intervals
 from ste_jax.evaluate._verdicts import ReplicaCoreCandidates, verdicts_from_replicas
 
@@ -225,6 +230,8 @@ class CoreTable:
       bootstrap replicas at level ``settings.confidence`` (``None`` without replicas): the agents
       most often in the replicas' hard cores, enough of them to hold the whole core of that share
       of the replicas.
+    num_clusters: clusters of the cluster bootstrap (``settings.cluster_column``), or ``None``
+      when the replicas resampled unit comparisons (or there are none).
   """
 
   context: str | None
@@ -245,6 +252,7 @@ class CoreTable:
   soft_intervals: bool
   top_cycle_candidates: ReplicaCoreCandidates | None = None
   uncovered_candidates: ReplicaCoreCandidates | None = None
+  num_clusters: int | None = None
 
   @property
   def estimator(self) -> str:
@@ -312,7 +320,14 @@ class CoreTable:
       "condensation (tier 1 = hard TC when every pair is related)"
     )
     if s.num_replicas:
-      if est.resolve_resampling(s.resampling) == "parametric":
+      if self.num_clusters is not None:
+        column = f" of {s.cluster_column!r}" if s.cluster_column else ""
+        boot = (
+          f"{s.num_replicas} cluster bootstrap replicas over {self.num_clusters} clusters{column}: "
+          "every comparison of a cluster gets the cluster's Poisson(1) weight"
+          + (", the model refitted" if self.model is not None else "")
+        )
+      elif est.resolve_resampling(s.resampling) == "parametric":
         boot = (
           f"{s.num_replicas} parametric bootstrap replicas: every comparison's outcome redrawn "
           "from the fitted model's P (same pairs and games; a tie becomes a win or a loss), the "
@@ -589,6 +604,7 @@ def core_table(
   *,
   context: str | None = None,
   progress: Callable[[int], object] | None = None,
+  clusters: np.typing.ArrayLike | None = None,
 ) -> CoreTable:
   """The :class:`CoreTable` of one (single-context or pooled) set of comparisons.
 
@@ -600,12 +616,24 @@ def core_table(
     settings: :class:`LeaderboardSettings`.
     context: context name recorded on the table.
     progress: optional ``progress(num_replicas_done)``.
+    clusters: ``(m,)`` cluster id of each comparison for the cluster bootstrap
+      (:func:`~ste_jax.evaluate.bootstrap_hard_memberships`); required when
+      ``settings.cluster_column`` is set and there are replicas.
 
   Returns:
     :class:`CoreTable`.
+
+  Raises:
+    OptionError: ``settings.cluster_column`` without ``clusters``, or parametric resampling
+      with clusters.
   """
   if comparisons.num_comparisons == 0:
     raise ValueError("no comparisons to score.")
+  if settings.num_replicas and settings.cluster_column and clusters is None:
+    raise OptionError(
+      f"cluster_column={settings.cluster_column!r} needs the comparisons' cluster ids: pass "
+      "clusters=, or give leaderboard() the data frame or file that holds the column."
+    )
   n = comparisons.num_agents
   est, reason, fitted, k_boot = fit_estimator(key, comparisons, estimator)
   tau, gamma = settings.tau, settings.gamma_value
@@ -635,6 +663,7 @@ def core_table(
       soft=(tau, gamma) if with_soft else None,
       progress=progress,
       resampling=settings.resampling,
+      clusters=clusters,
     )
     observed = None if settings.certify_imputed else np.asarray(counts.totals) > 0
     v = verdicts_from_replicas(
@@ -746,6 +775,11 @@ def core_table(
     soft_intervals=with_soft,
     top_cycle_candidates=candidates[0],
     uncovered_candidates=candidates[1],
+    num_clusters=(
+      cluster_codes(clusters, comparisons.num_comparisons)[1]
+      if clusters is not None and settings.num_replicas
+      else None
+    ),
   )
 
 
@@ -801,6 +835,7 @@ def core_tables(
   *,
   by_context: bool = False,
   progress: Callable[[int], object] | None = None,
+  clusters: np.typing.ArrayLike | None = None,
 ) -> list[CoreTable]:
   """One :class:`CoreTable` for all data, or one per context (agents that play in it only).
 
@@ -812,19 +847,23 @@ def core_tables(
     settings: :class:`LeaderboardSettings`.
     by_context: one table per context that holds comparisons.
     progress: optional ``progress(num_replicas_done)``.
+    clusters: ``(m,)`` cluster id of each comparison (the cluster bootstrap; :func:`core_table`).
 
   Returns:
     The tables.
   """
   estimator = as_estimator(estimator)
   if not by_context:
-    return [core_table(key, comparisons, estimator, settings, progress=progress)]
+    return [core_table(key, comparisons, estimator, settings, progress=progress, clusters=clusters)]
   keys = jax.random.split(key, comparisons.num_contexts)
   tables = []
   for k, name in enumerate(comparisons.contexts):
     sub = subset_context(comparisons, k)
     if sub.num_comparisons:
-      tables.append(core_table(keys[k], sub, estimator, settings, context=name, progress=progress))
+      ids = None if clusters is None else np.asarray(clusters)[np.asarray(comparisons.context) == k]
+      tables.append(
+        core_table(keys[k], sub, estimator, settings, context=name, progress=progress, clusters=ids)
+      )
   return tables
 
 
@@ -894,6 +933,7 @@ def leaderboard(
   progress: Callable[[int], object] | None = None,
   load_settings: "LoadSettings | None" = None,
   skip_bad_rows: bool = False,
+  clusters: np.typing.ArrayLike | None = None,
   **options: Any,
 ) -> Leaderboard:
   """The STE leaderboard (what ``ste-jax score`` prints): a :class:`Leaderboard` of tables.
@@ -929,6 +969,9 @@ def leaderboard(
     skip_bad_rows: drop the raw rows that cannot be used, with a
       :class:`~ste_jax.data.BadRowsWarning`, instead of refusing them (``--skip-bad-rows``);
       the rows stay listed in the result's ``load_report``.
+    clusters: ``(m,)`` cluster id of each comparison of a :class:`~ste_jax.data.Comparisons`
+      for the cluster bootstrap; for a data frame or file, ``cluster_column`` names the column
+      and the ids are read from it (:func:`~ste_jax.data.load_cluster_ids`).
     **options: fields of :class:`LeaderboardSettings` (``num_replicas``, ``confidence``,
       ``resampling``, ``certify_imputed``, ``batch_size``, ``tau``, ``gamma``,
       ``soft_intervals``, ``min_games``, ``solutions``).
@@ -960,6 +1003,13 @@ def leaderboard(
   settings = dataclasses.replace(settings or LeaderboardSettings(), **options)
   report = None
   if not isinstance(data, Comparisons):
+    raw = data
     data, report = load_rows(data, load_settings, skip_bad_rows=skip_bad_rows, caller="leaderboard")
-  tables = core_tables(key, data, estimator, settings, by_context=by_context, progress=progress)
+    if settings.cluster_column and clusters is None:
+      clusters = load_cluster_ids(
+        raw, settings.cluster_column, data, load_settings, skip_bad_rows=skip_bad_rows
+      )
+  tables = core_tables(
+    key, data, estimator, settings, by_context=by_context, progress=progress, clusters=clusters
+  )
   return Leaderboard(tuple(tables), load_report=report)

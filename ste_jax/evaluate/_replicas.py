@@ -7,6 +7,15 @@ the fitted model (parametric bootstrap), recomputes the estimator's edges
 (:mod:`ste_jax.evaluate._estimators`; a warm-started refit for the model estimator), and keeps its
 hard Top Cycle and Uncovered Set and its strict hard relation (summed into ``beats``); optionally
 its soft scores too.
+
+*Cluster bootstrap.* Comparisons that share a prompt, a judge or a conversation are not
+independent; resampling them one by one understates the spread of the cores. With per-row cluster
+ids (``clusters``; the settings' ``cluster_column`` names the column they come from), each replica
+draws one ``Poisson(1)`` count per cluster and multiplies every row of the cluster by it
+(:func:`resample_cluster_weights`): whole clusters are kept, dropped or repeated together. This is
+Poisson resampling only: the parametric bootstrap redraws each outcome independently from the
+fitted model, which has no within-cluster dependence to carry over, so it is refused with clusters
+(``resampling="auto"`` means the cluster Poisson bootstrap for every estimator then).
 """
 
 from collections.abc import Callable
@@ -20,6 +29,7 @@ import numpy as np
 
 from ste_jax import _tuning
 from ste_jax._compiler_options import gather_friendly_jit
+from ste_jax._errors import InputError, OptionError
 from ste_jax._host_random import numpy_generator
 from ste_jax._options import (
   at_least,
@@ -63,6 +73,9 @@ class ResamplingSettings:
       verdicts (default: such pairs are sure neither way; :mod:`ste_jax.evaluate._verdicts`).
     batch_size: replicas per compiled step (``"auto"``: 1 on CPU, 8 on accelerators; ``None``: a
       whole chunk at once).
+    cluster_column: the column whose value groups the comparisons into clusters resampled
+      together (a prompt, judge or conversation id; :func:`bootstrap_hard_memberships`'s
+      ``clusters``), or ``None``: every comparison on its own.
   """
 
   num_replicas: int = option(
@@ -97,6 +110,13 @@ class ResamplingSettings:
   )
   batch_size: int | str | None = option(
     "auto", flag=None, check=_batch_size_check, help="replicas per compiled bootstrap step"
+  )
+  cluster_column: str | None = option(
+    None,
+    metavar="COL",
+    help="bootstrap by cluster: every comparison with the same value in this column (a prompt, "
+    "judge or conversation id) gets the same Poisson(1) weight in a replica, so clusters are "
+    "resampled whole (Poisson resampling; none: each comparison on its own)",
   )
 
   def __post_init__(self):
@@ -135,6 +155,105 @@ def resample_unit_weights(
   weight = np.asarray(weight)
   rate = np.broadcast_to(weight.astype(np.float64), (num_replicas,) + weight.shape)
   return numpy_generator(key).poisson(rate).astype(weight.dtype)
+
+
+def resample_cluster_weights(
+  key: jax.Array,
+  weight: np.typing.ArrayLike,
+  num_replicas: int,
+  *,
+  clusters: np.ndarray,
+  num_clusters: int,
+) -> np.ndarray:
+  """``(R, m)`` cluster-bootstrap weights: row weight ``w`` times its cluster's ``Poisson(1)``.
+
+  Each replica draws one ``Poisson(1)`` count per cluster, ``(R, C)``, from
+  :func:`~ste_jax._host_random.numpy_generator` of ``key`` (the draws of
+  :func:`resample_unit_weights` for ``C`` unit rows, so singleton clusters numbered in row order
+  are exactly the unit-row Poisson bootstrap), and every row of cluster ``c`` gets ``w * count_c``:
+  a row of weight ``w`` stands for ``w`` comparisons of the same cluster, kept or dropped together.
+
+  Args:
+    key: PRNG key.
+    weight: ``(m,)`` row weights.
+    num_replicas: ``R``.
+    clusters: ``(m,)`` int cluster index of each row, in ``[0, num_clusters)``.
+    num_clusters: ``C``.
+
+  Returns:
+    ``(R, m)`` weights in ``weight``'s dtype.
+
+  Example:
+    >>> w = resample_cluster_weights(
+    ...   jax.random.key(0), np.ones(4), 3, clusters=np.array([0, 0, 1, 1]), num_clusters=2
+    ... )
+    >>> bool(np.all(w[:, 0] == w[:, 1]) and np.all(w[:, 2] == w[:, 3]))
+    True
+  """
+  weight = np.asarray(weight)
+  counts = resample_unit_weights(key, np.ones(num_clusters), num_replicas)
+  return (weight[None, :].astype(np.float64) * counts[:, clusters]).astype(weight.dtype)
+
+
+def cluster_codes(clusters: np.typing.ArrayLike, num_rows: int) -> tuple[np.ndarray, int]:
+  """``(codes, C)``: ``(m,)`` cluster indices ``0..C-1`` in sorted order of the ids, and ``C``.
+
+  Raises:
+    InputError: ``clusters`` is not one id per row.
+  """
+  ids = np.asarray(clusters)
+  if ids.ndim != 1 or ids.shape[0] != num_rows:
+    raise InputError(f"clusters must hold one id per comparison ({num_rows}), got {ids.shape}.")
+  values, codes = np.unique(ids, return_inverse=True)
+  return codes.reshape(-1).astype(np.int64), int(values.size)
+
+
+def merge_within_clusters(
+  comparisons: Comparisons, codes: np.ndarray
+) -> tuple[Comparisons, np.ndarray]:
+  """Count cells within clusters: rows merged by ``(cluster, context, a, b, outcome)`` (eager).
+
+  Rows of one cell and one cluster always get the same replica multiplier, so the merged rows'
+  replicas are the rows' replicas exactly (same weighted sums); rows of different clusters are
+  never merged.
+
+  Returns:
+    ``(cells, cell_codes)``: the merged :class:`Comparisons` and each cell's cluster index.
+  """
+  num_contexts = max(comparisons.num_contexts, 1)
+  joint = codes * num_contexts + np.asarray(comparisons.context, dtype=np.int64)
+  if joint.size and joint.max() >= np.iinfo(np.int32).max:
+    raise InputError(f"too many clusters x contexts to merge ({int(joint.max()) + 1}).")
+  tagged = dataclasses.replace(comparisons, context=jnp.asarray(joint, dtype=jnp.int32))
+  cells = merge_into_cells(tagged, by_outcome=True)
+  joint = np.asarray(cells.context, dtype=np.int64)
+  cells = dataclasses.replace(
+    cells, context=jnp.asarray(joint % num_contexts, dtype=comparisons.context.dtype)
+  )
+  return cells, joint // num_contexts
+
+
+def resampling_unit(
+  estimator: TournamentEstimator, resampling: str, clusters: bool, column: str | None = None
+) -> str:
+  """``"parametric"``, ``"poisson"`` or ``"clusters"``: the bootstrap the settings mean.
+
+  Raises:
+    OptionError: ``"parametric"`` with clusters (see the module docstring), or as
+      :meth:`~ste_jax.evaluate.TournamentEstimator.resolve_resampling`.
+  """
+  if clusters:
+    if resampling == "parametric":
+      where = f" of {column!r}" if column else ""
+      raise OptionError(
+        f"resampling='parametric' redraws every outcome independently from the fitted model, "
+        f"which keeps no dependence within clusters{where}: use resampling='poisson' (or 'auto') "
+        "with a cluster column."
+      )
+    if resampling not in RESAMPLING:
+      estimator.resolve_resampling(resampling)  # raises the usual message
+    return "clusters"
+  return estimator.resolve_resampling(resampling)
 
 
 @result_type
@@ -230,6 +349,7 @@ def bootstrap_hard_memberships(
   progress: Callable[[int], object] | None = None,
   resampling: str = "auto",
   merge_rows: bool = True,
+  clusters: np.typing.ArrayLike | None = None,
 ) -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
@@ -263,12 +383,17 @@ def bootstrap_hard_memberships(
     resampling: ``"auto"`` (parametric for the model estimator, else Poisson), ``"poisson"`` or
       ``"parametric"`` (model estimator only).
     merge_rows: resample count cells (default) or, ``False``, the rows as given (the same
-      distribution, other draws: a different result for the same key).
+      distribution, other draws: a different result for the same key). With ``clusters``, rows
+      are merged only within a cluster (:func:`merge_within_clusters`: the same replicas exactly).
+    clusters: ``(m,)`` cluster id of each row (any sortable ids): the cluster bootstrap
+      (:func:`resample_cluster_weights`; Poisson only, the module docstring says why), or
+      ``None``: rows (unit comparisons) resampled on their own.
 
   Returns:
     :class:`BootstrapMemberships`.
   """
-  parametric = estimator.resolve_resampling(resampling) == "parametric"
+  unit = resampling_unit(estimator, resampling, clusters is not None)
+  parametric = unit == "parametric"
   if num_replicas < 1:
     raise ValueError(f"num_replicas must be >= 1, got {num_replicas}.")
   chunk = min(num_replicas, REPLICA_CHUNK)
@@ -278,7 +403,12 @@ def bootstrap_hard_memberships(
   dtype = fitted.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
   state = fitted.state
-  if merge_rows and (not parametric or _integer_weights(comparisons)):
+  if unit == "clusters":
+    codes, num_clusters = cluster_codes(clusters, comparisons.num_comparisons)
+    if merge_rows:
+      comparisons, codes = merge_within_clusters(comparisons, codes)
+      state = estimator.replica_state(state, comparisons)
+  elif merge_rows and (not parametric or _integer_weights(comparisons)):
     comparisons = merge_into_cells(comparisons, by_outcome=not parametric)
     state = estimator.replica_state(state, comparisons)
   static = dict(
@@ -290,6 +420,8 @@ def bootstrap_hard_memberships(
   if parametric:
     p_hat = np.asarray(fitted.edges)[np.asarray(comparisons.a), np.asarray(comparisons.b)]
     draw = functools.partial(resample_model_outcomes, probability=p_hat)
+  elif unit == "clusters":
+    draw = functools.partial(resample_cluster_weights, clusters=codes, num_clusters=num_clusters)
   else:
     draw = resample_unit_weights
   parts, beats = [], np.zeros(fitted.edges.shape, dtype=np.int64)
