@@ -181,6 +181,7 @@ def build_parser() -> argparse.ArgumentParser:
   )
   data_options(score)
   score_options(score)
+  _control_options(score)
   score.add_argument("--by-context", action="store_true", help="one table per context (category)")
   score.add_argument(
     "--output", choices=OUTPUTS, default="table", help="output format (default table)"
@@ -494,14 +495,49 @@ def _estimator(args):
   return from_arguments(EstimatorChoice, args).build(model)
 
 
-def _tables(comparisons, args, *, by_context):
+def _control_options(p):
+  """``--control`` and ``--covariates`` (:class:`~ste_jax.data.ControlSettings`)."""
+  from ste_jax._options import add_arguments
+  from ste_jax.data._covariates import ControlSettings
+
+  add_arguments(p, ControlSettings)
+
+
+def _controlled_estimator(args, comparisons, report):
+  """The model estimator with the covariates of ``--control`` / ``--covariates``, or ``None``.
+
+  Raises:
+    OptionError: controls with ``--by-context``, standard input or another estimator than
+      ``model`` / ``auto``.
+    InputError: covariate columns that cannot be read (counts and first lines).
+  """
+  from ste_jax._options import from_arguments
+  from ste_jax.data._covariates import ControlSettings, covariate_columns
+  from ste_jax.evaluate import ModelEstimator, normalize_differences
+
+  controls = from_arguments(ControlSettings, args)
+  if not controls.active:
+    return None
+  flags = "--control/--covariates"
+  if args.estimator not in ("auto", "model"):
+    raise OptionError(f"{flags} control the model estimator: use --estimator model (or auto)")
+  if getattr(args, "by_context", False):
+    raise OptionError(f"{flags} fit one controlled model over all battles: drop --by-context")
+  if args.file == STDIN:
+    raise OptionError(f"{flags} read the battles file again: pass a file, not FILE -")
+  raw = covariate_columns(args.file, comparisons, [r.line for r in report.rejected], controls)
+  covariates = normalize_differences(raw, dtype=comparisons.weight.dtype, source=args.file)
+  return from_arguments(ModelEstimator, args, covariates=covariates)
+
+
+def _tables(comparisons, args, *, by_context, estimator=None):
   import jax
   from tqdm import tqdm
 
   from ste_jax.evaluate import core_tables
 
   settings = _settings(args)
-  estimator = _estimator(args)
+  estimator = _estimator(args) if estimator is None else estimator
   _check_resampling(comparisons, estimator, settings, by_context=by_context)
   clusters = _cluster_ids(comparisons, args, settings)
   no_progress = args.no_progress
@@ -621,7 +657,8 @@ def cmd_score(args) -> int:
   if args.plot is not None:
     _check_plot(args.plot)
   comparisons, report = load(args)
-  tables = _tables(comparisons, args, by_context=args.by_context)
+  controlled = _controlled_estimator(args, comparisons, report)
+  tables = _tables(comparisons, args, by_context=args.by_context, estimator=controlled)
   if args.output == "table":
     loaded = (
       report.summary(max_lines=0)

@@ -434,6 +434,21 @@ def method_line(table) -> str:
   return f"method: {est}; {boot}"
 
 
+def controls_lines(table) -> list[str]:
+  """The controlled model's lines: the verdicts that change under control, the coefficients.
+
+  Empty unless the table's model is a :class:`~ste_jax.evaluate.ControlledTournament`.
+  """
+  model = table.model
+  if not hasattr(model, "describe_beta"):
+    return []
+  lines = [
+    f"  controls: the table is the tournament at zero {', '.join(model.names)} difference; "
+    + (model.verdict_changes or "verdict changes not computed")
+  ]
+  return lines + ["  " + model.describe_beta(table.settings.confidence)]
+
+
 def key_line(table) -> str:
   """One line: what the default table's columns hold (the full rules: ``--details``)."""
   s = table.settings
@@ -555,7 +570,8 @@ def format_text(
     out += ["", head, "-" * len(head), *lines]
     if rows is not None and rows < len(table.agents):
       out.append(f"... {len(table.agents) - rows} more agents (--top to show more)")
-    notes = [method_line(table), "  " + key_line(table), evidence_line(table)]
+    notes = [method_line(table), *controls_lines(table), "  " + key_line(table)]
+    notes.append(evidence_line(table))
     if table.bt_note:
       notes.append(table.bt_note.replace("no BT scores are shown", "BT shows n/i"))
     notes += [f"warning: {w}" for w in table.diagnostics.warnings]

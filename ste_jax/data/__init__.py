@@ -12,6 +12,7 @@ from ._comparisons import Comparisons as Comparisons
 from ._counts import PairCounts as PairCounts
 from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
+from ._covariates import ControlSettings as ControlSettings
 from ._covariates import arena_style_differences as arena_style_differences
 from ._covariates import numeric_covariate_columns as numeric_covariate_columns
 from ._policies import OutcomePolicy as OutcomePolicy
@@ -42,6 +43,7 @@ Comparisons.from_task_results = staticmethod(from_task_results)
 __all__ = [
   "BadRowsWarning",
   "Comparisons",
+  "ControlSettings",
   "LoadReport",
   "LoadSettings",
   "OutcomePolicy",

@@ -12,11 +12,15 @@ Controls (``control=``): ``length`` (answer tokens), ``markdown`` (three columns
 """
 
 from collections.abc import Mapping, Sequence
+import dataclasses
 import math
 
 import numpy as np
 
-from ste_jax._errors import InputError
+from ste_jax._errors import InputError, OptionError
+from ste_jax._options import check_options, option
+
+from ._comparisons import Comparisons
 
 CONTROLS = ("length", "markdown", "position")
 _STYLE_FIELDS = {
@@ -104,8 +108,13 @@ def arena_style_differences(
     fa, fb = values
     out[feature] = (fa - fb) / (fa + fb + 1.0)
   if "position" in control:
-    out["position"] = np.ones((m,), dtype=np.float64)
+    out["position"] = position_difference(m)
   return out
+
+
+def position_difference(num_rows: int) -> np.ndarray:
+  """``(m,)`` ones: side ``a`` of every battle was shown first (``f = 1`` first, ``0`` second)."""
+  return np.ones((num_rows,), dtype=np.float64)
 
 
 def numeric_covariate_columns(
@@ -167,4 +176,154 @@ def numeric_covariate_columns(
         )
       cols.append(col)
     out[name] = cols[0] if len(cols) == 1 else cols[0] - cols[1]
+  return out
+
+
+def _names_list(text: str) -> tuple[str, ...]:
+  """``"a,b"`` -> ``("a", "b")`` (empty items dropped; ``""`` or ``none``: no names)."""
+  if text.strip().lower() in ("", "none"):
+    return ()
+  return tuple(t.strip() for t in text.split(",") if t.strip())
+
+
+def _known_controls(value: tuple[str, ...], name: str) -> None:
+  unknown = [c for c in value if c not in CONTROLS]
+  if unknown:
+    raise OptionError(f"{name} must name some of {', '.join(CONTROLS)}, got {', '.join(unknown)}.")
+
+
+@dataclasses.dataclass(frozen=True)
+class ControlSettings:
+  """What the model estimator controls for: Arena style controls and numeric covariate columns.
+
+  Attributes:
+    control: a subset of :data:`CONTROLS`, read from each battle's ``conv_metadata`` (``length``,
+      ``markdown``) or from the presentation order (``position``).
+    covariates: names of numeric columns (``COL``: the difference itself; else ``COL_a`` minus
+      ``COL_b``).
+  """
+
+  control: tuple[str, ...] = option(
+    (),
+    help="controls of the model estimator: length (answer tokens), markdown (header, list, bold "
+    "counts; both from Chatbot Arena's conv_metadata, FastChat's normalization) and position "
+    "(first-position advantage); the table shows the controlled tournament, the agents whose "
+    "core verdict changes and the coefficients with intervals",
+    parse=_names_list,
+    check=_known_controls,
+    metavar="NAME,...",
+  )
+  covariates: tuple[str, ...] = option(
+    (),
+    help="numeric columns controlled for by the model estimator: COL is a per-battle difference, "
+    "or COL_a and COL_b the two sides' values (standardized)",
+    parse=_names_list,
+    metavar="COL,...",
+  )
+
+  def __post_init__(self):
+    object.__setattr__(self, "control", tuple(self.control))
+    object.__setattr__(self, "covariates", tuple(self.covariates))
+    check_options(self)
+
+  @property
+  def active(self) -> bool:
+    """Whether anything is controlled for."""
+    return bool(self.control or self.covariates)
+
+
+def _read_records(path: str) -> tuple["object", np.ndarray]:
+  """``(frame, lines)``: the file's records as a pandas frame and each record's line number."""
+  import pandas as pd
+
+  name = path.lower()
+  for suffix in (".gz", ".bz2", ".xz"):
+    name = name.removesuffix(suffix)
+  if name.endswith((".csv", ".tsv")):
+    frame = pd.read_csv(path, sep="\t" if name.endswith(".tsv") else ",", dtype=object)
+    first = 2
+  elif name.endswith((".jsonl", ".ndjson")):
+    frame = pd.read_json(path, lines=True, dtype=False)
+    first = 1
+  elif name.endswith(".json"):
+    frame = pd.read_json(path, dtype=False)
+    first = 1
+  elif name.endswith((".parquet", ".pq")):
+    frame = pd.read_parquet(path)
+    first = 1
+  else:
+    raise InputError(
+      f"{path}: controls and covariates read CSV, TSV, JSONL, JSON or Parquet files."
+    )
+  return frame, np.arange(len(frame)) + first
+
+
+def covariate_columns(
+  path: str,
+  comparisons: Comparisons,
+  rejected_lines: Sequence[int],
+  settings: ControlSettings,
+) -> dict[str, np.ndarray]:
+  """Raw difference columns of ``path``, one row per comparison loaded from it (eager).
+
+  The file is read again; the records the loader rejected (``rejected_lines``) are dropped, and
+  the rest must be the loaded comparisons in order (checked on the agent names), so a file whose
+  rows the loader merged or reordered (count tables, per-task results) is refused.
+
+  Args:
+    path: the battles file the comparisons were loaded from.
+    comparisons: the loaded comparisons.
+    rejected_lines: the lines of the loader's rejected rows (``LoadReport.rejected``).
+    settings: the :class:`ControlSettings`.
+
+  Returns:
+    Column name -> ``(m,)`` raw differences (:func:`arena_style_differences`,
+    :func:`numeric_covariate_columns`), in the order style controls, then covariates.
+
+  Raises:
+    InputError: the rows cannot be aligned, no ``conv_metadata`` column for a style control, or
+      a bad covariate column (counts and first lines).
+  """
+  import json
+
+  frame, lines = _read_records(path)
+  keep = ~np.isin(lines, np.asarray(list(rejected_lines), dtype=np.int64))
+  frame, lines = frame[keep].reset_index(drop=True), lines[keep]
+  m = comparisons.num_comparisons
+  names = np.asarray(comparisons.agents, dtype=object)
+  a_col, b_col = ("model_a", "model_b") if "model_a" in frame else ("a", "b")
+  aligned = (
+    len(frame) == m
+    and a_col in frame
+    and b_col in frame
+    and np.array_equal(frame[a_col].astype(str).to_numpy(), names[np.asarray(comparisons.a)])
+    and np.array_equal(frame[b_col].astype(str).to_numpy(), names[np.asarray(comparisons.b)])
+  )
+  if not aligned:
+    raise InputError(
+      f"{path}: controls and covariates need one battle per row, in the file's order, with "
+      f"columns {a_col} and {b_col}; the loaded comparisons ({m}) do not match the file's "
+      f"{len(frame)} kept records"
+    )
+  out: dict[str, np.ndarray] = {}
+  style = [c for c in settings.control if c != "position"]
+  if style:
+    if "conv_metadata" not in frame:
+      raise InputError(f"{path}: --control {','.join(style)} needs a conv_metadata column")
+
+    def parsed(v):
+      if isinstance(v, str):
+        try:
+          return json.loads(v)
+        except ValueError:
+          return None
+      return v if isinstance(v, Mapping) else None
+
+    meta = [parsed(v) for v in frame["conv_metadata"]]
+    out.update(arena_style_differences(meta, control=style, lines=lines, source=path))
+  if "position" in settings.control:
+    out["position"] = position_difference(m)
+  if settings.covariates:
+    table = {str(c): frame[c].tolist() for c in frame.columns}
+    out.update(numeric_covariate_columns(table, settings.covariates, lines=lines, source=path))
   return out

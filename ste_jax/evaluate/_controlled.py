@@ -251,8 +251,9 @@ class ControlledTournament:
       for name, b, l, h in zip(self.names, np.asarray(self.beta), lo, hi)
     ]
     return (
-      f"covariate coefficients (logit per sd of the normalized difference; {level:.0%} Wald "
-      "intervals from the inverse penalized Hessian): " + "; ".join(parts)
+      "covariate coefficients (logit per standard deviation of the normalized difference; "
+      f"position: for being shown first; {level:.0%} Wald intervals from the inverse penalized "
+      "Hessian): " + "; ".join(parts)
     )
 
   def describe(self) -> str:

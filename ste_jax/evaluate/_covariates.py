@@ -25,6 +25,7 @@ import numpy as np
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._errors import InputError
+from ste_jax.data._covariates import position_difference
 
 POSITION = "position"
 
@@ -69,11 +70,6 @@ def style_difference(value_a: jax.typing.ArrayLike, value_b: jax.typing.ArrayLik
   fa = np.asarray(value_a, dtype=np.float64)
   fb = np.asarray(value_b, dtype=np.float64)
   return (fa - fb) / (fa + fb + 1.0)
-
-
-def position_difference(num_rows: int) -> np.ndarray:
-  """``(m,)`` ones: side ``a`` of every row was presented first (``f = 1`` first, ``0`` second)."""
-  return np.ones((num_rows,), dtype=np.float64)
 
 
 def normalize_differences(
