@@ -48,6 +48,8 @@ from ._robustness import VoteRobustness as VoteRobustness
 from ._robustness import vote_robustness as vote_robustness
 from ._tiers import TierIntervals as TierIntervals
 from ._tiers import tier_intervals as tier_intervals
+from ._ties import TieModelTournament as TieModelTournament
+from ._ties import fit_tie_tournament as fit_tie_tournament
 from ._verdicts import ConceptVerdicts as ConceptVerdicts
 from ._verdicts import MembershipVerdicts as MembershipVerdicts
 from ._verdicts import OrientationCertificates as OrientationCertificates
@@ -82,6 +84,7 @@ __all__ = [
   "ResamplingSettings",
   "SuggestSettings",
   "SuggestedPairs",
+  "TieModelTournament",
   "TierIntervals",
   "TopAnswer",
   "TournamentEstimator",
@@ -96,6 +99,7 @@ __all__ = [
   "fit_controlled_tournament",
   "fit_estimator",
   "fit_model_tournament",
+  "fit_tie_tournament",
   "head_to_head",
   "head_to_head_contradictions",
   "leaderboard",

@@ -25,7 +25,7 @@ import numpy as np
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._errors import InputError
-from ste_jax.data._covariates import position_difference
+from ste_jax.data._covariates import position_difference as position_difference
 
 POSITION = "position"
 

@@ -59,6 +59,7 @@ from ste_jax.evaluate._model_estimator import (
   refit_tournament,
 )
 from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
+from ste_jax.evaluate._ties import TIE_MODELS, fit_tie_tournament, refit_tie_tournament
 from ste_jax.ops import STEScores, ste_scores_from_edges
 
 
@@ -242,6 +243,13 @@ class ModelEstimator(TournamentEstimator):
     "fit_controlled_tournament); row-aligned with the comparisons the estimator is fitted on",
     flag=None,
   )
+  tie_model: str = option(
+    "half",
+    choices=TIE_MODELS,
+    help="model estimator: how a tie counts: half (half a win to each side), davidson or "
+    "rao-kupper (ties as their own outcome, the tie parameter fitted; edges P(a wins | decisive); "
+    "Poisson bootstrap)",
+  )
 
   name = "model"
   tie_tolerance_ulps = 16
@@ -251,6 +259,8 @@ class ModelEstimator(TournamentEstimator):
     check_options(self)
     for name in ("ranks", "strength_l2", "skew_l2"):
       object.__setattr__(self, name, _model_grid(getattr(self, name), name))
+    if self.covariates is not None and self.tie_model != "half":
+      raise OptionError("covariates and a tie model cannot be combined yet: use tie_model='half'.")
     for name, low in (("num_folds", 2), ("num_steps", 1), ("refit_steps", 1)):
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
@@ -259,7 +269,7 @@ class ModelEstimator(TournamentEstimator):
   @property
   def redraws_outcomes(self) -> bool:
     """Parametric replicas redraw from the edges: not with covariates (the edges omit them)."""
-    return self.covariates is None
+    return self.covariates is None and self.tie_model == "half"
 
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record.
@@ -270,6 +280,8 @@ class ModelEstimator(TournamentEstimator):
     """
     if self.covariates is not None:
       return self._fit_controlled(key, comparisons)
+    if self.tie_model != "half":
+      return self._fit_ties(key, comparisons)
     fit = fit_model_tournament(
       key,
       comparisons,
@@ -306,10 +318,35 @@ class ModelEstimator(TournamentEstimator):
     )
     return FittedTournament(fit.P, controlled_replica_state(fit, comparisons, self.covariates), fit)
 
+  def _fit_ties(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    fit = fit_tie_tournament(
+      key,
+      comparisons,
+      model=self.tie_model,
+      num_steps=self.num_steps,
+      ranks=self.ranks,
+      strength_l2=self.strength_l2,
+      skew_l2=self.skew_l2,
+      num_folds=self.num_folds,
+      refit_steps=self.refit_steps,
+      record_tolerance=self.record_tolerance,
+    )
+    return FittedTournament(fit.P, (*fit.refit_state(), observed_pairs(comparisons)), fit)
+
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
     if self.covariates is not None:
       return controlled_replica_edges(state, comparisons.weight, num_steps=self.refit_steps)
+    if self.tie_model != "half":
+      *refit, pairs = state
+      return refit_tie_tournament(
+        tuple(refit),
+        pairs,
+        comparisons.outcome,
+        comparisons.weight,
+        model=self.tie_model,
+        num_steps=self.refit_steps,
+      )
     return refit_tournament(
       state, comparisons.outcome, comparisons.weight, num_steps=self.refit_steps
     )
@@ -322,6 +359,8 @@ class ModelEstimator(TournamentEstimator):
     """
     if self.covariates is not None:
       return map_rows_to_cells(state, comparisons)
+    if self.tie_model != "half":
+      return (*state[:-1], observed_pairs(comparisons))
     params, _, settings = state
     return params, observed_pairs(comparisons), settings
 
@@ -331,6 +370,8 @@ class ModelEstimator(TournamentEstimator):
       if self.covariates is None
       else f", controlled for {', '.join(self.covariates.names)} (every feature difference 0)"
     )
+    if self.tie_model != "half":
+      controlled += f", ties as their own outcome ({self.tie_model}; P(a wins | decisive))"
     return (
       "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
       "predicting every pair (structured matrix completion; ties count 1/2 to each side)"

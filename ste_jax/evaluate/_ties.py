@@ -182,6 +182,12 @@ class TieModelTournament:
     t = float(self.tie_param)
     return float(np.exp(t)) if self.model == "davidson" else float(np.exp(np.logaddexp(0.0, t)))
 
+  def refit_state(self) -> tuple:
+    """``(params, tie_param, settings)``: the arrays of a warm-started refit."""
+    c = self.chosen
+    settings = jnp.asarray([c.l2_strength, c.l2_skew], dtype=self.P.dtype)
+    return self.params, self.tie_param, settings
+
   def describe(self) -> str:
     """One line: the half-win model's description and the tie model's parameter."""
     name = "Davidson nu" if self.model == "davidson" else "Rao-Kupper theta"
@@ -238,3 +244,32 @@ def fit_tie_tournament(
     num_steps=num_steps,
   )
   return TieModelTournament(tie_tournament(params, tie, model), params, tie, model, half)
+
+
+def refit_tie_tournament(
+  state: tuple,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  *,
+  model: str,
+  num_steps: int,
+) -> jax.Array:
+  """A tie-model tournament refitted on reweighted rows, warm-started (pure; vmaps).
+
+  Args:
+    state: :meth:`TieModelTournament.refit_state`.
+    pairs: the :class:`~ste_jax.evaluate._model_estimator.PairIndex` of the rows.
+    outcome, weight: ``(m,)`` outcomes and (replica) weights.
+    model: ``"davidson"`` or ``"rao-kupper"`` (static).
+    num_steps: L-BFGS steps (static).
+
+  Returns:
+    ``(n, n)`` tournament of decisive-win probabilities.
+  """
+  params, tie, settings = state
+  counts = pair_outcome_counts(pairs, outcome, weight)
+  params, tie = fit_tie_model(
+    params, tie, pairs, counts, settings[0], settings[1], model=model, num_steps=num_steps
+  )
+  return tie_tournament(params, tie, model)
