@@ -46,6 +46,8 @@ from ._replicas import ResamplingSettings as ResamplingSettings
 from ._replicas import bootstrap_hard_memberships as bootstrap_hard_memberships
 from ._robustness import VoteRobustness as VoteRobustness
 from ._robustness import vote_robustness as vote_robustness
+from ._task_mix import TaskMixRobustness as TaskMixRobustness
+from ._task_mix import task_mix_robustness as task_mix_robustness
 from ._tiers import TierIntervals as TierIntervals
 from ._tiers import tier_intervals as tier_intervals
 from ._ties import TieModelTournament as TieModelTournament
@@ -85,6 +87,7 @@ __all__ = [
   "SuggestSettings",
   "SuggestedPairs",
   "TieModelTournament",
+  "TaskMixRobustness",
   "TierIntervals",
   "TopAnswer",
   "TournamentEstimator",
@@ -113,6 +116,7 @@ __all__ = [
   "style_difference",
   "subset_context",
   "suggest_pairs",
+  "task_mix_robustness",
   "tier_intervals",
   "top_answer",
   "vote_robustness",
