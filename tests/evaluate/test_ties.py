@@ -93,3 +93,17 @@ def test_rao_kupper_recovers_its_planted_threshold():
   fit = fit_tie_tournament(None, c, model="rao-kupper", ranks=(0,), strength_l2=(0.1,))
   assert abs(np.log(fit.tie_parameter) - eta) < 0.05
   assert "rao-kupper tie model" in fit.describe()
+
+
+def test_model_estimator_with_a_tie_model_fits_and_resamples_cells():
+  from ste_jax.evaluate import ModelEstimator, bootstrap_hard_memberships
+
+  strength = np.array([0.8, 0.2, 0.0, -0.5, -0.9])
+  c, *_ = _davidson_battles(4, strength, 0.6, 2000)
+  est = ModelEstimator(tie_model="davidson", ranks=(0,), record_tolerance=None)
+  assert est.resolve_resampling("auto") == "poisson"  # redrawn outcomes would have no ties
+  fitted = est.fit(jax.random.key(0), c)
+  assert "davidson tie model (Davidson nu = 0." in fitted.model.describe()
+  assert np.flatnonzero(np.asarray(est.hard_memberships(fitted.edges)[0])).tolist() == [0]
+  boot = bootstrap_hard_memberships(jax.random.key(1), c, est, fitted, num_replicas=4)
+  assert np.asarray(boot.top_cycle)[:, 0].all()
