@@ -41,6 +41,8 @@ from ste_jax._errors import InputError, OptionError
 from ste_jax._results import result_type, static
 from ste_jax.data import Comparisons, PairCounts, pair_counts
 from ste_jax.evaluate._estimators import PosteriorEdgeEstimator, WinRateEstimator, as_estimator
+from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+from ste_jax.evaluate._vote_costs import Flip, flip_costs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -48,9 +50,6 @@ if TYPE_CHECKING:
 # The margin threshold ``c`` of each count-based estimator's hard relation (``a -> b`` iff
 # ``M_ab >= c``), by estimator class; names resolve through the estimator registry.
 _THRESHOLD = {WinRateEstimator: 0, PosteriorEdgeEstimator: 1}
-
-Flip = tuple[int, int, int]
-"""``(winner, loser, votes)``: reverse ``votes`` comparisons ``winner`` won against ``loser``."""
 
 
 @result_type
@@ -163,37 +162,6 @@ def decisive_wins(counts: PairCounts, tie_policy: str = "half") -> np.ndarray:
   out = rounded.astype(np.int64)
   np.fill_diagonal(out, 0)
   return out
-
-
-def flip_costs(
-  W: np.ndarray, threshold: int, action: str = "reverse"
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-  """The relation ``M_ab >= threshold`` of decisive wins ``W`` and its per-pair change costs.
-
-  Args:
-    W: ``(n, n)`` int decisive wins.
-    threshold: ``c`` (0 for ``winrate``, 1 for ``posterior``).
-    action: ``"reverse"`` (a reversal moves the margin by 2) or ``"remove"`` (by 1).
-
-  Returns:
-    ``(edge, create, remove)``: ``(n, n)`` bool relation (zero diagonal); int64 numbers of
-    comparisons to reverse (or remove) that create an absent edge and that remove a present one,
-    ``-1`` where impossible or not applicable (a present edge's ``create``, an absent edge's
-    ``remove``, the diagonal).
-  """
-  n = W.shape[0]
-  M = W - W.T
-  off = ~np.eye(n, dtype=bool)
-  edge = (M >= threshold) & off
-  if action == "reverse":
-    k_create = (threshold - M + 1) // 2
-    k_remove = (M - threshold) // 2 + 1
-  else:
-    k_create = threshold - M
-    k_remove = M - threshold + 1
-  create = np.where(~edge & off & (k_create <= W.T), k_create, -1)
-  remove = np.where(edge & (k_remove <= W), k_remove, -1)
-  return edge, create.astype(np.int64), remove.astype(np.int64)
 
 
 def top_cycle_of(edge: np.ndarray) -> np.ndarray:
@@ -314,8 +282,6 @@ def vote_robustness(
       _join(edge, create, members, result, witnesses)
     _leave_all(edge, remove, members, result, witnesses)
     found[action] = result, tuple(witnesses)
-  from ste_jax.evaluate._uncovered_robustness import uncovered_changes  # it imports this module
-
   uc = {
     action: uncovered_changes(W, action, time_limit=uc_time_limit) if uncovered else None
     for action in found

@@ -40,7 +40,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
-from ste_jax.evaluate._robustness import Flip, flip_costs
+from ste_jax.evaluate._vote_costs import Flip, flip_costs
 
 UNCOVERED_THRESHOLD = 1
 """The margin threshold of the strict relation whose Uncovered Set the estimators report."""
@@ -56,7 +56,7 @@ class UncoveredChanges:
       membership); ``-1`` where no change set does.
     lower: ``(n,)`` int64, a certified lower bound; ``lower == upper`` where the count is exact
       (always for members; for outsiders where the solver proved optimality).
-    changes: per agent, the :data:`~ste_jax.evaluate._robustness.Flip` triples achieving ``upper``.
+    changes: per agent, the :data:`~ste_jax.evaluate._vote_costs.Flip` triples achieving ``upper``.
   """
 
   members: np.ndarray
