@@ -88,51 +88,56 @@ class ComparisonInfluence:
   estimator: str = static()
   method: str = static()
 
-  def to_frame(self, num: int = 10) -> "pd.DataFrame":
+  def to_frame(self, num: int = 10, *, distinct: bool = True) -> "pd.DataFrame":
     """The ``num`` largest-``|influence|`` rows per agent and score, largest first.
 
-    Columns: ``agent``, ``score`` (``top_cycle`` / ``uncovered``), ``value`` (the agent's score),
-    ``row``, ``a``, ``b`` (names), ``outcome``, ``weight``, ``influence`` and ``removal_effect``
-    (``-weight * influence``: the first-order change of the score if the row were removed).
+    Args:
+      num: rows per agent and score.
+      distinct: list each distinct ``(a, b, outcome, influence)`` once, ``rows`` saying how many
+        rows share it (identical votes have identical influence); ``False``: every row.
+
+    Returns:
+      A DataFrame with columns ``agent``, ``score`` (``top_cycle`` / ``uncovered``), ``value``
+      (the agent's score), ``row`` (the first such row), ``rows``, ``a``, ``b`` (names),
+      ``outcome``, ``weight`` (of one row), ``influence`` and ``removal_effect``
+      (``-weight * influence``: the first-order change of the score if that row were removed).
     """
     import pandas as pd
 
-    records = []
+    columns = ["agent", "score", "value", "row", "rows", "a", "b", "outcome", "weight"]
+    columns += ["influence", "removal_effect"]
+    parts = []
     for k, agent in enumerate(np.asarray(self.agents)):
       for score in SCORES:
         infl = np.asarray(getattr(self, score))[k]
-        value = float(np.asarray(getattr(self, f"{score}_score"))[k])
-        order = np.argsort(-np.abs(infl), kind="stable")[:num]
-        for i in order:
-          records.append(
-            dict(
-              agent=self.names[agent],
-              score=score,
-              value=value,
-              row=int(i),
-              a=self.names[int(self.a[i])],
-              b=self.names[int(self.b[i])],
-              outcome=float(self.outcome[i]),
-              weight=float(self.weight[i]),
-              influence=float(infl[i]),
-              removal_effect=float(-self.weight[i] * infl[i]),
-            )
+        rows = pd.DataFrame(
+          dict(
+            row=np.arange(infl.size),
+            a=np.asarray(self.a),
+            b=np.asarray(self.b),
+            outcome=np.asarray(self.outcome, dtype=np.float64),
+            weight=np.asarray(self.weight, dtype=np.float64),
+            influence=infl.astype(np.float64),
           )
-    frame = pd.DataFrame.from_records(
-      records,
-      columns=[
-        "agent",
-        "score",
-        "value",
-        "row",
-        "a",
-        "b",
-        "outcome",
-        "weight",
-        "influence",
-        "removal_effect",
-      ],
-    )
+        )
+        if distinct:
+          keys = ["a", "b", "outcome", "weight", "influence"]
+          rows = rows.groupby(keys, sort=False, as_index=False).agg(
+            row=("row", "first"), rows=("row", "size")
+          )
+        else:
+          rows["rows"] = 1
+        rows = rows.iloc[np.argsort(-np.abs(rows["influence"].to_numpy()), kind="stable")[:num]]
+        rows = rows.assign(
+          agent=self.names[agent],
+          score=score,
+          value=float(np.asarray(getattr(self, f"{score}_score"))[k]),
+          a=[self.names[int(i)] for i in rows["a"]],
+          b=[self.names[int(i)] for i in rows["b"]],
+          removal_effect=-rows["weight"] * rows["influence"],
+        )
+        parts.append(rows[columns])
+    frame = pd.concat(parts, ignore_index=True)
     frame.attrs.update(estimator=self.estimator, method=self.method)
     return frame
 

@@ -128,6 +128,17 @@ def test_frame_lists_largest_influence_first():
     full = np.abs(getattr(infl, part["score"].iloc[0])[0])
     assert mags[0] == pytest.approx(full.max())
   np.testing.assert_allclose(frame["removal_effect"], -frame["weight"] * frame["influence"])
+  assert frame["rows"].eq(1).all()  # fractional random weights: no two rows alike
+  rows = comparison_influence(
+    Comparisons.from_arrays([0, 0, 1, 2], [1, 1, 2, 0], [1.0, 1.0, 1.0, 1.0]),
+    "winrate",
+    tau=TAU,
+    agents=[0],
+  )
+  cells = rows.to_frame(num=10)
+  part = cells[cells["score"] == "top_cycle"]
+  assert sorted(part["rows"]) == [1, 1, 2] and part["rows"].sum() == 4
+  assert len(rows.to_frame(num=10, distinct=False)) == 8
 
 
 def test_default_agents_are_the_top_soft_scores():
