@@ -23,6 +23,7 @@ from ste_jax.ops._scores import soft_uncovered_score as soft_uncovered_score
 from ste_jax.ops._scores import ste_scores as ste_scores
 from ste_jax.ops._scores import ste_scores_from_edges as ste_scores_from_edges
 from ste_jax.ops._sharded import sharded_cover_scores as sharded_cover_scores
+from ste_jax.ops._sharded import sharded_ste_scores as sharded_ste_scores
 
 __all__ = [
   "NashAverage",
@@ -37,6 +38,7 @@ __all__ = [
   "normalized_smax",
   "normalized_softmin",
   "sharded_cover_scores",
+  "sharded_ste_scores",
   "soft_cover_scores",
   "soft_cover_violation",
   "soft_majority_edges",

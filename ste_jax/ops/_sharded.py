@@ -1,4 +1,4 @@
-"""The soft cover of one large tournament with its rows split over the devices of a mesh.
+"""The soft cover (and the STE scores) of one large tournament, its rows split over a mesh.
 
 :func:`sharded_cover_scores` computes ``cover[c, a]`` (paper §3.4, Eqs. ``soft_cover_violation``,
 ``soft_cover_score``) with the covering agents ``c`` (the rows) split over one axis of a
@@ -34,9 +34,13 @@ from ste_jax._checks import (
   eye_mask,
   is_static_zero,
   split_temperature,
+  static_path_length,
 )
 from ste_jax._errors import InputError, OptionError
-from ste_jax.ops._extrema import normalized_smax
+from ste_jax.ops._edges import soft_majority_edges
+from ste_jax.ops._extrema import normalized_smax, normalized_softmin
+from ste_jax.ops._reachability import tournament_reachability
+from ste_jax.ops._scores import STEScores, _check_temperatures, _check_tournament
 
 # Witness terms of one tile, ``(rows c, n, n)``: the value kernel's budget
 # (:data:`ste_jax._tuning.COVER_TILE_ELEMENTS`); a row ``c`` per tile once ``n^2`` exceeds it.
@@ -119,6 +123,22 @@ def _sharded_cover(D, g, *, mesh, axis_name, tile_rows, hard):
   return cover[:n]
 
 
+def _check_mesh(mesh, axis_name) -> None:
+  if not isinstance(mesh, Mesh):
+    raise TypeError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}.")
+  if not isinstance(axis_name, str) or axis_name not in mesh.axis_names:
+    raise OptionError(f"axis_name {axis_name!r} must name an axis of the mesh {mesh.axis_names}.")
+
+
+def _cover(D, g, *, mesh, axis_name, hard):
+  """The cover of ``D`` (checked, ``(n, n)``), its rows split over ``axis_name``."""
+  n = D.shape[-1]
+  if n <= 2:  # no witnesses: v = 0 (the maximum over an empty set), cover = D off the diagonal
+    return jnp.where(eye_mask(D), jnp.zeros_like(D), D)
+  tile_rows = _tile_rows(n, mesh.shape[axis_name])
+  return _sharded_cover(D, g, mesh=mesh, axis_name=axis_name, tile_rows=tile_rows, hard=hard)
+
+
 def sharded_cover_scores(
   D: jax.typing.ArrayLike,
   *,
@@ -184,18 +204,111 @@ def sharded_cover_scores(
     >>> [float(x) for x in C[0]]  # agent 0 covers agents 1 and 2
     [0.0, 1.0, 1.0]
   """
-  if not isinstance(mesh, Mesh):
-    raise TypeError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}.")
-  if not isinstance(axis_name, str) or axis_name not in mesh.axis_names:
-    raise OptionError(f"axis_name {axis_name!r} must name an axis of the mesh {mesh.axis_names}.")
+  _check_mesh(mesh, axis_name)
   D = as_float_array(D, "D")
   if D.ndim != 2:
     raise InputError(f"D must be one tournament of shape (n, n), got shape {tuple(D.shape)}.")
-  n = check_square(D, "D")
+  check_square(D, "D")
   g = as_temperature(gamma_c, D, "gamma_c", allow_zero=True)
-  if n <= 2:  # no witnesses: v = 0 (the maximum over an empty set), cover = D off the diagonal
-    return jnp.where(eye_mask(D), jnp.zeros_like(D), D)
-  tile_rows = _tile_rows(n, mesh.shape[axis_name])
-  return _sharded_cover(
-    D, g, mesh=mesh, axis_name=axis_name, tile_rows=tile_rows, hard=is_static_zero(gamma_c)
+  return _cover(D, g, mesh=mesh, axis_name=axis_name, hard=is_static_zero(gamma_c))
+
+
+@functools.partial(
+  jax.jit, static_argnames=("mesh", "axis_name", "max_path_length", "hard_gamma", "hard_cover")
+)
+def _sharded_ste(
+  P, tau, gamma, gamma_c, *, mesh, axis_name, max_path_length, hard_gamma, hard_cover
+):
+  D = soft_majority_edges(P, tau=tau)
+  R = tournament_reachability(P, tau, max_path_length)  # replicated: every device, all of R
+  off_diagonal = ~eye_mask(R)
+  top_cycle = normalized_softmin(R, gamma=0.0 if hard_gamma else gamma, axis=-1, where=off_diagonal)
+  gamma_c = 0.0 if hard_cover else gamma_c
+  cover = _cover(D, gamma_c, mesh=mesh, axis_name=axis_name, hard=hard_cover)
+  q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=off_diagonal)
+  return STEScores(top_cycle=top_cycle, uncovered=1.0 - q)
+
+
+def sharded_ste_scores(
+  P: jax.typing.ArrayLike,
+  *,
+  mesh: Mesh,
+  axis_name: str,
+  tau: jax.typing.ArrayLike = 0.05,
+  gamma: jax.typing.ArrayLike | None = None,
+  gamma_c: jax.typing.ArrayLike | None = None,
+  max_path_length: int | None = None,
+  validate: bool = True,
+) -> STEScores:
+  r""":func:`~ste_jax.ops.ste_scores` of one large tournament, the soft cover split over a mesh.
+
+  The same scores as :func:`~ste_jax.ops.ste_scores` with ``reach_gamma = 0`` (paper §3.2-3.4):
+  ``D = soft_majority_edges(P, tau)``, the exact max-min reachability ``R`` (Eqs.
+  ``soft_path_length_k``, ``soft_reachability``), ``t(a) = smin_gamma({R(a, b) : b != a})`` (Eq.
+  ``soft_top_cycle_score``) and ``u(a) = 1 - smax_gamma_c({cover(c, a) : c != a})`` (Eqs.
+  ``soft_cover_violation`` to ``soft_uncovered_set_score``).
+
+  What is split and what is replicated: the cover ``cover[c, a]``, the ``n^3`` witness terms, is
+  computed by :func:`sharded_cover_scores`, its rows ``c`` split in equal blocks over the
+  ``axis_name`` devices of ``mesh`` (``n`` padded to a multiple of the device count, so any ``n``
+  works). The closure ``R`` (the exact max-min closure of ``P``, ``O(n^2)`` memory), the edges
+  ``D`` and the two ``O(n^2)`` aggregations are **replicated**: every device holds ``P``, ``D`` and
+  ``R`` and computes them itself. Memory per device: a few ``n x n`` arrays plus the cover's block
+  of rows and one tile. The result is replicated.
+
+  Differentiable in ``P`` and in each temperature, in forward and reverse mode (``jax.jvp``,
+  ``jax.grad``): JAX's derivatives through ``jax.shard_map`` for the cover, the closure's own
+  custom JVP rule for ``R``; gradients equal those of :func:`~ste_jax.ops.ste_scores` to rounding.
+  A literal ``0`` temperature selects the exact extremum, as in :func:`~ste_jax.ops.ste_scores`.
+  Compiled once per shape, dtype, mesh, axis and static argument (``jax.jit``).
+
+  Args:
+    P: probabilistic tournament of shape ``(n, n)`` (one tournament, no batch; ``P + P^T = 1``).
+    mesh: the ``jax.sharding.Mesh`` whose devices share the cover's rows; it may span several
+      processes (``jax.distributed``), ``P`` then being the same on every process.
+    axis_name: the mesh axis the rows are split over (other mesh axes replicate the work).
+    tau: edge temperature ``>= 0`` (traced).
+    gamma: Top-Cycle softmin temperature ``>= 0`` (traced); defaults to ``tau``.
+    gamma_c: covering temperature ``>= 0`` (traced); defaults to ``gamma``.
+    max_path_length: ``K`` (static); ``None`` means ``n - 1`` (exact reachability).
+    validate: check a concrete ``P``'s values first, as :func:`~ste_jax.ops.ste_scores` does.
+
+  Returns:
+    :class:`~ste_jax.ops.STEScores` with fields of shape ``(n,)`` in ``[0, 1]``.
+
+  Raises:
+    InputError: ``P`` is not one square matrix ``(n, n)``, or ``validate`` and a concrete ``P``
+      with an invalid entry.
+    OptionError: ``axis_name`` is not an axis of ``mesh``; a concrete temperature that is negative
+      or not finite.
+    TypeError: ``mesh`` is not a ``jax.sharding.Mesh``.
+
+  Examples:
+    >>> import jax, numpy as np, jax.numpy as jnp
+    >>> from jax.sharding import Mesh
+    >>> mesh = Mesh(np.array(jax.devices()[:1]), ("rows",))
+    >>> P = jnp.array([[0.5, 0.9, 0.9], [0.1, 0.5, 0.9], [0.1, 0.1, 0.5]])  # 0 > 1 > 2, 0 > 2
+    >>> s = sharded_ste_scores(P, mesh=mesh, axis_name="rows", tau=0.0)
+    >>> [float(x) for x in s.top_cycle], [float(x) for x in s.uncovered]
+    ([1.0, 0.0, 0.0], [1.0, 0.0, 0.0])
+  """
+  _check_mesh(mesh, axis_name)
+  P = as_float_array(P, "P")
+  if P.ndim != 2:
+    raise InputError(f"P must be one tournament of shape (n, n), got shape {tuple(P.shape)}.")
+  n = check_square(P, "P")
+  _check_tournament({"P": P, "validate": validate})
+  _check_temperatures(gamma=gamma, gamma_c=gamma_c)
+  gamma = tau if gamma is None else gamma
+  gamma_c = gamma if gamma_c is None else gamma_c
+  return _sharded_ste(
+    P,
+    as_temperature(tau, P, "tau", allow_zero=True),
+    as_temperature(gamma, P, "gamma", allow_zero=True),
+    as_temperature(gamma_c, P, "gamma_c", allow_zero=True),
+    mesh=mesh,
+    axis_name=axis_name,
+    max_path_length=static_path_length(max_path_length, n),
+    hard_gamma=is_static_zero(gamma),
+    hard_cover=is_static_zero(gamma_c),
   )

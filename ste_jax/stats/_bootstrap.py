@@ -31,6 +31,7 @@ from jax import lax
 import jax.numpy as jnp
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
+import numpy as np
 
 from ste_jax._errors import OptionError
 from ste_jax._validation import validate_int, validate_path_length, validate_temperature
@@ -260,8 +261,11 @@ def bootstrap_scores(
       impl=jax.random.key_impl(key),
     )
     keys = jnp.concatenate([keys, filler])
-  keys = jax.device_put(keys, NamedSharding(mesh, P(axes)))
-  comparisons = jax.device_put(comparisons, NamedSharding(mesh, P()))
+  impl = jax.random.key_impl(keys)
+  keys = jax.random.wrap_key_data(
+    _place(jax.random.key_data(keys), NamedSharding(mesh, P(axes))), impl=impl
+  )
+  comparisons = jax.tree.map(lambda x: _place(x, NamedSharding(mesh, P())), comparisons)
   out = _bootstrap(
     keys,
     comparisons,
@@ -273,6 +277,16 @@ def bootstrap_scores(
     axes=axes,
   )
   return jax.tree.map(lambda x: x[:num_replicas], out) if pad else out
+
+
+def _place(x, sharding: NamedSharding) -> jax.Array:
+  """``x`` placed with ``sharding``; for a mesh over several processes (``jax.distributed``), each
+  process contributes its own devices' shards of its copy of ``x``, which must be the same on every
+  process (the same key and comparisons: the replicas then are those of a one-process run)."""
+  if sharding.is_fully_addressable:
+    return jax.device_put(x, sharding)
+  host = np.asarray(x)
+  return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
 @functools.partial(jax.jit, static_argnames=("score_fn", "method", "batch_size", "mesh", "axes"))

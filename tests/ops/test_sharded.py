@@ -1,5 +1,6 @@
-"""The soft cover with its rows split over a mesh (``sharded_cover_scores``) vs the single-device
-``soft_cover_scores``: values, reverse and forward mode, on four simulated CPU devices."""
+"""The soft cover and the STE scores with rows split over a mesh (``sharded_cover_scores``,
+``sharded_ste_scores``) vs the single-device ``soft_cover_scores`` / ``ste_scores``: values,
+reverse and forward mode, on four simulated CPU devices."""
 
 import json
 import pathlib
@@ -11,7 +12,7 @@ import numpy as np
 import pytest
 
 from ste_jax import InputError, OptionError
-from ste_jax.ops import sharded_cover_scores, soft_cover_scores
+from ste_jax.ops import sharded_cover_scores, sharded_ste_scores, soft_cover_scores, ste_scores
 from tests.simulated_devices import run_on_cpu_devices
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -150,3 +151,118 @@ def test_errors():
     sharded_cover_scores(jnp.zeros((3, 4)), gamma_c=0.1, mesh=mesh, axis_name="rows")
   with pytest.raises(ValueError, match="gamma_c"):
     sharded_cover_scores(D, gamma_c=-1.0, mesh=mesh, axis_name="rows")
+
+
+# ``sharded_ste_scores`` vs ``ste_scores`` on four devices: values, the gradient of a scalar loss
+# in P and in each temperature, a JVP. Prints one JSON line as _SCRIPT does.
+_STE_SCRIPT = """
+import json, sys
+import jax
+jax.config.update("jax_enable_x64", True)
+import jax.numpy as jnp
+import numpy as np
+from jax.sharding import Mesh
+sys.path.insert(0, {root!r})
+from ste_jax.ops import sharded_ste_scores, ste_scores
+
+assert jax.device_count() == 4, jax.devices()
+mesh = Mesh(np.array(jax.devices()), ("rows",))
+rng = np.random.default_rng(1)
+failures, checked = [], []
+
+
+def close(name, got, want, rtol, atol):
+  checked.append(name)
+  try:
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=rtol, atol=atol)
+  except AssertionError as e:
+    failures.append(name + ": " + str(e)[-600:])
+
+
+for case in json.loads({config!r}):
+  dtype, n, temps = jnp.dtype(case["dtype"]), case["n"], case["temps"]
+  rtol, atol = (1e-5, 1e-6) if dtype == jnp.float32 else (1e-10, 1e-12)
+  U = rng.uniform(size=(n, n))
+  P = jnp.asarray(np.triu(U, 1) + np.tril(1.0 - U.T, -1) + 0.5 * np.eye(n), dtype)
+  w_t, w_u = (jnp.asarray(rng.normal(size=n), dtype) for _ in range(2))
+  T = jnp.asarray(rng.normal(size=(n, n)), dtype)
+  T = T - T.T  # a tangent that keeps P + P^T = 1
+  literal = temps == [0.0, 0.0, 0.0]
+  tag = f"{{dtype.name}} n={{n}} temps={{temps}}"
+
+  def scores(f, P, tau, gamma, gamma_c, **kw):
+    if literal:
+      tau = gamma = gamma_c = 0.0
+    return f(P, tau=tau, gamma=gamma, gamma_c=gamma_c, validate=False, **kw)
+
+  def sharded(P, *t):
+    return scores(sharded_ste_scores, P, *t, mesh=mesh, axis_name="rows")
+
+  def single(P, *t):
+    return scores(ste_scores, P, *t)
+
+  def loss(f):
+    def scalar(P, *t):
+      s = f(P, *t)
+      return jnp.sum(s.top_cycle * w_t) + jnp.sum(s.uncovered * w_u)
+    return scalar
+
+  t = tuple(jnp.asarray(x, dtype) for x in temps)
+  got, want = sharded(P, *t), single(P, *t)
+  close("top_cycle " + tag, got.top_cycle, want.top_cycle, rtol, atol)
+  close("uncovered " + tag, got.uncovered, want.uncovered, rtol, atol)
+  argnums = (0,) if literal else (0, 1, 2, 3)
+  gs = jax.jit(jax.grad(loss(sharded), argnums=argnums))(P, *t)
+  gu = jax.grad(loss(single), argnums=argnums)(P, *t)
+  for name, a, b in zip(["P", "tau", "gamma", "gamma_c"], gs, gu):
+    close(f"grad {{name}} " + tag, a, b, rtol, 1e-4 if dtype == jnp.float32 else atol)
+  tangents = (T,) + tuple(jnp.asarray(0.0 if literal else 0.5, dtype) for _ in t)
+  _, js = jax.jvp(lambda P, *t: loss(sharded)(P, *t), (P, *t), tangents)
+  _, ju = jax.jvp(lambda P, *t: loss(single)(P, *t), (P, *t), tangents)
+  close("jvp " + tag, js, ju, rtol, 1e-4 if dtype == jnp.float32 else atol)
+
+print(json.dumps({{"failures": failures, "checked": checked}}))
+"""
+
+
+def _ste_on_four_devices(cases):
+  script = _STE_SCRIPT.format(root=str(ROOT), config=json.dumps(cases))
+  result = run_on_cpu_devices(script, devices=4)
+  assert not result["failures"], "\n".join(result["failures"])
+  return result["checked"]
+
+
+def test_ste_scores_four_devices_equal_one_device():
+  """n = 11 (not a multiple of 4), soft temperatures and literal zeros (the exact extrema): both
+  scores, ``jax.grad`` in ``P`` and each temperature, ``jax.jvp``, vs ``ste_scores``."""
+  cases = [
+    {"dtype": "float32", "n": 11, "temps": [0.1, 0.2, 0.15]},
+    {"dtype": "float32", "n": 11, "temps": [0.0, 0.0, 0.0]},
+  ]
+  checked = _ste_on_four_devices(cases)
+  assert len(checked) == (2 + 4 + 1) + (2 + 1 + 1)
+
+
+@pytest.mark.slow  # float64 and a second n
+def test_ste_scores_four_devices_equal_one_device_float64():
+  _ste_on_four_devices([{"dtype": "float64", "n": n, "temps": [0.05, 0.1, 0.3]} for n in (9, 16)])
+
+
+def test_ste_scores_one_device_and_errors(rng):
+  mesh = _one_device_mesh()
+  U = rng.uniform(size=(5, 5))
+  P = jnp.asarray(np.triu(U, 1) + np.tril(1.0 - U.T, -1) + 0.5 * np.eye(5), jnp.float32)
+  got = sharded_ste_scores(P, mesh=mesh, axis_name="rows", tau=0.1)
+  want = ste_scores(P, tau=0.1)
+  np.testing.assert_allclose(got.top_cycle, want.top_cycle, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(got.uncovered, want.uncovered, rtol=1e-5, atol=1e-6)
+  with pytest.raises(TypeError, match="mesh"):
+    sharded_ste_scores(P, mesh=None, axis_name="rows")
+  with pytest.raises(OptionError, match="axis_name"):
+    sharded_ste_scores(P, mesh=mesh, axis_name="cols")
+  with pytest.raises(InputError, match=r"\(n, n\)"):
+    sharded_ste_scores(jnp.stack([P, P]), mesh=mesh, axis_name="rows")
+  with pytest.raises(InputError, match="P"):
+    sharded_ste_scores(P.at[0, 1].set(2.0), mesh=mesh, axis_name="rows")
+  with pytest.raises(ValueError, match="gamma_c"):
+    sharded_ste_scores(P, mesh=mesh, axis_name="rows", gamma_c=-1.0)
