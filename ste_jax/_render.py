@@ -10,7 +10,12 @@ import textwrap
 import numpy as np
 
 from ste_jax.evaluate._head_to_head import DEFAULT_ROWS as HEAD_TO_HEAD_ROWS
-from ste_jax.evaluate._leaderboard import COLUMNS, ROBUSTNESS_COLUMNS, TIER_COLUMNS
+from ste_jax.evaluate._leaderboard import (
+  COLUMNS,
+  ROBUSTNESS_COLUMNS,
+  TASK_MIX_COLUMNS,
+  TIER_COLUMNS,
+)
 
 VERDICT_MARK = {"in": "in", "out": "out", "undetermined": "?", "": ""}
 
@@ -58,6 +63,10 @@ def _extra_cell(name: str, value) -> str:
   """A cell of a column the settings add: a solution's membership or probability, or a count."""
   from ste_jax.exact._solution_memberships import is_lottery
 
+  if name in TASK_MIX_COLUMNS[:2]:
+    return _f(value, ".3f")
+  if name in TASK_MIX_COLUMNS:  # hard_tc_mix; None where not computed
+    return "yes" if value else "-"
   if name in ROBUSTNESS_COLUMNS + TIER_COLUMNS:
     if isinstance(value, str):  # certified bounds "lo..hi"
       return value

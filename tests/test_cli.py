@@ -1072,3 +1072,36 @@ def test_score_robustness_uncovered_columns_equal_vote_robustness():
       assert cell == (str(hi) if lo == hi else f"{lo}..{hi}")
   code, out, err = run("score", path, "--estimator", "winrate", "--bootstrap", "0", "--robustness")
   assert code == 0 and "flips_uc" in out
+
+
+def test_score_task_mix_columns_bracket_the_uniform_mix(tmp_path):
+  """``--task-mix-radius`` adds tc_mix_min / tc_mix_max / hard_tc_mix on per-task data."""
+  import jax
+
+  from ste_jax.data import from_task_results
+  from ste_jax.evaluate import task_mix_robustness
+
+  path = tmp_path / "tasks.csv"
+  rows = ["agent,task,score,family"]
+  for t in range(12):  # alpha leads family f0, beta family f1
+    rows += [
+      f"alpha,t{t},{int(t % 2 == 0 or t % 3 == 0)},f{t % 2}",
+      f"beta,t{t},{int(t % 2 == 1 or t % 4 == 0)},f{t % 2}",
+      f"gamma,t{t},{int(t % 5 == 0)},f{t % 2}",
+    ]
+  path.write_text("\n".join(rows) + "\n")
+  args = ("--format", "tasks", "--context-column", "family", "--bootstrap", "0")
+  code, out, err = run("score", path, *args, "--task-mix-radius", "0.3", "--output", "csv")
+  assert code == 0, err
+  frame = pd.read_csv(io.StringIO(out)).set_index("agent")
+  assert (frame["tc_mix_min"] <= frame["tc_mix_max"]).all()
+  comparisons, _ = from_task_results(pd.read_csv(path), context="family")
+  r = task_mix_robustness(jax.random.key(0), comparisons, radius=0.3, tau=0.01, gamma=0.01)
+  uniform = dict(zip(comparisons.agents, np.asarray(r.score, dtype=float)))
+  for agent, row in frame.iterrows():
+    assert row["tc_mix_min"] - 1e-3 <= uniform[agent] <= row["tc_mix_max"] + 1e-3
+  assert "tc_mix_min / tc_mix_max" in err
+  code, out, err = run("score", path, *args[:2], "--bootstrap", "0", "--task-mix-radius", "0.3")
+  assert code == 0 and "not computed, the data hold 1 task" in out + err
+  code, _, err = run("score", path, *args, "--task-mix-radius", "1.5")
+  assert code != 0 and "task_mix_radius" in err.replace("-", "_")

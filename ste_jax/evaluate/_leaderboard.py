@@ -85,6 +85,17 @@ ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc", "flips_uc", "removals_uc")
 # Added by ``LeaderboardSettings(tier_intervals=True)``: the best and worst tier over every
 # tournament that agrees with the sure edges (-1 without bootstrap replicas).
 TIER_COLUMNS = ("tier_best", "tier_worst")
+# Added by ``LeaderboardSettings(task_mix_radius=r)``: the smallest and largest soft Top-Cycle score
+# found over the task mixes within total variation r of the uniform mix, and whether a mix found
+# changes the hard membership (empty with fewer than two tasks).
+TASK_MIX_COLUMNS = ("tc_mix_min", "tc_mix_max", "hard_tc_mix")
+
+
+def _mix_radius_check(value: Any, name: str) -> None:
+  if value is None:
+    return
+  if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 < value <= 1:
+    raise OptionError(f"{name} must be in (0, 1], got {value!r}.")
 
 
 def _solutions_check(value: Any, name: str) -> None:
@@ -94,7 +105,7 @@ def _solutions_check(value: Any, name: str) -> None:
 
   for solution in value:
     canonical_solution_name(solution)
-    if solution in COLUMNS + ROBUSTNESS_COLUMNS + TIER_COLUMNS:
+    if solution in COLUMNS + ROBUSTNESS_COLUMNS + TIER_COLUMNS + TASK_MIX_COLUMNS:
       raise ValueError(f"solution name {solution!r} collides with the table column of that name.")
 
 
@@ -123,6 +134,8 @@ class LeaderboardSettings(ResamplingSettings):
       estimators: :func:`~ste_jax.evaluate.vote_robustness`).
     tier_intervals: add the certified tier intervals :data:`TIER_COLUMNS`
       (:func:`~ste_jax.evaluate.tier_intervals` of the replicas' sure edges at ``confidence``).
+    task_mix_radius: add :data:`TASK_MIX_COLUMNS` at this total-variation radius around the
+      uniform mix of the tasks (contexts; :func:`~ste_jax.evaluate.task_mix_robustness`).
   """
 
   tau: float = option(
@@ -168,6 +181,16 @@ class LeaderboardSettings(ResamplingSettings):
     "every tournament that agrees with the edges the bootstrap makes sure at the confidence "
     "(exact, simultaneous for all agents; ste_jax.evaluate.tier_intervals)",
   )
+  task_mix_radius: float | None = option(
+    None,
+    parse=parse_positive,
+    check=_mix_radius_check,
+    metavar="R",
+    help="add the columns tc_mix_min, tc_mix_max and hard_tc_mix: the range of the agent's soft "
+    "Top-Cycle score (win-rate tournament) found over reweightings of the tasks (contexts) "
+    "within total variation R of the uniform mix, by projected gradient, and whether a mix "
+    "found changes its hard membership (ste_jax.evaluate.task_mix_robustness)",
+  )
 
   def __post_init__(self):
     if self.tau is None:
@@ -182,6 +205,7 @@ class LeaderboardSettings(ResamplingSettings):
       self.solutions
       + (ROBUSTNESS_COLUMNS if self.robustness else ())
       + (TIER_COLUMNS if self.tier_intervals else ())
+      + (TASK_MIX_COLUMNS if self.task_mix_radius is not None else ())
     )
 
   @property
@@ -380,6 +404,12 @@ class CoreTable:
         "change the agent's hard Top-Cycle membership in this estimator's count relation (exact; "
         "-1: none would; winrate and posterior only); flips_uc / removals_uc the same for the "
         "hard Uncovered Set (exact, or certified bounds lo..hi)"
+      )
+    if s.task_mix_radius is not None:
+      parts.append(
+        f"tc_mix_min / tc_mix_max = soft TC score range found over task mixes within total "
+        f"variation {s.task_mix_radius:g} of the uniform mix (win-rate tournament, projected "
+        "gradient: an inner bound); hard_tc_mix = a mix found changes the hard TC membership"
       )
     if s.tier_intervals:
       parts.append(
@@ -596,6 +626,30 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est) -> str | None:
   return None
 
 
+def _add_task_mix(
+  cols: dict, key: jax.Array, comparisons: Comparisons, settings: LeaderboardSettings
+) -> str | None:
+  """Adds :data:`TASK_MIX_COLUMNS` to ``cols``; returns a warning line where not computed."""
+  from ste_jax.evaluate._task_mix import task_mix_robustness
+
+  n = comparisons.num_agents
+  used = np.unique(np.asarray(comparisons.context)).size
+  if used < 2:
+    cols.update(tc_mix_min=np.full(n, np.nan), tc_mix_max=np.full(n, np.nan))
+    cols["hard_tc_mix"] = np.full(n, None, dtype=object)
+    return (
+      "task-mix robustness (tc_mix_min, tc_mix_max, hard_tc_mix): not computed, the data hold "
+      f"{used} task (context); it reweights two or more"
+    )
+  r = task_mix_robustness(
+    key, comparisons, radius=settings.task_mix_radius, tau=settings.tau, gamma=settings.gamma_value
+  )
+  cols["tc_mix_min"] = np.clip(np.asarray(r.score_min, dtype=np.float64), 0.0, 1.0) + 0.0
+  cols["tc_mix_max"] = np.clip(np.asarray(r.score_max, dtype=np.float64), 0.0, 1.0) + 0.0
+  cols["hard_tc_mix"] = np.asarray(r.hard_can_change)
+  return None
+
+
 def core_table(
   key: jax.Array,
   comparisons: Comparisons,
@@ -719,6 +773,9 @@ def core_table(
       }
     )
   robustness_note = _add_robustness(cols, comparisons, est) if settings.robustness else None
+  if settings.task_mix_radius is not None:
+    mix_note = _add_task_mix(cols, jax.random.fold_in(key, 36), comparisons, settings)
+    robustness_note = "; ".join(x for x in (robustness_note, mix_note) if x) or None
   order = display_order(cols, bootstrapped=bool(settings.num_replicas))
   diagnostics = evidence_diagnostics(
     np.asarray(counts.totals),
