@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Checks on a machine with an accelerator: the GPU/TPU path of the batched kernels (a batch axis
 # instead of the CPU's loop, see ste_jax/ops/_batching.py), then the bootstrap and operator
-# benchmarks. Uses the machine's own Python, which must already have jax with the accelerator
+# benchmarks, then the sharded cover and bootstrap of benchmarks/distributed.py on the machine's own
+# devices (one process, a mesh over all local GPUs). Uses the machine's own Python, which must already have jax with the accelerator
 # plugin, flax, optax, chex, pandas, scipy, networkx, hypothesis and pytest.
 #
 #   OUT=/some/dir bash benchmarks/accelerator.sh      # results in $OUT (default benchmarks/out/accelerator)
@@ -21,3 +22,6 @@ timeout "${TESTS_S:-150}" $PY -m pytest -q -x -p no:cacheprovider -W default::De
   tests/ops/test_batching.py tests/stats/test_bootstrap.py 2>&1 | tee "$OUT/tests.txt"
 echo "== operators benchmark"
 timeout "${OPERATORS_S:-120}" $PY benchmarks/operators.py --sizes ${SIZES:-100 1000} 2>&1 | tee "$OUT/operators.md"
+echo "== sharded cover and bootstrap (benchmarks/distributed.py, local devices)"
+timeout "${DISTRIBUTED_S:-300}" $PY benchmarks/distributed.py --platform native \
+  --n "${DISTRIBUTED_N:-1000}" --agents 100 --m 100000 --replicas 256 2>&1 | tee "$OUT/distributed.md"

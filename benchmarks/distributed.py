@@ -325,7 +325,7 @@ def main(argv=None) -> None:
     )
   print()
   print(f"XLA's compiled memory per device, sharded cover at n={args.memory_n} (float32, MiB;")
-  print("compiled, not run; arguments include the replicated D):")
+  print("compiled, not run; arguments: this device's share of the inputs as XLA placed them):")
   print()
   print("| devices | fwd arguments | fwd temporaries | fwd output | rev temporaries | rev output |")
   print("|---|---|---|---|---|---|")

@@ -114,7 +114,7 @@ def _sharded_cover(D, g, *, mesh, axis_name, tile_rows, hard):
     out_specs=P(axis_name, None),
   )(D, D_rows, g)
   if block * devices != n:  # a split axis does not slice unevenly (Explicit axes): replicate first
-    replicated = NamedSharding(mesh, P())
+    replicated = NamedSharding(mesh, jax.sharding.PartitionSpec())  # P: the tournament here
     cover = (
       jax.reshard(cover, replicated)
       if explicit
@@ -226,7 +226,15 @@ def _sharded_ste(
   gamma_c = 0.0 if hard_cover else gamma_c
   cover = _cover(D, gamma_c, mesh=mesh, axis_name=axis_name, hard=hard_cover)
   q = normalized_smax(cover, gamma=gamma_c, axis=-2, where=off_diagonal)
-  return STEScores(top_cycle=top_cycle, uncovered=1.0 - q)
+  replicated = NamedSharding(mesh, jax.sharding.PartitionSpec())  # P: the tournament here
+  if all(t == AxisType.Explicit for t in mesh.axis_types):
+    return STEScores(
+      top_cycle=jax.reshard(top_cycle, replicated), uncovered=jax.reshard(1.0 - q, replicated)
+    )
+  return STEScores(
+    top_cycle=lax.with_sharding_constraint(top_cycle, replicated),
+    uncovered=lax.with_sharding_constraint(1.0 - q, replicated),
+  )
 
 
 def sharded_ste_scores(

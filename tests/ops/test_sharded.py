@@ -166,7 +166,6 @@ sys.path.insert(0, {root!r})
 from ste_jax.ops import sharded_ste_scores, ste_scores
 
 assert jax.device_count() == 4, jax.devices()
-mesh = Mesh(np.array(jax.devices()), ("rows",))
 rng = np.random.default_rng(1)
 failures, checked = [], []
 
@@ -181,6 +180,10 @@ def close(name, got, want, rtol, atol):
 
 for case in json.loads({config!r}):
   dtype, n, temps = jnp.dtype(case["dtype"]), case["n"], case["temps"]
+  if case.get("explicit"):
+    mesh = jax.make_mesh((4,), ("rows",), axis_types=(jax.sharding.AxisType.Explicit,))
+  else:
+    mesh = Mesh(np.array(jax.devices()), ("rows",))
   rtol, atol = (1e-5, 1e-6) if dtype == jnp.float32 else (1e-10, 1e-12)
   U = rng.uniform(size=(n, n))
   P = jnp.asarray(np.triu(U, 1) + np.tril(1.0 - U.T, -1) + 0.5 * np.eye(n), dtype)
@@ -209,6 +212,7 @@ for case in json.loads({config!r}):
 
   t = tuple(jnp.asarray(x, dtype) for x in temps)
   got, want = sharded(P, *t), single(P, *t)
+  assert got.uncovered.sharding.is_fully_replicated, got.uncovered.sharding
   close("top_cycle " + tag, got.top_cycle, want.top_cycle, rtol, atol)
   close("uncovered " + tag, got.uncovered, want.uncovered, rtol, atol)
   argnums = (0,) if literal else (0, 1, 2, 3)
@@ -243,9 +247,12 @@ def test_ste_scores_four_devices_equal_one_device():
   assert len(checked) == (2 + 4 + 1) + (2 + 1 + 1)
 
 
-@pytest.mark.slow  # float64 and a second n
-def test_ste_scores_four_devices_equal_one_device_float64():
-  _ste_on_four_devices([{"dtype": "float64", "n": n, "temps": [0.05, 0.1, 0.3]} for n in (9, 16)])
+@pytest.mark.slow  # float64, a second n, a mesh of Explicit axes
+def test_ste_scores_four_devices_equal_one_device_more_cases():
+  _ste_on_four_devices(
+    [{"dtype": "float64", "n": n, "temps": [0.05, 0.1, 0.3]} for n in (9, 16)]
+    + [{"dtype": "float32", "n": n, "temps": [0.1, 0.1, 0.1], "explicit": True} for n in (9, 16)]
+  )
 
 
 def test_ste_scores_one_device_and_errors(rng):
