@@ -327,6 +327,11 @@ def assemble(
 def _per_input_row(rows: np.ndarray, distinct) -> np.ndarray:
   """Indices into ``rows`` (the distinct row of each kept candidate, in candidate order) that
   list, for every input row in order, the candidates of its distinct row in candidate order."""
+  if len(np.unique(rows)) == len(rows):  # at most one candidate per row: one gather
+    position = np.full(len(distinct.count), -1, dtype=np.int64)
+    position[rows] = np.arange(len(rows))
+    index = position[distinct.inverse]
+    return index[index >= 0]
   order = np.argsort(rows, kind="stable")
   per_row = np.bincount(rows, minlength=len(distinct.count))
   start = np.cumsum(per_row) - per_row

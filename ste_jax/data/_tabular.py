@@ -886,7 +886,7 @@ def _read_parquet(path: str):
       null = pa.array([None], type=col.dictionary.type).to_pandas().to_numpy(dtype=object)[0]
       codes = np.where(col.is_null().to_numpy(zero_copy_only=False), len(values), codes)
       values = np.append(values, np.array([null], dtype=object))
-    return CodedColumn(codes.astype(np.int64), values)
+    return CodedColumn(codes.astype(np.int32 if len(values) < 2**31 else np.int64), values)
 
   def column(name):
     cells = coded(name)
