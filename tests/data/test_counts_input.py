@@ -120,21 +120,26 @@ def test_duckdb_counts_parquet_equals_raw_battles(tmp_path, context):
   _assert_tables_equal(_tables(0, counts, by_context=context), _tables(0, raw, by_context=context))
 
 
-@pytest.mark.parametrize("rank", [0, 1])
-def test_model_estimator_point_table_equals_raw(rank):
+@pytest.mark.parametrize("grid", ["one candidate, rank 0", "one candidate, rank 1", "default"])
+def test_model_estimator_point_table_equals_raw(grid):
   """The model estimator's count-weighted likelihood: the same fit and table from counts.
 
-  One candidate per grid, so that the choice does not depend on the cross-validation folds
-  (drawn over unit comparisons: equal to the raw rows' folds in distribution only).
+  The cross-validation folds are drawn on the pairs' count cells, so the default grid's choice is
+  the same too (the same folds, the same held-out log-losses).
   """
   df = _battles(seed=1, num=400)
   counts, _ = from_counts(_aggregate_pandas(df))
   raw, _ = from_dataframe(df, context=False)
-  model = ModelEstimator(ranks=(rank,), strength_l2=(0.3,), skew_l2=(1.0,))
+  model = (
+    ModelEstimator()
+    if grid == "default"
+    else ModelEstimator(ranks=(int(grid[-1]),), strength_l2=(0.3,), skew_l2=(1.0,))
+  )
   _assert_tables_equal(_tables(3, counts, model), _tables(3, raw, model))
-  fit_c = model.fit(jax.random.key(4), counts).edges
-  fit_r = model.fit(jax.random.key(4), raw).edges
-  np.testing.assert_array_equal(np.asarray(fit_c), np.asarray(fit_r))
+  fit_c = model.fit(jax.random.key(4), counts)
+  fit_r = model.fit(jax.random.key(4), raw)
+  np.testing.assert_array_equal(np.asarray(fit_c.edges), np.asarray(fit_r.edges))
+  assert fit_c.model.cv_table == fit_r.model.cv_table
 
 
 def test_poisson_replicas_equal_in_distribution_not_draw_for_draw():
