@@ -2,7 +2,7 @@
 
 An arena file of millions of battles among a few hundred models holds far fewer distinct rows
 ``(model_a, model_b, winner[, context][, weight])`` than rows: 2,000,000 battles among 200 models
-repeat about 160,000 combinations. The winner-row loader
+repeat about 120,000 combinations. The winner-row loader
 (:func:`~ste_jax.data._winner_rows.parse_comparison_rows`) therefore checks the distinct rows
 only, with each one's multiplicity, and expands the result back to the input rows (the returned
 comparisons, in input order, and every rejected row with its own line number).
