@@ -11,7 +11,10 @@ compilation are not counted):
 
 * ``vote_robustness`` with ``estimator="winrate"`` (both the reversal and the removal counts);
 * the baseline measured in the same run: one :func:`ste_jax.evaluate.core_table` of the same
-  comparisons with the win-rate estimator and no bootstrap (the table the counts explain).
+  comparisons with the win-rate estimator and no bootstrap (the table the counts explain);
+* :func:`ste_jax.evaluate.comparison_influence` (winrate): the derivative of the top 10 agents'
+  soft Top-Cycle and Uncovered scores with respect to every comparison's weight, after one call
+  on the same comparisons (its compile time is printed separately).
 
 Usage:
   python benchmarks/robustness.py                       # n = 30, 100, 300, 1000
@@ -31,7 +34,12 @@ import numpy as np  # noqa: E402
 
 from benchmarks._timing import machine_description, peak_rss_mb  # noqa: E402
 from ste_jax.data import Comparisons  # noqa: E402
-from ste_jax.evaluate import LeaderboardSettings, core_table, vote_robustness  # noqa: E402
+from ste_jax.evaluate import (  # noqa: E402
+  LeaderboardSettings,
+  comparison_influence,
+  core_table,
+  vote_robustness,
+)
 from ste_jax.stats import planted_core_tournament, sample_comparisons  # noqa: E402
 
 
@@ -76,9 +84,10 @@ def main() -> int:
   print()
   print(
     "| n | comparisons | Top Cycle size | vote_robustness (s) | core_table, no bootstrap (s) "
-    "| ratio | median flips to change | peak RSS (MB) |"
+    "| ratio | median flips to change | influence, top 10 (s) | influence / table "
+    "| influence first call (s) | peak RSS (MB) |"
   )
-  print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+  print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
   for n in args.sizes:
     c = comparisons_of(n, args.per_pair, args.missing)
     core_table(jax.random.key(0), c, "winrate", settings)  # compiles this shape
@@ -89,12 +98,15 @@ def main() -> int:
 
     t_robust = best_of(args.rounds, robustness)
     t_table = best_of(args.rounds, lambda: core_table(jax.random.key(0), c, "winrate", settings))
+    t_first = best_of(1, lambda: comparison_influence(c, "winrate", num_agents=10))
+    t_infl = best_of(args.rounds, lambda: comparison_influence(c, "winrate", num_agents=10))
     r = result["r"]
     flips = np.asarray(r.flips_to_change)
     print(
       f"| {n} | {float(np.sum(np.asarray(c.weight))):,.0f} | {int(np.sum(r.members))} "
       f"| {t_robust:.2f} | {t_table:.2f} | {t_robust / t_table:.1f}x "
-      f"| {np.median(flips[flips >= 0]):g} | {peak_rss_mb():.0f} |",
+      f"| {np.median(flips[flips >= 0]):g} | {t_infl:.2f} | {t_infl / t_table:.1f}x "
+      f"| {t_first:.1f} | {peak_rss_mb():.0f} |",
       flush=True,
     )
   return 0
