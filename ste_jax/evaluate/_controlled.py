@@ -76,11 +76,6 @@ def _row_logits(params: IntransitiveParams, beta, pairs: PairIndex, diff_t) -> j
   return sign * g[pairs.row_pair] + beta @ diff_t
 
 
-def _row_nll(h, outcome, weight) -> jax.Array:
-  """``sum_r w_r [y_r softplus(-h_r) + (1 - y_r) softplus(h_r)]``, as ``softplus(h) - y h``."""
-  return jnp.sum(weight * (jax.nn.softplus(h) - outcome * h))
-
-
 def fit_covariate_model(
   params0: IntransitiveParams,
   beta0: jax.typing.ArrayLike,
@@ -131,15 +126,25 @@ def fit_covariate_model(
     return IntransitiveParams(s, u, v, mask), x[n + 2 * n * K :]
 
   diff_t = diff.T  # once, outside the solver's loop
-
-  def loss(z):
-    params, beta = unflatten(z * scale)
-    nll = _row_nll(_row_logits(params, beta, pairs, diff_t), outcome, weight)
-    return (nll + _ridge(params, l2_strength, l2_skew)) / total
-
   x0 = jnp.concatenate(
     [params0.strength, params0.u.reshape(-1), params0.v.reshape(-1), jnp.asarray(beta0, dtype)]
   )
+
+  def row_losses(x):
+    params, beta = unflatten(x)
+    h = _row_logits(params, beta, pairs, diff_t)
+    return jax.nn.softplus(h) - outcome * h
+
+  # Each row's loss is taken relative to its value at the start: the same minimizer, but the sum
+  # over millions of rows then rounds like the (small) changes instead of the whole log-loss, so a
+  # float32 line search still sees its decrease.
+  base = row_losses(x0)
+
+  def loss(z):
+    x = z * scale
+    nll = jnp.sum(weight * (row_losses(x) - base))
+    return (nll + _ridge(unflatten(x)[0], l2_strength, l2_skew)) / total
+
   z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
   return unflatten(z * scale)
 
