@@ -98,8 +98,12 @@ def main() -> int:
 
     t_robust = best_of(args.rounds, robustness)
     t_table = best_of(args.rounds, lambda: core_table(jax.random.key(0), c, "winrate", settings))
-    t_first = best_of(1, lambda: comparison_influence(c, "winrate", num_agents=10))
-    t_infl = best_of(args.rounds, lambda: comparison_influence(c, "winrate", num_agents=10))
+    t_first = best_of(
+      1, lambda: comparison_influence(jax.random.key(0), c, "winrate", num_agents=10)
+    )
+    t_infl = best_of(
+      args.rounds, lambda: comparison_influence(jax.random.key(0), c, "winrate", num_agents=10)
+    )
     r = result["r"]
     flips = np.asarray(r.flips_to_change)
     print(

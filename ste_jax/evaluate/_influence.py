@@ -274,10 +274,10 @@ def _count_influence(comparisons, state, cot, *, estimator, tau, gamma):
 
 
 def comparison_influence(
+  key: jax.Array,
   comparisons: Comparisons,
   estimator: "str | TournamentEstimator" = "auto",
   *,
-  key: jax.Array | None = None,
   fitted: FittedTournament | None = None,
   agents: Any = None,
   num_agents: int = DEFAULT_NUM_AGENTS,
@@ -292,10 +292,10 @@ def comparison_influence(
   once, then one reverse pass per agent and score, ``vmap``-ed.
 
   Args:
+    key: PRNG key of the fit (only the model estimator draws random numbers: its folds).
     comparisons: the data, ``m`` rows (their weights are the point of differentiation).
     estimator: a registry name (``"auto"``, ``"posterior"``, ``"winrate"``, ``"model"``) or a
       :class:`~ste_jax.evaluate.TournamentEstimator`; ``auto`` is resolved on the data.
-    key: PRNG key of the fit (default ``jax.random.key(0)``; only the model estimator uses it).
     fitted: the estimator's fit on ``comparisons`` (default: fitted here).
     agents: the agents (names or indices) whose scores are differentiated; default the
       ``num_agents`` with the highest soft Top-Cycle score.
@@ -312,7 +312,7 @@ def comparison_influence(
 
   Example:
     >>> c = Comparisons.from_arrays([0, 1, 2, 0] * 5, [1, 2, 0, 3] * 5, [1.0] * 20)
-    >>> infl = comparison_influence(c, "winrate", agents=[3])
+    >>> infl = comparison_influence(jax.random.key(0), c, "winrate", agents=[3])
     >>> bool(np.all(np.isfinite(infl.top_cycle))), infl.top_cycle.shape
     (True, (1, 20))
   """
@@ -321,7 +321,6 @@ def comparison_influence(
   if isinstance(num_agents, bool) or int(num_agents) < 1:
     raise OptionError(f"num_agents must be an integer >= 1, got {num_agents!r}.")
   est, _ = as_estimator(estimator).resolve(comparisons)
-  key = jax.random.key(0) if key is None else key
   gamma = tau if gamma is None else gamma
   weight = comparisons.weight
 

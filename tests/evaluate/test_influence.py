@@ -72,7 +72,7 @@ def _scores_fn(est, c):
 @pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator, _model])
 def test_influence_equals_central_differences(x64, make):
   est, c = make(), _data()
-  infl = comparison_influence(c, est, tau=TAU, num_agents=2)
+  infl = comparison_influence(jax.random.key(0), c, est, tau=TAU, num_agents=2)
   scores = _scores_fn(est, c)
   w0 = np.asarray(c.weight)
   h = 1e-5
@@ -95,7 +95,7 @@ def test_influence_ranking_agrees_with_leave_one_out(x64, make):
   wins = rng.integers(20, 60, a.size).astype(float)
   c = Comparisons.from_arrays(a, b, np.ones(a.size), weight=wins)
   est = make()
-  infl = comparison_influence(c, est, tau=TAU, num_agents=2)
+  infl = comparison_influence(jax.random.key(0), c, est, tau=TAU, num_agents=2)
   scores = _scores_fn(est, c)
   base = scores(wins)
   for k, agent in enumerate(infl.agents):
@@ -123,13 +123,13 @@ def test_influence_finite_at_ties_and_small_temperatures(make, tau):
   a = np.array([0, 1, 1, 2, 2, 0, 0, 3, 3, 1])
   b = np.array([1, 0, 2, 1, 0, 2, 3, 0, 1, 3])
   c = Comparisons.from_arrays(a, b, np.array([1, 1, 1, 1, 1, 1, 1, 1, 0.5, 0.5]))
-  infl = comparison_influence(c, make(), tau=tau, num_agents=4)
+  infl = comparison_influence(jax.random.key(0), c, make(), tau=tau, num_agents=4)
   assert np.all(np.isfinite(infl.top_cycle)) and np.all(np.isfinite(infl.uncovered))
 
 
 def test_frame_lists_largest_influence_first():
   c = _data(1)
-  infl = comparison_influence(c, "winrate", tau=TAU, agents=["0"])
+  infl = comparison_influence(jax.random.key(0), c, "winrate", tau=TAU, agents=["0"])
   frame = infl.to_frame(num=5)
   assert len(frame) == 10 and set(frame["score"]) == {"top_cycle", "uncovered"}
   for _, part in frame.groupby("score"):
@@ -140,6 +140,7 @@ def test_frame_lists_largest_influence_first():
   np.testing.assert_allclose(frame["removal_effect"], -frame["weight"] * frame["influence"])
   assert frame["rows"].eq(1).all()  # fractional random weights: no two rows alike
   rows = comparison_influence(
+    jax.random.key(0),
     Comparisons.from_arrays([0, 0, 1, 2], [1, 1, 2, 0], [1.0, 1.0, 1.0, 1.0]),
     "winrate",
     tau=TAU,
@@ -153,14 +154,14 @@ def test_frame_lists_largest_influence_first():
 
 def test_default_agents_are_the_top_soft_scores():
   c = _data(2)
-  infl = comparison_influence(c, "winrate", tau=TAU, num_agents=2)
-  full = comparison_influence(c, "winrate", tau=TAU, agents=range(c.num_agents))
+  infl = comparison_influence(jax.random.key(0), c, "winrate", tau=TAU, num_agents=2)
+  full = comparison_influence(jax.random.key(0), c, "winrate", tau=TAU, agents=range(c.num_agents))
   assert list(infl.agents) == list(np.argsort(-full.top_cycle_score, kind="stable")[:2])
 
 
 def test_bad_arguments_raise():
   c = _data()
   with pytest.raises(InputError, match="agents"):
-    comparison_influence(c, "winrate", agents=["nobody"])
+    comparison_influence(jax.random.key(0), c, "winrate", agents=["nobody"])
   with pytest.raises(OptionError, match="num_agents"):
-    comparison_influence(c, "winrate", num_agents=0)
+    comparison_influence(jax.random.key(0), c, "winrate", num_agents=0)
