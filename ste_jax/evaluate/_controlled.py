@@ -40,6 +40,7 @@ without a ridge, switched-off components), which ``beta`` does not depend on.
 import dataclasses
 import math
 from statistics import NormalDist
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -334,7 +335,7 @@ def fit_controlled_tournament(
   covariates: Covariates,
   *,
   num_steps: int = 100,
-  **model_settings,
+  **model_settings: Any,
 ) -> ControlledTournament:
   """Fits the controlled model tournament and, next to it, the uncontrolled one.
 

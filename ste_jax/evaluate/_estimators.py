@@ -205,6 +205,12 @@ class ModelEstimator(TournamentEstimator):
     record_tolerance: ``c > 0`` of the observed pairs' record bands (``None``: the model alone).
     ranks, strength_l2, skew_l2: the cross-validation grid.
     num_folds, num_steps, refit_steps: folds and L-BFGS steps of a fit and of a refit.
+    covariates: ``None``, or the :class:`~ste_jax.evaluate.Covariates` of the comparisons the
+      estimator will be fitted on: the edges are then the controlled tournament
+      (:func:`~ste_jax.evaluate.fit_controlled_tournament`) and the bootstrap is Poisson.
+    tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"``
+      (:func:`~ste_jax.evaluate.fit_tie_tournament`; Poisson bootstrap). Not combined with
+      ``covariates``.
 
   Example:
     >>> import jax

@@ -17,6 +17,7 @@ decisive result, ``P(a) / (P(a) + P(b))``: ``sigmoid(h)`` under Davidson, and
 """
 
 import dataclasses
+from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -203,7 +204,7 @@ def fit_tie_tournament(
   *,
   model: str = "davidson",
   num_steps: int = 100,
-  **model_settings,
+  **model_settings: Any,
 ) -> TieModelTournament:
   """Fits a tie model at the rank and ridges that ties-as-half-wins cross-validation chooses.
 
