@@ -772,14 +772,47 @@ def _explained_robustness(comparisons, est, i: int) -> dict | None:
     f"{said(flips, r.flips[i], 'reverse')}; or {said(removals, r.removals[i], 'remove')} "
     "(the fewest; 'A > B xk': k of A's wins over B)"
   )
+  uc = _explained_uncovered_robustness(comparisons, est, i)
   return dict(
     change=change,
     flips_to_change=flips,
     flips=votes(r.flips[i]),
     removals_to_change=removals,
     removals=votes(r.removals[i]),
-    text=text,
+    text=text + ". " + uc.pop("text"),
+    uncovered=uc,
   )
+
+
+def _explained_uncovered_robustness(comparisons, est, i: int) -> dict:
+  """The agent's Uncovered-Set vote robustness: counts (exact or bounds), the votes, a sentence."""
+  from ste_jax.data import pair_counts
+  from ste_jax.evaluate._robustness import _estimator_settings, decisive_wins
+  from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+
+  _, _, policy = _estimator_settings(est, None)
+  W = decisive_wins(pair_counts(comparisons, tie_policy=policy), policy)
+  names = comparisons.agents
+  out, parts = {}, []
+  for action, verb in (("reverse", "reverse"), ("remove", "remove")):
+    r = uncovered_changes(W, action, time_limit=5.0, only=i)
+    upper, lower = int(r.upper[i]), int(r.lower[i])
+    shown = ", ".join(f"{names[a]} > {names[b]} x{k}" for a, b, k in r.changes[i])
+    if upper < 0:
+      parts.append(f"no set of {verb}d comparisons does")
+    else:
+      bound = "" if lower == upper else f" (at least {lower}: the solver's time ran out)"
+      noun = "comparison" if upper == 1 else "comparisons"
+      parts.append(f"{verb} {upper} {noun}{bound} ({shown})")
+    out[action] = dict(
+      upper=upper,
+      lower=lower,
+      votes=[dict(winner=names[a], loser=names[b], votes=int(k)) for a, b, k in r.changes[i]],
+    )
+    change = "leave" if r.members[i] else "join"
+  out["change"] = change
+  out["text"] = f"For {names[i]} to {change} the hard Uncovered Set: " + "; or ".join(parts) + "."
+  return out
 
 
 def bundled_dataset_path():

@@ -1105,3 +1105,24 @@ def test_score_task_mix_columns_bracket_the_uniform_mix(tmp_path):
   assert code == 0 and "not computed, the data hold 1 task" in out + err
   code, _, err = run("score", path, *args, "--task-mix-radius", "1.5")
   assert code != 0 and "task_mix_radius" in err.replace("-", "_")
+
+
+def test_explain_reports_the_uncovered_set_votes():
+  """``explain`` adds the Uncovered-Set counts: vote_robustness(uncovered=True) for that agent."""
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import vote_robustness
+
+  path = dataset(_cli.DEMO_DATASET)
+  comparisons, _ = load_comparisons(path)
+  r = vote_robustness(comparisons, estimator="winrate", uncovered=True)
+  for agent in ("bard", "gpt-4"):
+    code, out, err = run("explain", path, agent, "--estimator", "winrate", "--output", "json")
+    assert code == 0, err
+    uc = json.loads(out)["robustness"]["uncovered"]
+    i = comparisons.agents.index(agent)
+    assert uc["change"] == ("leave" if r.uc_members[i] else "join")
+    assert uc["reverse"]["upper"] == r.uc_flips_to_change[i]
+    assert uc["remove"]["upper"] == r.uc_removals_to_change[i]
+    assert sum(v["votes"] for v in uc["reverse"]["votes"]) == uc["reverse"]["upper"]
+  code, out, _ = run("explain", path, "gpt-4", "--estimator", "winrate")
+  assert code == 0 and "the hard Uncovered Set: reverse" in _same_words(out)

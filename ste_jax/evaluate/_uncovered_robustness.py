@@ -223,7 +223,9 @@ def _changes(a, dominators, witnesses, opened, make, unmake, r, bound):
   return lower, upper, tuple((w, lo, k) for (w, lo), k in changes.items())
 
 
-def uncovered_changes(W: np.ndarray, action: str = "reverse", *, time_limit: float = 10.0):
+def uncovered_changes(
+  W: np.ndarray, action: str = "reverse", *, time_limit: float = 10.0, only: int | None = None
+) -> UncoveredChanges:
   """Fewest reversals (``action="reverse"``) or removals that change each agent's hard UC.
 
   Exact for members (leaving, closed form of the module docstring). For outsiders (joining): a
@@ -238,6 +240,7 @@ def uncovered_changes(W: np.ndarray, action: str = "reverse", *, time_limit: flo
     W: ``(n, n)`` int decisive wins (:func:`~ste_jax.evaluate._robustness.decisive_wins`).
     action: ``"reverse"`` or ``"remove"``.
     time_limit: total seconds for the solver (``0``: greedy and bound only).
+    only: compute this agent's counts only (the others stay ``-1``, their changes empty).
 
   Returns:
     :class:`UncoveredChanges`.
@@ -249,8 +252,8 @@ def uncovered_changes(W: np.ndarray, action: str = "reverse", *, time_limit: flo
   lower = np.full(n, -1, dtype=np.int64)
   changes: list[tuple[Flip, ...]] = [()] * n
   deadline = time.monotonic() + time_limit
-  outsiders_left = int((~members).sum())
-  for a in range(n):
+  outsiders_left = int((~members).sum()) if only is None else int(not members[only])
+  for a in range(n) if only is None else (int(only),):
     if members[a]:
       k, found = _leave(a, make, unmake)
       lower[a] = upper[a] = k
