@@ -56,5 +56,10 @@ def test_bad_covariates_are_one_line_errors_with_lines(tmp_path):
   assert "(first lines 7)" in err
   code, _, err = run("score", path, "--covariates", "judge,nope", "--estimator", "model")
   assert code != 0 and "no covariate column 'nope'" in err
+  code, out, err = run(
+    "score", path, "--covariates", "judge", "--estimator", "model", "--bootstrap", "0"
+  )
+  assert code == 0, err
+  assert "judge " in " ".join(out.split())  # its coefficient and interval
   code, _, err = run("score", path, "--control", "length", "--estimator", "posterior")
   assert code != 0 and "use --estimator model" in err

@@ -199,8 +199,9 @@ class ControlSettings:
   Attributes:
     control: a subset of :data:`CONTROLS`, read from each battle's ``conv_metadata`` (``length``,
       ``markdown``) or from the presentation order (``position``).
-    covariates: names of numeric columns (``COL``: the difference itself; else ``COL_a`` minus
-      ``COL_b``).
+    covariate_columns: names of numeric columns (``COL``: the difference itself; else ``COL_a``
+      minus ``COL_b``); flag ``--covariates`` (the field name differs from the model estimator's
+      ``covariates``, the arrays built from these columns).
   """
 
   control: tuple[str, ...] = option(
@@ -213,23 +214,24 @@ class ControlSettings:
     check=_known_controls,
     metavar="NAME,...",
   )
-  covariates: tuple[str, ...] = option(
+  covariate_columns: tuple[str, ...] = option(
     (),
     help="numeric columns controlled for by the model estimator: COL is a per-battle difference, "
     "or COL_a and COL_b the two sides' values (standardized)",
+    flag="--covariates",
     parse=_names_list,
     metavar="COL,...",
   )
 
   def __post_init__(self):
     object.__setattr__(self, "control", tuple(self.control))
-    object.__setattr__(self, "covariates", tuple(self.covariates))
+    object.__setattr__(self, "covariate_columns", tuple(self.covariate_columns))
     check_options(self)
 
   @property
   def active(self) -> bool:
     """Whether anything is controlled for."""
-    return bool(self.control or self.covariates)
+    return bool(self.control or self.covariate_columns)
 
 
 def _read_records(path: str) -> tuple["object", np.ndarray]:
@@ -323,7 +325,9 @@ def covariate_columns(
     out.update(arena_style_differences(meta, control=style, lines=lines, source=path))
   if "position" in settings.control:
     out["position"] = position_difference(m)
-  if settings.covariates:
+  if settings.covariate_columns:
     table = {str(c): frame[c].tolist() for c in frame.columns}
-    out.update(numeric_covariate_columns(table, settings.covariates, lines=lines, source=path))
+    out.update(
+      numeric_covariate_columns(table, settings.covariate_columns, lines=lines, source=path)
+    )
   return out
