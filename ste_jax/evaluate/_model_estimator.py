@@ -226,7 +226,6 @@ def fit_intransitive(
   record_tolerance: jax.typing.ArrayLike = jnp.inf,
   *,
   num_steps: int,
-  stop_when_stalled: bool = False,
 ) -> IntransitiveParams:
   """Penalized (profiled) maximum likelihood by ``num_steps`` L-BFGS steps (pure; vmaps).
 
@@ -244,8 +243,6 @@ def fit_intransitive(
     l2_skew: ridge on the intransitive factors (scalar, traced).
     record_tolerance: ``c`` of the pairs' record bands (scalar, traced; ``inf`` = plain likelihood).
     num_steps: L-BFGS iterations (static).
-    stop_when_stalled: stop at the first L-BFGS step that does not lower the objective
-      (:func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs`; static): for warm-started refits.
 
   Returns:
     The fitted :class:`IntransitiveParams` (the pair effects are implicit: :func:`record_band`).
@@ -269,7 +266,7 @@ def fit_intransitive(
     return _penalized_nll(unflatten(z * scale), mask, pairs, w_ij, w_ji, band, l2_strength, l2_skew)
 
   x0 = jnp.concatenate([params0.strength, params0.u.reshape(-1), params0.v.reshape(-1)])
-  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps, stop_when_stalled=stop_when_stalled)
+  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
   return IntransitiveParams(*unflatten(z * scale), mask)
 
 
@@ -372,8 +369,7 @@ def refit_tournament(
       intransitive ridge and record tolerance.
     outcome: ``(m,)`` row outcomes (those of the fitted comparisons).
     weight: ``(m,)`` row weights, e.g. a bootstrap replica's.
-    num_steps: the most L-BFGS steps (static); the refit stops at the first step that does not
-      lower the objective (``stop_when_stalled`` of :func:`fit_intransitive`).
+    num_steps: L-BFGS steps (static).
 
   Returns:
     ``(n, n)`` refitted tournament (diagonal 1/2; observed pairs within the replica's record bands).
@@ -381,15 +377,7 @@ def refit_tournament(
   params, pairs, settings = state
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
   params = fit_intransitive(
-    params,
-    pairs,
-    w_ij,
-    w_ji,
-    settings[0],
-    settings[1],
-    settings[2],
-    num_steps=num_steps,
-    stop_when_stalled=True,
+    params, pairs, w_ij, w_ji, settings[0], settings[1], settings[2], num_steps=num_steps
   )
   return banded_tournament(params, pairs, record_band(w_ij, w_ji, settings[2]))
 
