@@ -288,32 +288,23 @@ class ModelEstimator(TournamentEstimator):
       return self._fit_controlled(key, comparisons)
     if self.tie_model != "half":
       return self._fit_ties(key, comparisons)
-    fit = fit_model_tournament(
-      key,
-      comparisons,
-      ranks=self.ranks,
-      strength_l2=self.strength_l2,
-      skew_l2=self.skew_l2,
-      num_folds=self.num_folds,
-      num_steps=self.num_steps,
-      refit_steps=self.refit_steps,
-      record_tolerance=self.record_tolerance,
-    )
+    fit = fit_model_tournament(key, comparisons, **self._grid())
     return FittedTournament(fit.P, fit.refit_state(), fit)
 
-  def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
-    fit = fit_controlled_tournament(
-      key,
-      comparisons,
-      self.covariates,
-      num_steps=self.num_steps,
+  def _grid(self) -> dict:
+    """The cross-validation grid and step counts, as keywords of every fitting function."""
+    return dict(
       ranks=self.ranks,
       strength_l2=self.strength_l2,
       skew_l2=self.skew_l2,
       num_folds=self.num_folds,
+      num_steps=self.num_steps,
       refit_steps=self.refit_steps,
       record_tolerance=self.record_tolerance,
     )
+
+  def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    fit = fit_controlled_tournament(key, comparisons, self.covariates, **self._grid())
     fit = dataclasses.replace(
       fit,
       verdict_changes=verdict_changes(
@@ -325,18 +316,7 @@ class ModelEstimator(TournamentEstimator):
     return FittedTournament(fit.P, controlled_replica_state(fit, comparisons, self.covariates), fit)
 
   def _fit_ties(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
-    fit = fit_tie_tournament(
-      key,
-      comparisons,
-      model=self.tie_model,
-      num_steps=self.num_steps,
-      ranks=self.ranks,
-      strength_l2=self.strength_l2,
-      skew_l2=self.skew_l2,
-      num_folds=self.num_folds,
-      refit_steps=self.refit_steps,
-      record_tolerance=self.record_tolerance,
-    )
+    fit = fit_tie_tournament(key, comparisons, model=self.tie_model, **self._grid())
     return FittedTournament(fit.P, (*fit.refit_state(), observed_pairs(comparisons)), fit)
 
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
@@ -376,12 +356,13 @@ class ModelEstimator(TournamentEstimator):
       if self.covariates is None
       else f", controlled for {', '.join(self.covariates.names)} (every feature difference 0)"
     )
+    ties = "ties count 1/2 to each side"
     if self.tie_model != "half":
-      controlled += f", ties as their own outcome ({self.tie_model}; P(a wins | decisive))"
+      ties = f"ties as their own outcome ({self.tie_model}), P = P(a wins | decisive)"
     return (
       "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "
-      "predicting every pair (structured matrix completion; ties count 1/2 to each side)"
-      f"{controlled}; hard relation P > 1/2"
+      f"predicting every pair (structured matrix completion; {ties}){controlled}; hard relation "
+      "P > 1/2"
     )
 
 
