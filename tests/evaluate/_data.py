@@ -36,3 +36,12 @@ def rps_above_transitive(seed=0, *, n=12, games=30, missing=0.5, cycle=2.0):
       b += [j] * games
       o += wins.astype(float).tolist()
   return Comparisons.from_arrays(a, b, o), P
+
+
+def random_pairs(rng: np.random.Generator, n: int, m: int):
+  """``(a, b, p)``: ``m`` uniformly random pairs of ``n`` agents (never a self-pair) and the
+  probability that ``a`` wins under linearly spaced Bradley-Terry strengths from 1 to -1."""
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  strength = np.linspace(1.0, -1.0, n)
+  return a, b, 1 / (1 + np.exp(-(strength[a] - strength[b])))

@@ -20,16 +20,14 @@ from ste_jax.evaluate import (
   leaderboard,
 )
 from ste_jax.evaluate._replicas import merge_within_clusters, resample_cluster_weights
+from tests.evaluate._data import random_pairs
 
 R = 24
 
 
 def _data(seed=0, n=5, m=60):
   rng = np.random.default_rng(seed)
-  a = rng.integers(0, n, m)
-  b = (a + rng.integers(1, n, m)) % n
-  strength = np.linspace(1.0, -1.0, n)
-  p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+  a, b, p = random_pairs(rng, n, m)
   outcome = np.where(rng.random(m) < 0.1, 0.5, (rng.random(m) < p).astype(float))
   return Comparisons.from_arrays(a, b, outcome)
 

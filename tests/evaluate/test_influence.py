@@ -22,16 +22,14 @@ from ste_jax.evaluate._model_estimator import (
   pair_wins,
   record_band,
 )
+from tests.evaluate._data import random_pairs
 
 TAU = 0.1
 
 
 def _data(seed=0, n=5, m=70):
   rng = np.random.default_rng(seed)
-  a = rng.integers(0, n, m)
-  b = (a + rng.integers(1, n, m)) % n
-  strength = np.linspace(1.0, -1.0, n)
-  p = 1 / (1 + np.exp(-(strength[a] - strength[b])))
+  a, b, p = random_pairs(rng, n, m)
   # fractional weights: no two edges equal, so the max-min paths of the soft Top Cycle have no
   # ties (where the scores have kinks and a central difference averages two one-sided slopes)
   weight = rng.uniform(0.5, 1.5, m)
