@@ -659,6 +659,7 @@ def core_table(
   context: str | None = None,
   progress: Callable[[int], object] | None = None,
   clusters: np.typing.ArrayLike | None = None,
+  mesh: "jax.sharding.Mesh | None" = None,
 ) -> CoreTable:
   """The :class:`CoreTable` of one (single-context or pooled) set of comparisons.
 
@@ -673,6 +674,9 @@ def core_table(
     clusters: ``(m,)`` cluster id of each comparison for the cluster bootstrap
       (:func:`~ste_jax.evaluate.bootstrap_hard_memberships`); required when
       ``settings.cluster_column`` is set and there are replicas.
+    mesh: a ``jax.sharding.Mesh`` to split the bootstrap replicas over (it may span processes,
+      ``jax.distributed``: every process passes the same arguments and gets the same table), or
+      ``None`` (:func:`~ste_jax.evaluate.bootstrap_hard_memberships`); the same table either way.
 
   Returns:
     :class:`CoreTable`.
@@ -718,6 +722,7 @@ def core_table(
       progress=progress,
       resampling=settings.resampling,
       clusters=clusters,
+      mesh=mesh,
     )
     observed = None if settings.certify_imputed else np.asarray(counts.totals) > 0
     v = verdicts_from_replicas(
@@ -848,6 +853,7 @@ def replica_cores(
   *,
   target: str = "top_cycle",
   progress: Callable[[int], object] | None = None,
+  mesh: "jax.sharding.Mesh | None" = None,
 ) -> np.ndarray:
   """``(R, n)`` hard cores of the bootstrap replicas of :func:`core_table` with the same key.
 
@@ -862,6 +868,7 @@ def replica_cores(
     settings: :class:`ResamplingSettings` with ``num_replicas >= 1``.
     target: ``"top_cycle"`` or ``"uncovered"``.
     progress: optional ``progress(num_replicas_done)``.
+    mesh: the mesh to split the replicas over, or ``None`` (as :func:`core_table`'s).
 
   Returns:
     ``(R, n)`` boolean.
@@ -880,6 +887,7 @@ def replica_cores(
     batch_size=settings.batch_size,
     progress=progress,
     resampling=settings.resampling,
+    mesh=mesh,
   )
   return np.asarray(boot.top_cycle if target == "top_cycle" else boot.uncovered, dtype=bool)
 
@@ -893,6 +901,7 @@ def core_tables(
   by_context: bool = False,
   progress: Callable[[int], object] | None = None,
   clusters: np.typing.ArrayLike | None = None,
+  mesh: "jax.sharding.Mesh | None" = None,
 ) -> list[CoreTable]:
   """One :class:`CoreTable` for all data, or one per context (agents that play in it only).
 
@@ -905,13 +914,18 @@ def core_tables(
     by_context: one table per context that holds comparisons.
     progress: optional ``progress(num_replicas_done)``.
     clusters: ``(m,)`` cluster id of each comparison (the cluster bootstrap; :func:`core_table`).
+    mesh: the mesh to split the replicas over, or ``None`` (:func:`core_table`).
 
   Returns:
     The tables.
   """
   estimator = as_estimator(estimator)
   if not by_context:
-    return [core_table(key, comparisons, estimator, settings, progress=progress, clusters=clusters)]
+    return [
+      core_table(
+        key, comparisons, estimator, settings, progress=progress, clusters=clusters, mesh=mesh
+      )
+    ]
   keys = jax.random.split(key, comparisons.num_contexts)
   tables = []
   for k, name in enumerate(comparisons.contexts):
@@ -919,7 +933,16 @@ def core_tables(
     if sub.num_comparisons:
       ids = None if clusters is None else np.asarray(clusters)[np.asarray(comparisons.context) == k]
       tables.append(
-        core_table(keys[k], sub, estimator, settings, context=name, progress=progress, clusters=ids)
+        core_table(
+          keys[k],
+          sub,
+          estimator,
+          settings,
+          context=name,
+          progress=progress,
+          clusters=ids,
+          mesh=mesh,
+        )
       )
   return tables
 
@@ -991,6 +1014,7 @@ def leaderboard(
   load_settings: "LoadSettings | None" = None,
   skip_bad_rows: bool = False,
   clusters: np.typing.ArrayLike | None = None,
+  mesh: "jax.sharding.Mesh | None" = None,
   **options: Any,
 ) -> Leaderboard:
   """The STE leaderboard (what ``ste-jax score`` prints): a :class:`Leaderboard` of tables.
@@ -1029,6 +1053,12 @@ def leaderboard(
     clusters: ``(m,)`` cluster id of each comparison of a :class:`~ste_jax.data.Comparisons`
       for the cluster bootstrap; for a data frame or file, ``cluster_column`` names the column
       and the ids are read from it (:func:`~ste_jax.data.load_cluster_ids`).
+    mesh: a ``jax.sharding.Mesh`` to score the bootstrap replicas over its devices, or ``None``
+      (the default device). The mesh may span several processes (``jax.distributed``): every
+      process then calls ``leaderboard`` with the same arguments, and each gets the same
+      leaderboard, the one ``mesh=None`` gives for the same key
+      (:func:`~ste_jax.evaluate.bootstrap_hard_memberships`; the point estimate, the baselines
+      and the other columns are computed on each process's own default device).
     **options: fields of :class:`LeaderboardSettings` (``num_replicas``, ``confidence``,
       ``resampling``, ``certify_imputed``, ``batch_size``, ``tau``, ``gamma``,
       ``soft_intervals``, ``min_games``, ``solutions``).
@@ -1067,6 +1097,13 @@ def leaderboard(
         raw, settings.cluster_column, data, load_settings, skip_bad_rows=skip_bad_rows
       )
   tables = core_tables(
-    key, data, estimator, settings, by_context=by_context, progress=progress, clusters=clusters
+    key,
+    data,
+    estimator,
+    settings,
+    by_context=by_context,
+    progress=progress,
+    clusters=clusters,
+    mesh=mesh,
   )
   return Leaderboard(tuple(tables), load_report=report)

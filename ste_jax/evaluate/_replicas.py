@@ -42,6 +42,7 @@ from ste_jax._options import (
 )
 from ste_jax._results import result_type
 from ste_jax.data import Comparisons, merge_into_cells
+from ste_jax.evaluate._mesh_replicas import replica_mesh, sharded_replica_chunk
 from ste_jax.evaluate._protocol import RESAMPLING, FittedTournament, TournamentEstimator
 
 REPLICA_CHUNK = _tuning.REPLICA_CHUNK  # replicas per key of the chunked draws
@@ -350,6 +351,7 @@ def bootstrap_hard_memberships(
   resampling: str = "auto",
   merge_rows: bool = True,
   clusters: np.typing.ArrayLike | None = None,
+  mesh: "jax.sharding.Mesh | None" = None,
 ) -> BootstrapMemberships:
   """Hard core memberships (and optionally soft scores) of bootstrap replicas of ``comparisons``.
 
@@ -388,6 +390,10 @@ def bootstrap_hard_memberships(
     clusters: ``(m,)`` cluster id of each row (any sortable ids): the cluster bootstrap
       (:func:`resample_cluster_weights`; Poisson only, the module docstring says why), or
       ``None``: rows (unit comparisons) resampled on their own.
+    mesh: a ``jax.sharding.Mesh`` (it may span processes, ``jax.distributed``) to split each
+      chunk's replicas over all its devices (:mod:`ste_jax.evaluate._mesh_replicas`), or ``None``:
+      the default device. The same replicas and results for the same key either way; with several
+      processes every process passes the same arguments and gets the whole result.
 
   Returns:
     :class:`BootstrapMemberships`.
@@ -425,17 +431,30 @@ def bootstrap_hard_memberships(
   else:
     draw = resample_unit_weights
   parts, beats = [], np.zeros(fitted.edges.shape, dtype=np.int64)
+  if mesh is not None:
+    mesh, axes = replica_mesh(mesh)
   for c, k in enumerate(jax.random.split(key, -(-num_replicas // chunk))):
     valid = min(chunk, num_replicas - c * chunk)
-    out = _bootstrap_chunk(
-      draw(k, weight=comparisons.weight, num_replicas=chunk),
-      comparisons,
-      state,
-      jnp.asarray(valid, jnp.int32),
-      jnp.asarray(tau, dtype),
-      jnp.asarray(gamma, dtype),
-      **static,
-    )
+    args = (draw(k, weight=comparisons.weight, num_replicas=chunk), comparisons, state)
+    if mesh is None:
+      out = _bootstrap_chunk(
+        *args,
+        jnp.asarray(valid, jnp.int32),
+        jnp.asarray(tau, dtype),
+        jnp.asarray(gamma, dtype),
+        **static,
+      )
+    else:
+      out = sharded_replica_chunk(
+        _bootstrap_chunk,
+        *args,
+        valid,
+        np.asarray(tau, dtype),
+        np.asarray(gamma, dtype),
+        mesh=mesh,
+        axes=axes,
+        **static,
+      )
     beats += np.asarray(out[2])
     parts.append([np.asarray(x)[:valid] for i, x in enumerate(out) if i != 2])
     if progress is not None:
