@@ -29,6 +29,21 @@ with every comparison removed is unobserved, ``M = 0``, the same relation as an 
 the removal costs are ``create = c - M_ab`` (``b``'s wins over ``a``, possible iff
 ``<= W_ba``) and ``remove = M_ab - c + 1`` (``a``'s wins over ``b``, possible iff ``<= W_ab``),
 and every statement below holds for removals with these costs.
+
+**The model estimator** (``estimator="model"``; :attr:`VoteRobustness.relation` ``"model, imputed
+pairs held fixed"``): its hard relation ``P_ab >= 1/2`` of the fitted table, with the model *not
+refitted*: a pair without comparisons keeps the model's (imputed) orientation whatever the votes,
+and a compared pair keeps the model's orientation while its votes are as observed; once one or
+more of its decisive votes are reversed (removed), it is decided by its record as the ``winrate``
+relation decides it (``a -> b`` iff ``M'_ab >= 0``). The cost of a pair's state is then the count
+cost above (at least 1), except where the model orients a pair against its record, where one
+change of that pair's votes already hands it to its record
+(:func:`~ste_jax.evaluate._vote_costs.held_relation_costs`). Changes in one pair still change only
+that pair's edges, so the shortest-path and minimum-cut arguments of :func:`vote_robustness` hold
+unchanged and the counts are exact *for this relation*; they are not the votes that would change
+a refitted model's core (the influence of each comparison on the soft scores,
+:func:`~ste_jax.evaluate.comparison_influence`, measures that locally). The Uncovered-Set fields are
+not computed for the model.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -40,9 +55,15 @@ from scipy.sparse.csgraph import breadth_first_order, connected_components, dijk
 from ste_jax._errors import InputError, OptionError
 from ste_jax._results import result_type, static
 from ste_jax.data import Comparisons, PairCounts, pair_counts
-from ste_jax.evaluate._estimators import PosteriorEdgeEstimator, WinRateEstimator, as_estimator
+from ste_jax.evaluate._estimators import (
+  ModelEstimator,
+  PosteriorEdgeEstimator,
+  WinRateEstimator,
+  as_estimator,
+)
+from ste_jax.evaluate._protocol import FittedTournament
 from ste_jax.evaluate._uncovered_robustness import uncovered_changes
-from ste_jax.evaluate._vote_costs import Flip, flip_costs
+from ste_jax.evaluate._vote_costs import Flip, flip_costs, held_relation_costs
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -75,7 +96,10 @@ class VoteRobustness:
     removals: per agent, ``(winner, loser, votes)``: remove ``votes`` comparisons ``winner`` won
       against ``loser`` (they sum to ``removals_to_change``). Static.
     agents: the agent names. Static.
-    estimator: ``"winrate"`` or ``"posterior"``. Static.
+    estimator: ``"winrate"``, ``"posterior"`` or ``"model"``. Static.
+    relation: ``"counts"`` (the count relation of the module docstring) or, for the model,
+      ``"model, imputed pairs held fixed"`` (its hard relation, not refitted, each compared pair
+      handed to its record once its votes change; the ``uc_`` fields are then ``None``). Static.
   """
 
   members: np.ndarray
@@ -92,6 +116,7 @@ class VoteRobustness:
   uc_removals: tuple[tuple[Flip, ...], ...] = static()
   agents: tuple[str, ...] = static()
   estimator: str = static()
+  relation: str = static(default="counts")
 
   def to_frame(self) -> "pd.DataFrame":
     """A DataFrame indexed by agent: ``member``, ``flips_to_change``, ``flips`` (text: ``A>B x2``
@@ -126,7 +151,7 @@ class VoteRobustness:
         "uc_removals": text(self.uc_removals),
       }
       frame = frame.assign(**uc)
-    frame.attrs.update(estimator=self.estimator)
+    frame.attrs.update(estimator=self.estimator, relation=self.relation)
     return frame
 
 
@@ -185,8 +210,14 @@ def vote_robustness(
   agents: tuple[str, ...] | None = None,
   uncovered: bool = False,
   uc_time_limit: float = 5.0,
+  fitted: FittedTournament | None = None,
+  key: Any = None,
 ) -> VoteRobustness:
   """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
+
+  For the model estimator: the same on its hard relation with the imputed pairs held fixed
+  (the module docstring; ``relation`` says so), with ``fitted`` (default: fitted here with ``key``,
+  default ``jax.random.key(0)``); exact for that relation.
 
   With ``uncovered=True``, the same for the hard Uncovered Set (``uc_`` fields): exact for
   members, and for outsiders a 0-1 program solved within ``uc_time_limit`` seconds in all (per
@@ -233,20 +264,23 @@ def vote_robustness(
     data: :class:`~ste_jax.data.Comparisons` (unit weights; outcomes 0, 1/2, 1) or their
       :class:`~ste_jax.data.PairCounts` of ``n`` agents.
     estimator: ``"winrate"``, ``"posterior"`` or a ``WinRateEstimator``/``PosteriorEdgeEstimator``
-      (its ``tie_policy`` is used; a win-rate estimator's ``missing`` must be 1/2).
+      (its ``tie_policy`` is used; a win-rate estimator's ``missing`` must be 1/2); or ``"model"``
+      / a :class:`~ste_jax.evaluate.ModelEstimator` (``data`` as comparisons; ties count half).
     tie_policy: how ``data`` was or is counted, ``"half"`` (default) or ``"drop"``; default: the
       estimator's.
     agents: names for a :class:`PairCounts` (default ``"0"``, ``"1"``, ...); ignored for
       comparisons, whose own names are used.
     uncovered: also compute the Uncovered-Set fields (``None`` otherwise).
     uc_time_limit: total seconds of the Uncovered-Set solver, per action.
+    fitted: the model estimator's fit on ``data`` (ignored by the count estimators).
+    key: PRNG key of the model's fit when ``fitted`` is not given.
 
   Returns:
     A :class:`VoteRobustness`: reversal and removal counts and their witnesses.
 
   Raises:
     OptionError: an unknown estimator or tie policy, or a win-rate ``missing`` other than 1/2.
-    InputError: counts that are not whole numbers of comparisons.
+    InputError: counts that are not whole numbers of comparisons, or pair counts for the model.
 
   Example:
     >>> from ste_jax.data import Comparisons
@@ -262,6 +296,9 @@ def vote_robustness(
     >>> vote_robustness(c, estimator="posterior").removals[1]  # an even split is no edge
     ((1, 2, 1),)
   """
+  model = _as_model(estimator)
+  if model is not None:
+    return _model_robustness(data, model, fitted, key)
   name, threshold, policy = _estimator_settings(estimator, tie_policy)
   if isinstance(data, Comparisons):
     names = tuple(data.agents)
@@ -302,6 +339,89 @@ def vote_robustness(
     agents=names,
     estimator=name,
   )
+
+
+MODEL_RELATION = "model, imputed pairs held fixed"
+"""The :attr:`VoteRobustness.relation` of the model estimator (module docstring)."""
+
+
+def _as_model(estimator: Any) -> ModelEstimator | None:
+  try:
+    resolved = as_estimator(estimator)
+  except (TypeError, ValueError):
+    return None
+  return resolved if isinstance(resolved, ModelEstimator) else None
+
+
+def _model_robustness(
+  data: Any, est: ModelEstimator, fitted: FittedTournament | None, key: Any
+) -> VoteRobustness:
+  """:func:`vote_robustness` of the model's hard relation, imputed pairs held fixed."""
+  if not isinstance(data, Comparisons):
+    raise InputError(
+      "data: the model estimator's vote robustness needs the comparisons (the model is fitted "
+      f"on them), got {type(data).__name__}."
+    )
+  if fitted is None:
+    import jax
+
+    fitted = est.fit(jax.random.key(0) if key is None else key, data)
+  counts = pair_counts(data, tie_policy="half")
+  W = decisive_wins(counts, "half")
+  observed = np.asarray(counts.totals) > 0
+  edge = np.asarray(est.hard_relations(fitted.edges)[0], dtype=bool)
+  found = {action: held_relation_changes(W, edge, observed, action)[1:] for action in ACTIONS}
+  members = top_cycle_of(edge)
+  return VoteRobustness(
+    members=members,
+    flips_to_change=found["reverse"][0],
+    flips=found["reverse"][1],
+    removals_to_change=found["remove"][0],
+    removals=found["remove"][1],
+    uc_members=None,
+    uc_flips_to_change=None,
+    uc_flips_lower=None,
+    uc_flips=None,
+    uc_removals_to_change=None,
+    uc_removals_lower=None,
+    uc_removals=None,
+    agents=tuple(data.agents),
+    estimator=est.name,
+    relation=MODEL_RELATION,
+  )
+
+
+ACTIONS = ("reverse", "remove")
+
+
+def held_relation_changes(
+  W: np.ndarray, edge: np.ndarray, observed: np.ndarray, action: str = "reverse"
+) -> tuple[np.ndarray, np.ndarray, tuple[tuple[Flip, ...], ...]]:
+  """Top-Cycle vote robustness of a relation with its uncompared pairs held fixed.
+
+  ``edge`` holds while no vote changes; a compared pair whose votes change is decided by its
+  record, ``a -> b`` iff ``M'_ab >= 0`` (module docstring;
+  :func:`~ste_jax.evaluate._vote_costs.held_relation_costs`).
+
+  Args:
+    W: ``(n, n)`` int decisive wins.
+    edge: ``(n, n)`` bool relation (zero diagonal).
+    observed: ``(n, n)`` bool symmetric, the compared pairs.
+    action: ``"reverse"`` or ``"remove"``.
+
+  Returns:
+    ``(members, changes_to_change, changes)``: the Top Cycle of ``edge``, the fewest changes per
+    agent (``-1``: none, or joining an empty Top Cycle), and the changes achieving it.
+  """
+  n = W.shape[0]
+  members = top_cycle_of(edge)
+  create, remove, create_from, remove_from = held_relation_costs(W, edge, observed, 0, action)
+  result = np.full(n, -1, dtype=np.int64)
+  witnesses: list[tuple[Flip, ...]] = [()] * n
+  if members.any() and not members.all():
+    _join(edge, create, members, result, witnesses, create_from)
+  _leave_all(edge, remove, members, result, witnesses, remove_from)
+  return members, result, tuple(witnesses)
 
 
 def _field(changes: Any, name: str) -> Any:
@@ -350,9 +470,15 @@ def _join(
   members: np.ndarray,
   result: np.ndarray,
   witnesses: list,
+  create_from: np.ndarray | None = None,
 ) -> None:
-  """Fills ``result``/``witnesses`` of the outsiders: one multi-source Dijkstra to the Top Cycle."""
+  """Fills ``result``/``witnesses`` of the outsiders: one multi-source Dijkstra to the Top Cycle.
+
+  ``create_from[u, v]``: the agent whose wins are changed to create ``u -> v`` (default ``v``).
+  """
   n = edge.shape[0]
+  if create_from is None:
+    create_from = np.broadcast_to(np.arange(n)[None, :], (n, n))
   cost = np.where(edge, 0, create)
   usable = cost >= 0
   # Scaled weights: n * cost + 1 > 0 keeps zero-cost edges; floor(dist / n) is the cost.
@@ -371,16 +497,24 @@ def _join(
     while not members[u]:
       v = int(pred[u])
       if not edge[u, v]:
-        flips.append((v, u, int(create[u, v])))
+        winner = int(create_from[u, v])
+        flips.append((winner, u + v - winner, int(create[u, v])))
       u = v
     result[x] = int(dist[x]) // n
     witnesses[x] = tuple(flips)
 
 
 def _leave_all(
-  edge: np.ndarray, remove: np.ndarray, members: np.ndarray, result: np.ndarray, witnesses: list
+  edge: np.ndarray,
+  remove: np.ndarray,
+  members: np.ndarray,
+  result: np.ndarray,
+  witnesses: list,
+  remove_from: np.ndarray | None = None,
 ) -> None:
   """Fills ``result``/``witnesses`` of the members: ``min_{t != m}`` of the ``m``-``t`` cut.
+
+  ``remove_from[u, v]``: the agent whose wins are changed to remove ``u -> v`` (default ``u``).
 
   Exact with pruning: ``lambda(m, t) >= min(lambda(m, z), lambda(z, t))`` (an ``m``-``t`` cut
   separates ``m`` from ``z`` or ``z`` from ``t``), and ``lambda(z, t) >= f(z)`` once ``z``'s
@@ -429,4 +563,9 @@ def _leave_all(
       continue
     cut = np.argwhere(edge & inside[:, None] & ~inside[None, :])
     result[m] = best
-    witnesses[m] = tuple((int(u), int(v), int(remove[u, v])) for u, v in cut)
+    if remove_from is None:
+      witnesses[m] = tuple((int(u), int(v), int(remove[u, v])) for u, v in cut)
+    else:
+      witnesses[m] = tuple(
+        (int(remove_from[u, v]), int(u + v - remove_from[u, v]), int(remove[u, v])) for u, v in cut
+      )

@@ -231,7 +231,7 @@ def test_errors():
   with pytest.raises(InputError, match="whole numbers"):
     vote_robustness(c)
   with pytest.raises(OptionError, match="estimator"):
-    vote_robustness(Comparisons.from_arrays([0], [1], [1.0]), estimator="model")
+    vote_robustness(Comparisons.from_arrays([0], [1], [1.0]), estimator="nonsense")
   with pytest.raises(OptionError, match="missing"):
     vote_robustness(
       Comparisons.from_arrays([0], [1], [1.0]), estimator=WinRateEstimator(missing=0.4)
@@ -272,3 +272,116 @@ def test_witnesses_change_the_estimators_membership(estimator):
         assert after[x] != before[x], (action, x)
         checked += 1
   assert checked > 10
+
+
+def held_state_costs(W, edge, observed, i, j, action):
+  """``{(i -> j, j -> i): fewest changes}`` of pair ``{i, j}``, by enumerating how many of each
+  side's wins are changed: no change keeps ``edge``, any change hands the pair to its record."""
+  if not observed[i, j]:
+    return {(bool(edge[i, j]), bool(edge[j, i])): 0}
+  out = {}
+  M = W[i, j] - W[j, i]
+  for f in range(W[i, j] + 1):
+    for g in range(W[j, i] + 1):
+      if f + g == 0:
+        state = (bool(edge[i, j]), bool(edge[j, i]))
+      else:
+        new = M + 2 * (g - f) if action == "reverse" else M - f + g
+        state = (new >= 0, new <= 0)
+      out[state] = min(out.get(state, f + g), f + g)
+  return out
+
+
+def held_brute_force(W, edge, observed, action):
+  """Per agent, the fewest changes of a held relation that change its Top-Cycle membership."""
+  n = W.shape[0]
+  pairs = list(itertools.combinations(range(n), 2))
+  options = [list(held_state_costs(W, edge, observed, i, j, action).items()) for i, j in pairs]
+  combos = list(itertools.product(*options))
+  rel = np.zeros((len(combos), n, n), dtype=bool)
+  cost = np.zeros(len(combos), dtype=np.int64)
+  for k, combo in enumerate(combos):
+    for (i, j), ((fwd, bwd), c) in zip(pairs, combo):
+      rel[k, i, j], rel[k, j, i] = fwd, bwd
+      cost[k] += c
+  base = reach_all(edge)
+  changed = reach_all(rel) != base
+  out = np.full(n, -1)
+  for x in range(n):
+    if changed[:, x].any():
+      out[x] = cost[changed[:, x]].min()
+  return out, base
+
+
+def held_after(W, edge, observed, changes, action):
+  """The held relation after ``changes``: the changed pairs decided by their records."""
+  W = apply_flips(W, changes, action)
+  rel = edge.copy()
+  for winner, loser, _ in changes:
+    assert observed[winner, loser]
+    M = W[winner, loser] - W[loser, winner]
+    rel[winner, loser], rel[loser, winner] = M >= 0, M <= 0
+  return rel
+
+
+def random_held_relation(rng, c):
+  """A random relation on the pairs of ``c`` (orientations often against the records)."""
+  n = c.num_agents
+  edge = np.zeros((n, n), dtype=bool)
+  for i, j in itertools.combinations(range(n), 2):
+    state = rng.choice(3, p=[0.45, 0.45, 0.1])
+    edge[i, j], edge[j, i] = state != 1, state != 0
+  return edge
+
+
+def check_held_relation(W, edge, observed):
+  from ste_jax.evaluate._robustness import held_relation_changes
+
+  for action in ("reverse", "remove"):
+    members, counts, witnesses = held_relation_changes(W, edge, observed, action)
+    expected, base = held_brute_force(W, edge, observed, action)
+    np.testing.assert_array_equal(members, base)
+    for x in range(W.shape[0]):
+      assert counts[x] == expected[x], (x, W, edge, action)
+      if expected[x] >= 0:
+        assert sum(k for _, _, k in witnesses[x]) == expected[x]
+        assert reach_all(held_after(W, edge, observed, witnesses[x], action))[x] != base[x]
+      else:
+        assert witnesses[x] == ()
+
+
+@pytest.mark.parametrize("n, max_votes", [(3, 3), (4, 3), (5, 2)])
+def test_held_relation_brute_force(n, max_votes):
+  """Model relation, imputed pairs held fixed: exact against every set of changed votes."""
+  rng = np.random.default_rng(n)
+  for _ in range(8 if n < 5 else 3):
+    c = random_comparisons(rng, n, max_votes=max_votes)
+    counts = pair_counts(c)
+    check_held_relation(
+      decisive_wins(counts), random_held_relation(rng, c), np.asarray(counts.totals) > 0
+    )
+
+
+def test_model_vote_robustness_on_its_fit():
+  """The model estimator: its own hard Top Cycle, the held counts, and the leaderboard label."""
+  from ste_jax.evaluate import ModelEstimator
+  from ste_jax.evaluate._robustness import MODEL_RELATION
+
+  rng = np.random.default_rng(7)
+  c = random_comparisons(rng, 5, max_votes=2, min_votes=0)
+  est = ModelEstimator(ranks=(0,), strength_l2=(0.3,), num_folds=2, num_steps=60)
+  fitted = est.fit(jax.random.key(0), c)
+  r = vote_robustness(c, estimator=est, fitted=fitted)
+  assert r.relation == MODEL_RELATION and r.estimator == "model" and r.uc_members is None
+  weak = np.asarray(est.hard_relations(fitted.edges)[0])
+  np.testing.assert_array_equal(r.members, np.asarray(est.hard_memberships(fitted.edges)[0]))
+  counts = pair_counts(c)
+  observed = np.asarray(counts.totals) > 0
+  assert not observed.all()  # some imputed pairs, held fixed
+  W = decisive_wins(counts)
+  for action, (count_field, _) in ACTIONS.items():
+    expected, _ = held_brute_force(W, weak, observed, action)
+    np.testing.assert_array_equal(getattr(r, count_field), expected)
+  assert r.to_frame().attrs["relation"] == MODEL_RELATION
+  with pytest.raises(InputError, match="comparisons"):
+    vote_robustness(counts, estimator=est)
