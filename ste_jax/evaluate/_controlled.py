@@ -524,9 +524,15 @@ def map_rows_to_cells(state: dict, cells: Comparisons) -> dict:
   }
 
 
-def controlled_replica_edges(state: dict, cell_weight: jax.Array, *, num_steps: int) -> jax.Array:
-  """``(n, n)`` controlled tournament refitted on a replica's cell weights (pure)."""
-  weight = cell_weight[state["row_cell"]] * state["share"]
+def controlled_replica_edges(state: dict, cells: Comparisons, *, num_steps: int) -> jax.Array:
+  """``(n, n)`` controlled tournament refitted on a replica of the cells (pure).
+
+  Each fit row takes its cell's replica weight times its share and its cell's outcome: a Poisson
+  replica (cells merged by outcome) changes only the weights; a parametric one
+  (:meth:`~ste_jax.evaluate.ModelEstimator.parametric_design`, one cell per row) the outcomes.
+  """
+  weight = cells.weight[state["row_cell"]] * state["share"]
+  outcome = cells.outcome[state["row_cell"]]
   return refit_controlled(
-    state["refit"], state["pairs"], state["outcome"], weight, state["diff"], num_steps=num_steps
+    state["refit"], state["pairs"], outcome, weight, state["diff"], num_steps=num_steps
   )

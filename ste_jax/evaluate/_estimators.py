@@ -24,6 +24,7 @@ accept; :func:`estimator_named` maps a name to an instance.
 
 from collections.abc import Callable
 import dataclasses
+import functools
 from typing import Any
 
 import jax
@@ -41,6 +42,7 @@ from ste_jax.data import (
   win_rate_tournament,
 )
 from ste_jax.evaluate._controlled import (
+  check_covariates,
   controlled_replica_edges,
   controlled_replica_state,
   fit_controlled_tournament,
@@ -58,7 +60,15 @@ from ste_jax.evaluate._model_estimator import (
   observed_pairs,
   refit_tournament,
 )
-from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
+from ste_jax.evaluate._parametric import (
+  battle_units,
+  outcome_probabilities,
+  tie_outcome_draws,
+  tie_outcome_rows,
+  unit_logits,
+)
+from ste_jax.evaluate._protocol import FittedTournament, ParametricDesign, TournamentEstimator
+from ste_jax.evaluate._replicas import resample_model_outcomes
 from ste_jax.evaluate._ties import TIE_MODELS, fit_tie_tournament, refit_tie_tournament
 from ste_jax.ops import STEScores, ste_scores_from_edges
 
@@ -189,6 +199,14 @@ class WinRateEstimator(TournamentEstimator):
     )
 
 
+def _redraw_wins(p, weight, key, num_replicas):
+  return resample_model_outcomes(key, p, weight, num_replicas)
+
+
+def _redraw_outcomes(probabilities, weight, key, num_replicas):
+  return tie_outcome_draws(key, probabilities, weight, num_replicas)
+
+
 def _model_grid(values: tuple, name: str) -> tuple:
   return check_grid(values, name, integer=name == "ranks")
 
@@ -207,10 +225,11 @@ class ModelEstimator(TournamentEstimator):
     num_folds, num_steps, refit_steps: folds and L-BFGS steps of a fit and of a refit.
     covariates: ``None``, or the :class:`~ste_jax.evaluate.Covariates` of the comparisons the
       estimator will be fitted on: the edges are then the controlled tournament
-      (:func:`~ste_jax.evaluate.fit_controlled_tournament`) and the bootstrap is Poisson.
+      (:func:`~ste_jax.evaluate.fit_controlled_tournament`), and a parametric replica redraws
+      each battle from the fitted model with its covariate term (:meth:`parametric_design`).
     tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"``
-      (:func:`~ste_jax.evaluate.fit_tie_tournament`; Poisson bootstrap). Not combined with
-      ``covariates``.
+      (:func:`~ste_jax.evaluate.fit_tie_tournament`; a parametric replica redraws wins, ties and
+      losses from the tie model). Not combined with ``covariates``.
 
   Example:
     >>> import jax
@@ -254,7 +273,7 @@ class ModelEstimator(TournamentEstimator):
     choices=TIE_MODELS,
     help="model estimator: how a tie counts: half (half a win to each side), davidson or "
     "rao-kupper (ties as their own outcome, the tie parameter fitted; edges P(a wins | decisive); "
-    "Poisson bootstrap)",
+    "parametric replicas redraw wins, ties and losses)",
   )
 
   name = "model"
@@ -272,10 +291,7 @@ class ModelEstimator(TournamentEstimator):
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}.")
 
-  @property
-  def redraws_outcomes(self) -> bool:
-    """Parametric replicas redraw from the edges: not with covariates (the edges omit them)."""
-    return self.covariates is None and self.tie_model == "half"
+  redraws_outcomes = True  # from the fitted model, covariates and tie outcomes included
 
   def fit(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     """Cross-validated fit (``key``: folds and initial factors); ``model`` is the fit's record.
@@ -319,10 +335,53 @@ class ModelEstimator(TournamentEstimator):
     fit = fit_tie_tournament(key, comparisons, model=self.tie_model, **self._grid())
     return FittedTournament(fit.P, (*fit.refit_state(), observed_pairs(comparisons)), fit)
 
+  def parametric_design(
+    self, fitted: FittedTournament, comparisons: Comparisons, *, merge_rows: bool = True
+  ) -> ParametricDesign | None:
+    """The fitted model's own replica rows with covariates or a tie model, else ``None``.
+
+    Without either, the edges are the model's win probabilities and the default redraw applies.
+    With covariates, each battle (or unit of battles with equal features) is redrawn from
+    ``sigmoid(h + beta . x)``; with a tie model, each unit's wins, ties and losses from the tie
+    model's three probabilities (:mod:`ste_jax.evaluate._parametric`).
+    """
+    if self.covariates is None and self.tie_model == "half":
+      return None
+    fit = fitted.model
+    dtype = comparisons.weight.dtype
+    diff = None
+    if self.covariates is not None:
+      check_covariates(comparisons, self.covariates)
+      diff = np.asarray(self.covariates.diff)
+    units = battle_units(comparisons, diff, merge=merge_rows)
+    beta = None if self.covariates is None else fit.beta
+    h = unit_logits(fit.params, beta, units)
+    if self.tie_model == "half":
+      p = 1.0 / (1.0 + np.exp(-h))
+      rows = Comparisons(
+        a=jnp.asarray(units.a, jnp.int32),
+        b=jnp.asarray(units.b, jnp.int32),
+        outcome=jnp.asarray(p, dtype),
+        context=jnp.zeros(units.a.shape, jnp.int32),
+        weight=jnp.asarray(units.weight, dtype),
+        agents=comparisons.agents,
+        contexts=comparisons.contexts[:1],
+      )
+      covariates = Covariates(jnp.asarray(units.diff, dtype), self.covariates.names)
+      state = controlled_replica_state(fit, rows, covariates)
+      return ParametricDesign(
+        rows, state, functools.partial(_redraw_wins, p, units.weight), "outcome"
+      )
+    probabilities = outcome_probabilities(h, float(fit.tie_param), self.tie_model)
+    rows = tie_outcome_rows(units, comparisons)
+    state = (*fit.refit_state(), observed_pairs(rows))
+    draw = functools.partial(_redraw_outcomes, probabilities, units.weight)
+    return ParametricDesign(rows, state, draw, "weight")
+
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
     if self.covariates is not None:
-      return controlled_replica_edges(state, comparisons.weight, num_steps=self.refit_steps)
+      return controlled_replica_edges(state, comparisons, num_steps=self.refit_steps)
     if self.tie_model != "half":
       *refit, pairs = state
       return refit_tie_tournament(

@@ -32,6 +32,7 @@ Example:
 """
 
 import abc
+from collections.abc import Callable
 import dataclasses
 from typing import Any, ClassVar
 
@@ -66,6 +67,27 @@ class FittedTournament:
 jax.tree_util.register_dataclass(
   FittedTournament, data_fields=["edges", "state"], meta_fields=["model"]
 )
+
+
+@dataclasses.dataclass(frozen=True)
+class ParametricDesign:
+  """The rows a parametric bootstrap redraws, when the edges alone do not give their outcomes.
+
+  A model whose probability of a battle depends on more than its pair (per-battle covariates) or
+  whose battles have more than two outcomes (a tie model) supplies its own replica rows and draws
+  (:meth:`TournamentEstimator.parametric_design`).
+
+  Attributes:
+    comparisons: the ``m'`` rows the replicas redraw.
+    state: the :meth:`TournamentEstimator.replica_edges` state for those rows.
+    draw: ``draw(key, num_replicas)`` -> ``(R, m')`` host array of the replicas' ``field``.
+    field: ``"outcome"`` (the draws replace the rows' outcomes) or ``"weight"`` (their weights).
+  """
+
+  comparisons: Comparisons
+  state: Any
+  draw: Callable[[jax.Array, int], Any]
+  field: str = "outcome"
 
 
 class TournamentEstimator(abc.ABC):
@@ -125,6 +147,24 @@ class TournamentEstimator(abc.ABC):
     """
     del comparisons
     return state
+
+  def parametric_design(
+    self, fitted: FittedTournament, comparisons: Comparisons, *, merge_rows: bool = True
+  ) -> ParametricDesign | None:
+    """The rows and draws of a parametric replica, or ``None``: redraw each row from the edges.
+
+    ``None`` (the default) means the edges are the fitted model's win probabilities of every
+    battle of a pair, so a replica redraws each row's (or count cell's) wins from ``edges[a, b]``
+    (:func:`~ste_jax.evaluate._replicas.resample_model_outcomes`). An estimator whose model has
+    more (per-battle covariates, tie outcomes) returns its own :class:`ParametricDesign`.
+
+    Args:
+      fitted: the estimator's fit on ``comparisons``.
+      comparisons: the fitted rows.
+      merge_rows: whether rows may be merged into count cells first (same distribution).
+    """
+    del fitted, comparisons, merge_rows
+    return None
 
   @abc.abstractmethod
   def conventions(self) -> str:

@@ -333,6 +333,11 @@ def default_batch_size() -> int:
   return _REPLICA_BATCH_ACCELERATOR
 
 
+def _design_draw(design, key, *, weight, num_replicas):
+  del weight  # the design's own draws
+  return design.draw(key, num_replicas)
+
+
 def _integer_weights(comparisons: Comparisons) -> bool:
   w = np.asarray(comparisons.weight)
   return bool(np.all(w == np.round(w)))
@@ -370,7 +375,10 @@ def bootstrap_hard_memberships(
   games. That is the row bootstrap exactly in distribution (a sum of independent Poissons is
   Poisson; of binomials with one ``P̂``, binomial) at O(cells) per replica instead of O(rows).
   The parametric bootstrap merges only when every weight is an integer (a row of weight ``w``
-  stands for ``max(1, round(w))`` games, which merging fractional weights would change).
+  stands for ``max(1, round(w))`` games, which merging fractional weights would change). A model
+  with covariates or tie outcomes redraws the rows of its own
+  :meth:`~ste_jax.evaluate.TournamentEstimator.parametric_design` instead (each battle's outcome
+  from the fitted model with its covariates; wins, ties and losses from the tie model).
 
   Args:
     key: PRNG key.
@@ -409,7 +417,14 @@ def bootstrap_hard_memberships(
   dtype = fitted.edges.dtype
   tau, gamma = (1.0, 1.0) if soft is None else soft
   state = fitted.state
-  if unit == "clusters":
+  # A model with covariates or tie outcomes redraws its own rows (ParametricDesign).
+  design = None
+  if parametric:
+    design = estimator.parametric_design(fitted, comparisons, merge_rows=merge_rows)
+  if design is not None:
+    comparisons, state = design.comparisons, design.state
+    parametric = design.field == "outcome"
+  elif unit == "clusters":
     codes, num_clusters = cluster_codes(clusters, comparisons.num_comparisons)
     if merge_rows:
       comparisons, codes = merge_within_clusters(comparisons, codes)
@@ -423,7 +438,9 @@ def bootstrap_hard_memberships(
     with_soft=soft is not None,
     parametric=parametric,
   )
-  if parametric:
+  if design is not None:
+    draw = functools.partial(_design_draw, design)
+  elif parametric:
     p_hat = np.asarray(fitted.edges)[np.asarray(comparisons.a), np.asarray(comparisons.b)]
     draw = functools.partial(resample_model_outcomes, probability=p_hat)
   elif unit == "clusters":

@@ -154,14 +154,17 @@ def test_model_estimator_with_covariates_reports_the_verdict_changes_and_resampl
   fitted = est.fit(jax.random.key(1), c)
   assert "Top Cycle leaves 4, enters 0" in fitted.model.describe()
   assert "length +" in fitted.model.describe()
-  assert est.resolve_resampling("auto") == "poisson"  # the edges omit the covariates
+  assert est.resolve_resampling("auto") == "parametric"  # redrawn with the covariate term
   # A replica whose cells keep their weights is the data itself: the refit stays at the fit,
   # which holds only if every row was mapped to its own cell with its share of the weight.
   cells = merge_into_cells(c)
   assert cells.num_comparisons < c.num_comparisons
   state = est.replica_state(fitted.state, cells)
-  P = controlled_replica_edges(state, cells.weight, num_steps=30)
+  P = controlled_replica_edges(state, cells, num_steps=30)
   np.testing.assert_allclose(np.asarray(P), np.asarray(fitted.edges), atol=2e-3)
-  boot = bootstrap_hard_memberships(jax.random.key(3), c, est, fitted, num_replicas=4, batch_size=2)
-  assert np.asarray(boot.top_cycle).shape == (4, 5)
-  assert np.asarray(boot.top_cycle)[:, 0].mean() >= 0.5
+  for resampling in ("poisson", "parametric"):
+    boot = bootstrap_hard_memberships(
+      jax.random.key(3), c, est, fitted, num_replicas=4, batch_size=2, resampling=resampling
+    )
+    assert np.asarray(boot.top_cycle).shape == (4, 5)
+    assert np.asarray(boot.top_cycle)[:, 0].mean() >= 0.5

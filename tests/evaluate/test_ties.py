@@ -101,7 +101,7 @@ def test_model_estimator_with_a_tie_model_fits_and_resamples_cells():
   strength = np.array([0.8, 0.2, 0.0, -0.5, -0.9])
   c, *_ = _davidson_battles(4, strength, 0.6, 2000)
   est = ModelEstimator(tie_model="davidson", ranks=(0,), record_tolerance=None)
-  assert est.resolve_resampling("auto") == "poisson"  # redrawn outcomes would have no ties
+  assert est.resolve_resampling("auto") == "parametric"  # wins, ties, losses redrawn
   fitted = est.fit(jax.random.key(0), c)
   assert "davidson tie model (Davidson nu = 0." in fitted.model.describe()
   assert np.flatnonzero(np.asarray(est.hard_memberships(fitted.edges)[0])).tolist() == [0]
