@@ -726,7 +726,9 @@ def cmd_explain(args) -> int:
   w = witness_report(
     table.P, table.games_matrix, agents, agents.index(args.explained), ties_connect=est.ties_connect
   )
-  robustness = _explained_robustness(comparisons, est, agents.index(args.explained))
+  robustness = _explained_robustness(
+    comparisons, est, agents.index(args.explained), table=table, seed=args.seed
+  )
   if args.output == "json":
     out = dict(w, estimator=table.estimator, conventions=table.conventions())
     print(json.dumps(dict(out, robustness=robustness) if robustness else out, indent=1))
@@ -747,13 +749,28 @@ def cmd_explain(args) -> int:
   return 0
 
 
-def _explained_robustness(comparisons, est, i: int) -> dict | None:
-  """The agent's vote robustness (count-based estimators): counts, the votes, one text line."""
+def _explained_robustness(comparisons, est, i: int, *, table=None, seed: int = 0) -> dict | None:
+  """The agent's vote robustness (count-based estimators; the model's hard relation with the
+  imputed pairs held fixed): counts, the votes, one text line."""
+  import jax
+
+  from ste_jax.evaluate import ModelEstimator
+  from ste_jax.evaluate._protocol import FittedTournament
   from ste_jax.evaluate._robustness import counts_relation_of, vote_robustness
 
-  if counts_relation_of(est) is None:
+  model = isinstance(est, ModelEstimator)
+  if counts_relation_of(est) is None and not model:
     return None
-  r = vote_robustness(comparisons, estimator=est)
+  if model:
+    plain = est.covariates is None and est.tie_model == "half" and table is not None
+    fitted = FittedTournament(edges=jax.numpy.asarray(table.P)) if plain else None
+    k_fit = jax.random.split(jax.random.key(seed))[0]  # the table's fit (fit_estimator)
+    try:
+      r = vote_robustness(comparisons, estimator=est, fitted=fitted, key=k_fit)
+    except InputError:
+      return None
+  else:
+    r = vote_robustness(comparisons, estimator=est)
   names = r.agents
   change = "leave" if r.members[i] else "join"
 
@@ -772,6 +789,17 @@ def _explained_robustness(comparisons, est, i: int) -> dict | None:
     f"{said(flips, r.flips[i], 'reverse')}; or {said(removals, r.removals[i], 'remove')} "
     "(the fewest; 'A > B xk': k of A's wins over B)"
   )
+  if model:
+    return dict(
+      change=change,
+      relation=r.relation,
+      flips_to_change=flips,
+      flips=votes(r.flips[i]),
+      removals_to_change=removals,
+      removals=votes(r.removals[i]),
+      text=text + ", on the model's hard relation with its imputed pairs held fixed (the model "
+      "not refitted; a compared pair goes to its record once its votes change)",
+    )
   uc = _explained_uncovered_robustness(comparisons, est, i)
   return dict(
     change=change,

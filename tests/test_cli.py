@@ -1006,16 +1006,48 @@ def test_score_robustness_columns_equal_vote_robustness(tmp_path):
   assert "flips_tc / removals_tc" in err  # the conventions say what the columns are
 
 
-def test_score_robustness_is_left_empty_for_the_model_estimator(tmp_path):
+def test_score_robustness_for_the_model_holds_the_imputed_pairs_fixed(tmp_path):
+  """The model estimator: flips_tc / removals_tc of its relation, labelled; no UC columns."""
+  import jax
+
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import ModelEstimator, vote_robustness
+
   data = tmp_path / "battles.csv"
   data.write_text("a,b,winner\n" + "x,y,a\ny,z,a\nz,x,a\nx,w,a\ny,w,a\n" * 2)
   code, out, err = run(
     "score", data, "--estimator", "model", "--bootstrap", "0", "--robustness", "--output", "csv"
   )
   assert code == 0, err
-  frame = pd.read_csv(io.StringIO(out))
-  assert frame["flips_tc"].isna().all() and frame["removals_tc"].isna().all()
-  assert "not computed for the model estimator" in err
+  frame = pd.read_csv(io.StringIO(out)).set_index("agent")
+  comparisons, _ = load_comparisons(data)
+  k_fit, _ = jax.random.split(jax.random.key(0))  # the table's fit key (seed 0)
+  r = vote_robustness(comparisons, estimator=ModelEstimator(), key=k_fit).to_frame()
+  assert frame["flips_tc"].to_dict() == r["flips_to_change"].to_dict()
+  assert frame["removals_tc"].to_dict() == r["removals_to_change"].to_dict()
+  assert frame["flips_uc"].isna().all() and frame["removals_uc"].isna().all()
+  assert "imputed pairs held fixed" in err  # the report line and the conventions
+
+
+def test_explain_model_robustness_is_labelled(tmp_path):
+  import jax
+
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import ModelEstimator, vote_robustness
+  from ste_jax.evaluate._robustness import MODEL_RELATION
+
+  data = tmp_path / "battles.csv"
+  data.write_text("a,b,winner\n" + "x,y,a\ny,z,a\nz,x,a\nx,w,a\ny,w,a\n" * 2)
+  code, out, err = run("explain", data, "w", "--estimator", "model", "--output", "json")
+  assert code == 0, err
+  got = json.loads(out)["robustness"]
+  comparisons, _ = load_comparisons(data)
+  k_fit, _ = jax.random.split(jax.random.key(0))
+  r = vote_robustness(comparisons, estimator=ModelEstimator(), key=k_fit)
+  w = comparisons.agents.index("w")
+  assert got["relation"] == MODEL_RELATION and "uncovered" not in got
+  assert got["flips_to_change"] == r.flips_to_change[w] and got["change"] == "join"
+  assert "imputed pairs held fixed" in got["text"]
 
 
 def test_explain_reports_the_votes_that_change_membership():

@@ -29,7 +29,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import _tuning, exact
-from ste_jax._errors import OptionError
+from ste_jax._errors import InputError, OptionError
 from ste_jax._options import at_least, check_options, option, parse_positive, temperature
 from ste_jax.data import Comparisons, LoadReport, LoadSettings, pair_counts
 from ste_jax.data._clusters import load_cluster_ids
@@ -79,8 +79,9 @@ COLUMNS = (
   "games",
 )
 # Added by ``LeaderboardSettings(robustness=True)``: fewest reversed / removed comparisons that
-# change the agent's hard Top-Cycle (Uncovered-Set) membership (-1: no such set; empty for the
-# model estimator). An Uncovered-Set count the solver did not prove minimal is the text "lo..hi".
+# change the agent's hard Top-Cycle (Uncovered-Set) membership (-1: no such set; the model
+# estimator: Top Cycle only, on its hard relation with the imputed pairs held fixed). An
+# Uncovered-Set count the solver did not prove minimal is the text "lo..hi".
 ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc", "flips_uc", "removals_uc")
 # Added by ``LeaderboardSettings(tier_intervals=True)``: the best and worst tier over every
 # tournament that agrees with the sure edges (-1 without bootstrap replicas).
@@ -171,9 +172,10 @@ class LeaderboardSettings(ResamplingSettings):
     False,
     help="add the columns flips_tc and removals_tc: the fewest comparisons whose outcome must be "
     "reversed (removed) to change the agent's hard Top-Cycle membership, exact, for the winrate "
-    "and posterior estimators (ste_jax.evaluate.vote_robustness); and flips_uc, removals_uc, the "
-    "same for the hard Uncovered Set (exact, or 'lo..hi' certified bounds where the solver's "
-    "time ran out)",
+    "and posterior estimators (ste_jax.evaluate.vote_robustness; for the model estimator: on its "
+    "hard relation with the imputed pairs held fixed, labelled so); and flips_uc, removals_uc, "
+    "the same for the hard Uncovered Set (exact, or 'lo..hi' certified bounds where the "
+    "solver's time ran out; not for the model)",
   )
   tier_intervals: bool = option(
     False,
@@ -402,8 +404,10 @@ class CoreTable:
       parts.append(
         "flips_tc / removals_tc = fewest comparisons whose outcome reversed / that removed would "
         "change the agent's hard Top-Cycle membership in this estimator's count relation (exact; "
-        "-1: none would; winrate and posterior only); flips_uc / removals_uc the same for the "
-        "hard Uncovered Set (exact, or certified bounds lo..hi)"
+        "-1: none would; winrate and posterior; model: on its hard relation with the imputed "
+        "pairs held fixed, a compared pair going to its record once its votes change, not "
+        "refitted); flips_uc / removals_uc the same for the hard Uncovered Set (exact, or "
+        "certified bounds lo..hi; not for the model)"
       )
     if s.task_mix_radius is not None:
       parts.append(
@@ -600,11 +604,26 @@ def _baselines(comparisons, counts, n):
   return cols, False, note
 
 
-def _add_robustness(cols: dict, comparisons: Comparisons, est) -> str | None:
+def _add_robustness(cols: dict, comparisons: Comparisons, est, fitted) -> str | None:
   """Adds :data:`ROBUSTNESS_COLUMNS` to ``cols``; returns a warning line where not computed."""
+  from ste_jax.evaluate._estimators import ModelEstimator
   from ste_jax.evaluate._robustness import counts_relation_of, vote_robustness
 
   n = comparisons.num_agents
+  if isinstance(est, ModelEstimator):
+    try:
+      r = vote_robustness(comparisons, estimator=est, fitted=fitted)
+    except InputError as e:
+      cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
+      return f"vote robustness (flips_tc, removals_tc, flips_uc, removals_uc): not computed: {e}"
+    cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
+    cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
+    cols.update(flips_uc=np.full(n, np.nan), removals_uc=np.full(n, np.nan))
+    return (
+      "vote robustness (model): flips_tc / removals_tc are on the model's hard relation with "
+      "its imputed pairs held fixed (the model not refitted; a compared pair goes to its record "
+      "once its votes change); flips_uc, removals_uc: not computed for the model estimator"
+    )
   if counts_relation_of(est) is None:
     cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
     return (
@@ -777,7 +796,7 @@ def core_table(
         for k, v in sol.items()
       }
     )
-  robustness_note = _add_robustness(cols, comparisons, est) if settings.robustness else None
+  robustness_note = _add_robustness(cols, comparisons, est, fitted) if settings.robustness else None
   if settings.task_mix_radius is not None:
     mix_note = _add_task_mix(cols, jax.random.fold_in(key, 36), comparisons, settings)
     robustness_note = "; ".join(x for x in (robustness_note, mix_note) if x) or None
