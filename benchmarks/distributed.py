@@ -174,6 +174,56 @@ def _timed(fn, *args, reps: int):
   return out, best
 
 
+# The leaderboard's columns a "leaderboard" task returns: those the bootstrap replicas decide.
+LEADERBOARD_COLUMNS = (
+  "p_tc",
+  "p_uc",
+  "tc_verdict",
+  "uc_verdict",
+  "tc_lo",
+  "tc_hi",
+  "uc_lo",
+  "uc_hi",
+  "hard_tc",
+  "tier",
+)
+
+
+def leaderboard_columns(task: dict, mesh) -> dict:
+  """The leaderboard of ``task``'s comparisons with ``mesh`` (or ``None``): JSON-able columns.
+
+  ``task``: ``agents``, ``m``, ``seed`` (the comparisons, :func:`_comparisons`), ``estimator``
+  (default ``"model"``), ``resampling`` (default ``"auto"``: parametric for the model),
+  ``replicas`` and ``clusters`` (``k``: comparisons ``3i, 3i+1, 3i+2`` ... in clusters of ``k``
+  consecutive rows, the cluster bootstrap; default none). Returns :data:`LEADERBOARD_COLUMNS`
+  in agent order (floats exact, verdicts as text), the display order and the replicas'
+  Top-Cycle candidates.
+  """
+  import jax
+  import numpy as np
+
+  from ste_jax.evaluate import leaderboard
+
+  comparisons = _comparisons(task.get("agents", 12), task.get("m", 600), task.get("seed", 0))
+  k = task.get("clusters")
+  clusters = None if not k else np.arange(comparisons.num_comparisons) // k
+  table = leaderboard(
+    jax.random.key(task.get("seed", 0)),
+    comparisons,
+    task.get("estimator", "model"),
+    num_replicas=task.get("replicas", 8),
+    resampling=task.get("resampling", "auto"),
+    soft_intervals=True,
+    clusters=clusters,
+    cluster_column="rows" if k else None,
+    mesh=mesh,
+  ).table()
+  out = {c: np.asarray(table.columns[c]).tolist() for c in LEADERBOARD_COLUMNS}
+  out["order"] = np.asarray(table.order).tolist()
+  out["candidates"] = table.candidate_names("top_cycle")
+  return out
+
+
 def run_task(task: dict) -> dict:
   """Runs one task on a mesh over all (global) devices, axis ``"rows"``; returns a JSON-able dict.
 
@@ -184,7 +234,10 @@ def run_task(task: dict) -> dict:
   Uncovered-Set replicas; ``"bench"`` returns the best times of the same computations
   (``cover_s``, ``cover_grad_s``, ``bootstrap_s``) and their values' checksums; ``"memory"``
   compiles the cover's forward and reverse mode at ``n`` without running them and returns XLA's
-  memory per device (arguments, outputs, temporaries, in bytes).
+  memory per device (arguments, outputs, temporaries, in bytes); ``"leaderboard"`` returns the
+  leaderboard's bootstrap columns with the replicas over the mesh (:func:`leaderboard_columns`;
+  ``task["mesh"] = False``: on the default device) and, with ``task["reps"]``, the best time of a
+  whole leaderboard (``leaderboard_s``).
   """
   import jax
   import jax.numpy as jnp
@@ -195,6 +248,18 @@ def run_task(task: dict) -> dict:
   from ste_jax.stats import bootstrap_scores, ste_score_fn
 
   mesh = Mesh(np.array(jax.devices()), ("rows",))
+  info = {"devices": jax.device_count(), "processes": jax.process_count()}
+  if task["kind"] == "leaderboard":
+    mesh = mesh if task.get("mesh", True) else None
+    info |= leaderboard_columns(task, mesh)
+    if task.get("reps"):
+      best = float("inf")
+      for _ in range(task["reps"]):
+        start = time.perf_counter()
+        leaderboard_columns(task, mesh)
+        best = min(best, time.perf_counter() - start)
+      info["leaderboard_s"] = best
+    return info
   n, gamma_c = task.get("n", 13), task.get("gamma_c", 0.1)
   D, W = _inputs(n, task.get("seed", 0))
   g = np.float32(gamma_c)
@@ -204,7 +269,6 @@ def run_task(task: dict) -> dict:
     return sharded_cover_scores(D, gamma_c=g, mesh=mesh, axis_name="rows")
 
   cover_grad = jax.jit(jax.grad(lambda D, g: jnp.sum(cover(D, g) * W), argnums=(0, 1)))
-  info = {"devices": jax.device_count(), "processes": jax.process_count()}
   if task["kind"] == "memory":
     for name, fn in (("forward", cover), ("reverse", cover_grad)):
       m = fn.lower(D, g).compile().memory_analysis()

@@ -1,7 +1,7 @@
-"""Multi-process runs (``jax.distributed``, gloo CPU collectives) of the sharded cover and the
-sharded bootstrap: 2 processes x 2 CPU devices on localhost, started by the launcher of
-``benchmarks/distributed.py``, against one process with 4 devices and against the unsharded
-single-device functions computed here."""
+"""Multi-process runs (``jax.distributed``, gloo CPU collectives) of the sharded cover, the
+sharded bootstrap and the leaderboard's replicas over a mesh: 2 processes x 2 CPU devices on
+localhost, started by the launcher of ``benchmarks/distributed.py``, against one process with 4
+devices and against the unsharded single-device functions computed here."""
 
 import subprocess
 
@@ -72,6 +72,48 @@ def test_two_processes_equal_one_process():
     got = np.array(multi[0][k])
     assert got.shape == (TASK["replicas"], TASK["agents"])
     np.testing.assert_allclose(got, np.asarray(getattr(want, k)), rtol=1e-5, atol=1e-6)
+
+
+# The leaderboard of 100 comparisons among 9 agents: P(TC) between 0 and 1 for most agents, so
+# that a replica lost, repeated or drawn from another key changes the columns. 30 replicas: two
+# chunks of 25 and 5 (REPLICA_CHUNK), neither a multiple of 4 devices (padded draws).
+LEADERBOARD = {"kind": "leaderboard", "agents": 9, "m": 100, "replicas": 30, "seed": 3}
+EXACT = ("p_tc", "p_uc", "tc_verdict", "uc_verdict", "hard_tc", "tier", "order", "candidates")
+SOFT = ("tc_lo", "tc_hi", "uc_lo", "uc_hi")
+
+
+def _check_leaderboard(got, task):
+  """The columns of a mesh run = ``leaderboard(mesh=None)`` run here for the same key: the
+  replicas' columns exactly, the soft intervals to float32 rounding."""
+  want = distributed.leaderboard_columns(task, None)
+  assert 0 < np.mean(want["p_tc"]) < 1, want["p_tc"]  # replicas disagree: a lost one shows
+  for k in EXACT:
+    assert got[k] == want[k], k
+  for k in SOFT:
+    np.testing.assert_allclose(got[k], want[k], rtol=1e-6, atol=1e-7)
+
+
+def test_leaderboard_on_four_devices_equals_one_device():
+  """1 process x 4 simulated devices, Poisson replicas of the posterior-edge estimator."""
+  task = LEADERBOARD | {"estimator": "posterior"}
+  (got,) = distributed.launch(task, processes=1, local_devices=4, timeout=240)
+  assert got["devices"] == 4
+  _check_leaderboard(got, task)
+
+
+@pytest.mark.slow  # two processes and a model refit per replica (~60 s on two cores)
+@pytest.mark.parametrize(
+  "options",
+  [{"estimator": "model"}, {"estimator": "posterior", "clusters": 3}],
+  ids=["model-parametric", "posterior-clusters"],
+)
+def test_leaderboard_two_processes_equal_one_process(options):
+  """2 processes x 2 devices: both processes end with the same table, the one of
+  ``leaderboard(mesh=None)`` (parametric replicas of the model, refitted; cluster replicas)."""
+  task = LEADERBOARD | options
+  outputs = distributed.launch(task, processes=2, local_devices=2, timeout=240)
+  _check_processes_agree(outputs, EXACT + SOFT)
+  _check_leaderboard(outputs[0], task)
 
 
 def test_launcher_kills_its_processes_on_timeout(monkeypatch):
