@@ -69,7 +69,16 @@ from ste_jax.evaluate._parametric import (
 )
 from ste_jax.evaluate._protocol import FittedTournament, ParametricDesign, TournamentEstimator
 from ste_jax.evaluate._replicas import resample_model_outcomes
-from ste_jax.evaluate._ties import TIE_MODELS, fit_tie_tournament, refit_tie_tournament
+from ste_jax.evaluate._ties import (
+  TIE_MODEL_CHOICES,
+  HalfWinChoice,
+  TieModelTournament,
+  TieRefitState,
+  choose_tie_model,
+  describe_tie_choice,
+  fit_tie_tournament,
+  refit_tie_tournament,
+)
 from ste_jax.ops import STEScores, ste_scores_from_edges
 
 
@@ -229,7 +238,10 @@ class ModelEstimator(TournamentEstimator):
       each battle from the fitted model with its covariate term (:meth:`parametric_design`).
     tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"``
       (:func:`~ste_jax.evaluate.fit_tie_tournament`; a parametric replica redraws wins, ties and
-      losses from the tie model). Not combined with ``covariates``.
+      losses from the tie model), or ``"auto"``: the one of the three with the best
+      cross-validated win/tie/loss log-likelihood
+      (:func:`~ste_jax.evaluate._ties.choose_tie_model`, which states how the half-win model is
+      scored). Not combined with ``covariates``.
 
   Example:
     >>> import jax
@@ -270,10 +282,11 @@ class ModelEstimator(TournamentEstimator):
   )
   tie_model: str = option(
     "half",
-    choices=TIE_MODELS,
+    choices=TIE_MODEL_CHOICES,
     help="model estimator: how a tie counts: half (half a win to each side), davidson or "
     "rao-kupper (ties as their own outcome, the tie parameter fitted; edges P(a wins | decisive); "
-    "parametric replicas redraw wins, ties and losses)",
+    "parametric replicas redraw wins, ties and losses), or auto (the one with the best "
+    "cross-validated win/tie/loss log-likelihood)",
   )
 
   name = "model"
@@ -332,8 +345,24 @@ class ModelEstimator(TournamentEstimator):
     return FittedTournament(fit.P, controlled_replica_state(fit, comparisons, self.covariates), fit)
 
   def _fit_ties(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
-    fit = fit_tie_tournament(key, comparisons, model=self.tie_model, **self._grid())
-    return FittedTournament(fit.P, (*fit.refit_state(), observed_pairs(comparisons)), fit)
+    model, half, line = self.tie_model, None, ""
+    if model == "auto":
+      half = fit_model_tournament(key, comparisons, **self._grid())
+      model, table = choose_tie_model(
+        jax.random.fold_in(key, 1),
+        comparisons,
+        half,
+        num_folds=self.num_folds,
+        num_steps=self.num_steps,
+      )
+      line = describe_tie_choice(model, table, self.num_folds)
+      if model == "half":
+        fields = {f.name: getattr(half, f.name) for f in dataclasses.fields(half)}
+        return FittedTournament(half.P, half.refit_state(), HalfWinChoice(**fields, tie_cv=line))
+    fit = fit_tie_tournament(key, comparisons, model=model, half=half, **self._grid())
+    fit = dataclasses.replace(fit, tie_cv=line)
+    state = TieRefitState(*fit.refit_state(), observed_pairs(comparisons), model)
+    return FittedTournament(fit.P, state, fit)
 
   def parametric_design(
     self, fitted: FittedTournament, comparisons: Comparisons, *, merge_rows: bool = True
@@ -345,9 +374,10 @@ class ModelEstimator(TournamentEstimator):
     ``sigmoid(h + beta . x)``; with a tie model, each unit's wins, ties and losses from the tie
     model's three probabilities (:mod:`ste_jax.evaluate._parametric`).
     """
-    if self.covariates is None and self.tie_model == "half":
-      return None
     fit = fitted.model
+    tie_model = fit.model if isinstance(fit, TieModelTournament) else "half"
+    if self.covariates is None and tie_model == "half":
+      return None
     dtype = comparisons.weight.dtype
     diff = None
     if self.covariates is not None:
@@ -356,7 +386,7 @@ class ModelEstimator(TournamentEstimator):
     units = battle_units(comparisons, diff, merge=merge_rows)
     beta = None if self.covariates is None else fit.beta
     h = unit_logits(fit.params, beta, units)
-    if self.tie_model == "half":
+    if tie_model == "half":
       p = 1.0 / (1.0 + np.exp(-h))
       rows = Comparisons(
         a=jnp.asarray(units.a, jnp.int32),
@@ -372,9 +402,9 @@ class ModelEstimator(TournamentEstimator):
       return ParametricDesign(
         rows, state, functools.partial(_redraw_wins, p, units.weight), "outcome"
       )
-    probabilities = outcome_probabilities(h, float(fit.tie_param), self.tie_model)
+    probabilities = outcome_probabilities(h, float(fit.tie_param), tie_model)
     rows = tie_outcome_rows(units, comparisons)
-    state = (*fit.refit_state(), observed_pairs(rows))
+    state = TieRefitState(*fit.refit_state(), observed_pairs(rows), tie_model)
     draw = functools.partial(_redraw_outcomes, probabilities, units.weight)
     return ParametricDesign(rows, state, draw, "weight")
 
@@ -382,14 +412,13 @@ class ModelEstimator(TournamentEstimator):
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
     if self.covariates is not None:
       return controlled_replica_edges(state, comparisons, num_steps=self.refit_steps)
-    if self.tie_model != "half":
-      *refit, pairs = state
+    if isinstance(state, TieRefitState):  # the tie model is static in the state's structure
       return refit_tie_tournament(
-        tuple(refit),
-        pairs,
+        (state.params, state.tie_param, state.settings),
+        state.pairs,
         comparisons.outcome,
         comparisons.weight,
-        model=self.tie_model,
+        model=state.model,
         num_steps=self.refit_steps,
       )
     return refit_tournament(
@@ -404,8 +433,8 @@ class ModelEstimator(TournamentEstimator):
     """
     if self.covariates is not None:
       return map_rows_to_cells(state, comparisons)
-    if self.tie_model != "half":
-      return (*state[:-1], observed_pairs(comparisons))
+    if isinstance(state, TieRefitState):
+      return dataclasses.replace(state, pairs=observed_pairs(comparisons))
     params, _, settings = state
     return params, observed_pairs(comparisons), settings
 
@@ -416,7 +445,9 @@ class ModelEstimator(TournamentEstimator):
       else f", controlled for {', '.join(self.covariates.names)} (every feature difference 0)"
     )
     ties = "ties count 1/2 to each side"
-    if self.tie_model != "half":
+    if self.tie_model == "auto":
+      ties = "ties counted by the tie model cross-validation chooses, P = P(a wins | decisive)"
+    elif self.tie_model != "half":
       ties = f"ties as their own outcome ({self.tie_model}), P = P(a wins | decisive)"
     return (
       "model tournament P = sigmoid(h) of a pairwise model fitted to the observed comparisons, "

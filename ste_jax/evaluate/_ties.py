@@ -14,6 +14,18 @@ pairs' counts; no record bands. The tournament edge is the probability that ``a`
 decisive result, ``P(a) / (P(a) + P(b))``: ``sigmoid(h)`` under Davidson, and
 ``sigmoid(h - eta) / (sigmoid(h - eta) + sigmoid(-h - eta))`` under Rao-Kupper (``1/2`` at
 ``h = 0`` and increasing in ``h``: the same strict relation as ``sigmoid(h)``).
+
+*Choosing the tie model* (``tie_model="auto"``, :func:`choose_tie_model`): ties as half wins,
+Davidson and Rao-Kupper are compared by ``k``-fold cross-validated log-likelihood of the same
+three outcomes (win, tie, loss), at the rank and ridges the half-win cross-validation chose, on
+folds over unit comparisons drawn like the model estimator's. The half-win model predicts no tie
+of its own, so it is scored as the three-outcome model it implies with a tie probability that does
+not depend on the pair: ``P(a) = (1 - tau) sigmoid(h)``, ``P(b) = (1 - tau) sigmoid(-h)``,
+``P(tie) = tau``, with ``tau = (ties + 1/2) / (comparisons + 1)`` of the training folds (the
+maximum-likelihood constant, smoothed so that a held-out tie never has probability 0). Each model's
+tie parameter is thus fitted on the training folds, and all three are scored on one likelihood;
+the lowest mean held-out log-loss wins. On data without ties the three reduce to Bradley-Terry
+and give the same tournament, whichever is chosen.
 """
 
 import dataclasses
@@ -29,12 +41,17 @@ from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.evaluate._model_estimator import (
   ModelTournament,
   PairIndex,
+  _fit_jit,
+  _fold_weights,
   fit_model_tournament,
   observed_pairs,
+  pair_cells,
 )
 from ste_jax.models._intransitive import IntransitiveParams, intransitive_logits
 
 TIE_MODELS = ("half", "davidson", "rao-kupper")
+# The values of ``ModelEstimator.tie_model``: a tie model, or "auto" (chosen by cross-validation).
+TIE_MODEL_CHOICES = TIE_MODELS + ("auto",)
 
 
 def pair_outcome_counts(
@@ -164,6 +181,8 @@ class TieModelTournament:
     model: ``"davidson"`` or ``"rao-kupper"``.
     uncontrolled: the ties-as-half-wins :class:`~ste_jax.evaluate.ModelTournament` (its rank and
       ridges are used here).
+    tie_cv: the line of :func:`choose_tie_model` when the tie model was chosen by
+      cross-validation, else ``""``.
   """
 
   P: jax.Array
@@ -171,6 +190,7 @@ class TieModelTournament:
   tie_param: jax.Array
   model: str
   uncontrolled: ModelTournament
+  tie_cv: str = ""
 
   @property
   def chosen(self):
@@ -192,10 +212,11 @@ class TieModelTournament:
   def describe(self) -> str:
     """One line: the half-win model's description and the tie model's parameter."""
     name = "Davidson nu" if self.model == "davidson" else "Rao-Kupper theta"
-    return (
+    line = (
       f"{self.uncontrolled.describe()}; refitted with the {self.model} tie model ({name} = "
       f"{self.tie_parameter:.3f}; edges P(a wins | decisive), no record bands)"
     )
+    return line + (f"; {self.tie_cv}" if self.tie_cv else "")
 
 
 def fit_tie_tournament(
@@ -204,6 +225,7 @@ def fit_tie_tournament(
   *,
   model: str = "davidson",
   num_steps: int = 100,
+  half: ModelTournament | None = None,
   **model_settings: Any,
 ) -> TieModelTournament:
   """Fits a tie model at the rank and ridges that ties-as-half-wins cross-validation chooses.
@@ -213,6 +235,7 @@ def fit_tie_tournament(
     comparisons: the data (an outcome of exactly 1/2 is a tie).
     model: ``"davidson"`` or ``"rao-kupper"``.
     num_steps: L-BFGS steps of the tie-model fit.
+    half: the half-win fit of ``comparisons`` if already made (else fitted here).
     **model_settings: keyword arguments of :func:`~ste_jax.evaluate.fit_model_tournament`.
 
   Returns:
@@ -229,7 +252,8 @@ def fit_tie_tournament(
   """
   if model not in TIE_MODELS[1:]:
     raise ValueError(f"model must be one of {TIE_MODELS[1:]}, got {model!r}.")
-  half = fit_model_tournament(key, comparisons, **model_settings)
+  if half is None:
+    half = fit_model_tournament(key, comparisons, **model_settings)
   dtype = comparisons.weight.dtype
   pairs = observed_pairs(comparisons)
   counts = pair_outcome_counts(pairs, comparisons.outcome, comparisons.weight)
@@ -274,3 +298,139 @@ def refit_tie_tournament(
     params, tie, pairs, counts, settings[0], settings[1], model=model, num_steps=num_steps
   )
   return tie_tournament(params, tie, model)
+
+
+@dataclasses.dataclass(frozen=True)
+class HalfWinChoice(ModelTournament):
+  """The ties-as-half-wins :class:`~ste_jax.evaluate.ModelTournament` chosen by
+  :func:`choose_tie_model` (its description adds the cross-validation line ``tie_cv``)."""
+
+  tie_cv: str = ""
+
+  def describe(self) -> str:
+    return super().describe() + (f"; {self.tie_cv}" if self.tie_cv else "")
+
+
+@dataclasses.dataclass(frozen=True)
+class TieRefitState:
+  """The warm start of a tie-model refit; ``model`` is static (a pytree meta field), so a refit
+  under ``jit`` knows which likelihood to use from the state alone.
+
+  Attributes:
+    params, tie_param, settings: :meth:`TieModelTournament.refit_state`.
+    pairs: the :class:`~ste_jax.evaluate._model_estimator.PairIndex` of the replica rows.
+    model: ``"davidson"`` or ``"rao-kupper"``.
+  """
+
+  params: IntransitiveParams
+  tie_param: jax.Array
+  settings: jax.Array
+  pairs: PairIndex
+  model: str
+
+
+jax.tree_util.register_dataclass(
+  TieRefitState,
+  data_fields=["params", "tie_param", "settings", "pairs"],
+  meta_fields=["model"],
+)
+
+
+def _three_outcome_nll(params, tie, pairs, counts, model, tau):
+  """Summed NLL of held-out ``(wins_ij, wins_ji, ties)`` under ``model`` (``"half"``: with the
+  constant tie probability ``tau``; module docstring)."""
+  w_ij, w_ji, ties = counts
+  h = intransitive_logits(params, pairs.i, pairs.j)
+  if model == "half":
+    keep = jnp.log1p(-tau)
+    la, lb, lt = jax.nn.log_sigmoid(h) + keep, jax.nn.log_sigmoid(-h) + keep, jnp.log(tau)
+  else:
+    la, lb, lt = tie_log_probabilities(h, tie, model)
+  return -jnp.sum(w_ij * la + w_ji * lb + jnp.where(ties > 0, ties * lt, 0))
+
+
+_three_outcome_nll_jit = jax.jit(_three_outcome_nll, static_argnames=("model",))
+
+
+def choose_tie_model(
+  key: jax.Array | None,
+  comparisons: Comparisons,
+  half: ModelTournament,
+  *,
+  num_folds: int = 5,
+  num_steps: int = 100,
+) -> tuple[str, dict[str, float]]:
+  """The tie model with the best cross-validated three-outcome log-likelihood (module docstring).
+
+  Args:
+    key: PRNG key of the folds (``None``: ``jax.random.key(0)``).
+    comparisons: the data (an outcome of exactly 1/2 is a tie).
+    half: the ties-as-half-wins fit (its rank and ridges, record tolerance and start are used).
+    num_folds: folds over unit comparisons (``>= 2``).
+    num_steps: L-BFGS steps of each fold's fit.
+
+  Returns:
+    ``(model, table)``: the chosen name of :data:`TIE_MODELS` and each model's mean held-out
+    log-loss (nats per comparison). With too few comparisons for every fold to hold one,
+    ``("half", {})``.
+
+  Example:
+    >>> c = Comparisons.from_arrays([0, 1, 2, 0] * 40, [1, 2, 0, 2] * 40, [1, 0.5, 0.5, 1] * 40)
+    >>> model, table = choose_tie_model(None, c, fit_model_tournament(None, c, ranks=(0,)))
+    >>> sorted(table) == sorted(TIE_MODELS)
+    True
+  """
+  key = jax.random.key(0) if key is None else key
+  dtype = comparisons.weight.dtype
+  w = np.asarray(comparisons.weight)
+  cells = pair_cells(comparisons) if np.all(w == np.round(w)) else comparisons
+  if float(np.sum(w)) < num_folds:
+    return "half", {}
+  held = _fold_weights(key, cells.weight, num_folds)
+  if not np.all(held.sum(axis=1) > 0):
+    return "half", {}
+  pairs = observed_pairs(cells)
+  c = half.chosen
+  l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  tolerance = jnp.asarray(half.record_tolerance, dtype)
+  total = np.asarray(cells.weight, dtype=np.float64)
+  losses = {m: [] for m in TIE_MODELS}
+  for f in range(num_folds):
+    test_w = jnp.asarray(held[f], dtype)
+    train_w = jnp.asarray(total - held[f], dtype)
+    train = pair_outcome_counts(pairs, cells.outcome, train_w)
+    test = pair_outcome_counts(pairs, cells.outcome, test_w)
+    n_test = float(np.sum(held[f]))
+    t_train = float(jnp.sum(train[2]))
+    tau = jnp.asarray((t_train + 0.5) / (float(np.sum(total - held[f])) + 1.0), dtype)
+    half_params = _fit_jit(
+      half.params,
+      pairs,
+      train[0] + 0.5 * train[2],
+      train[1] + 0.5 * train[2],
+      l2s,
+      l2k,
+      tolerance,
+      num_steps=num_steps,
+    )
+    nll = _three_outcome_nll_jit(half_params, 0.0, pairs, test, "half", tau)
+    losses["half"].append(float(nll) / n_test)
+    for model in TIE_MODELS[1:]:
+      params, tie = _fit_tie_jit(
+        half.params, jnp.zeros((), dtype), pairs, train, l2s, l2k, model=model, num_steps=num_steps
+      )
+      nll = _three_outcome_nll_jit(params, tie, pairs, test, model, tau)
+      losses[model].append(float(nll) / n_test)
+  table = {m: float(np.mean(v)) for m, v in losses.items()}
+  return min(TIE_MODELS, key=lambda m: table[m]), table
+
+
+def describe_tie_choice(model: str, table: dict[str, float], num_folds: int) -> str:
+  """The report line of :func:`choose_tie_model`."""
+  if not table:
+    return "tie model: half wins (too few comparisons to cross-validate the tie models)"
+  scores = ", ".join(f"{m} {table[m]:.4f}" for m in TIE_MODELS)
+  return (
+    f"tie model {model} chosen by {num_folds}-fold CV on the win/tie/loss likelihood (held-out "
+    f"log-loss {scores}; half wins scored with the training folds' tie rate)"
+  )

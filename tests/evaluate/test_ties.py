@@ -1,12 +1,17 @@
-"""Tie models (Davidson, Rao-Kupper): SciPy parity, recovery, reduction to Bradley-Terry."""
+"""Tie models (Davidson, Rao-Kupper): SciPy parity, recovery, reduction to Bradley-Terry, CV."""
 
 import jax
 import jax.numpy as jnp
 import numpy as np
 
 from ste_jax.data import Comparisons
-from ste_jax.evaluate._model_estimator import observed_pairs
-from ste_jax.evaluate._ties import fit_tie_model, fit_tie_tournament, pair_outcome_counts
+from ste_jax.evaluate._model_estimator import fit_model_tournament, observed_pairs
+from ste_jax.evaluate._ties import (
+  choose_tie_model,
+  fit_tie_model,
+  fit_tie_tournament,
+  pair_outcome_counts,
+)
 from ste_jax.models import init_intransitive_params
 
 
@@ -107,3 +112,37 @@ def test_model_estimator_with_a_tie_model_fits_and_resamples_cells():
   assert np.flatnonzero(np.asarray(est.hard_memberships(fitted.edges)[0])).tolist() == [0]
   boot = bootstrap_hard_memberships(jax.random.key(1), c, est, fitted, num_replicas=4)
   assert np.asarray(boot.top_cycle)[:, 0].all()
+
+
+def test_cross_validation_chooses_davidson_on_davidson_battles():
+  from ste_jax.evaluate import ModelEstimator, bootstrap_hard_memberships
+
+  strength = np.array([1.5, 0.8, 0.2, -0.4, -1.0, -1.6])
+  c, *_ = _davidson_battles(5, strength, 0.8, 6000)
+  est = ModelEstimator(tie_model="auto", ranks=(0,), record_tolerance=None)
+  fitted = est.fit(jax.random.key(0), c)
+  assert fitted.model.model == "davidson"
+  line = fitted.model.describe()
+  assert "tie model davidson chosen by 5-fold CV on the win/tie/loss likelihood" in line
+  half = fit_model_tournament(jax.random.key(0), c, ranks=(0,), record_tolerance=None)
+  model, table = choose_tie_model(jax.random.key(1), c, half)
+  assert model == "davidson"
+  assert table["half"] > table["davidson"] + 5e-3  # half wins with a constant tie rate lose
+  # The chosen model's replicas redraw ties from it (the state carries the choice).
+  boot = bootstrap_hard_memberships(jax.random.key(1), c, est, fitted, num_replicas=2)
+  assert np.asarray(boot.top_cycle)[:, 0].all()
+
+
+def test_without_ties_the_choice_of_tie_model_does_not_change_the_tournament():
+  from ste_jax.evaluate import ModelEstimator
+
+  strength = np.array([0.8, 0.2, 0.0, -0.5, -0.9])
+  c, _, _, y = _davidson_battles(6, strength, 0.0, 1500)
+  assert not np.any(y == 0.5)
+  settings = dict(ranks=(0,), record_tolerance=None, num_steps=200)
+  half = ModelEstimator(**settings).fit(jax.random.key(0), c)
+  for tie_model in ("auto", "davidson", "rao-kupper"):
+    fitted = ModelEstimator(tie_model=tie_model, **settings).fit(jax.random.key(0), c)
+    np.testing.assert_allclose(
+      np.asarray(fitted.edges), np.asarray(half.edges), atol=2e-3, err_msg=tie_model
+    )
