@@ -763,10 +763,12 @@ def _explained_robustness(comparisons, est, i: int, *, table=None, seed: int = 0
     return None
   if model:
     plain = est.covariates is None and est.tie_model == "half" and table is not None
-    fitted = FittedTournament(edges=jax.numpy.asarray(table.P)) if plain else None
     k_fit = jax.random.split(jax.random.key(seed))[0]  # the table's fit (fit_estimator)
+    fitted = (
+      FittedTournament(edges=jax.numpy.asarray(table.P)) if plain else est.fit(k_fit, comparisons)
+    )
     try:
-      r = vote_robustness(comparisons, estimator=est, fitted=fitted, key=k_fit)
+      r = vote_robustness(comparisons, estimator=est, fitted=fitted)
     except InputError:
       return None
   else:

@@ -219,6 +219,65 @@ def _aligned(header, rows, left: int = 1) -> list[str]:
   ]
 
 
+INFLUENCE_NOTE = (
+  "influence = d score / d weight of the comparison, through the estimator and the soft cores; "
+  "if removed = -weight x influence, the first-order change of the score were the comparison "
+  "removed; comparison = its number (1 = first) among the table's comparisons in input order; "
+  "x k: k identical comparisons, the first listed"
+)
+"""What the influence block (``--influence K``) lists."""
+
+
+def influence_lines(table, short: dict | None = None) -> list[str]:
+  """The ``--influence`` block of a table: per top agent and score, its most influential rows."""
+  frame = table.influence
+  if frame is None or not len(frame):
+    return []
+  short = short or {}
+  out = [
+    f"influence on the soft scores of the top {frame['agent'].nunique()} agents "
+    f"({frame.attrs.get('method', '')}):"
+  ]
+  header = ("agent", "score", "comparison", "a", "b", "outcome", "influence", "if removed")
+  rows = []
+  for r in frame.itertuples(index=False):
+    rows.append(
+      [
+        short.get(r.agent, r.agent),
+        f"{'TC' if r.score == 'top_cycle' else 'UC'} {r.value:.3f}",
+        f"{r.row + 1}" + (f" x{r.rows}" if r.rows > 1 else ""),
+        short.get(r.a, r.a),
+        short.get(r.b, r.b),
+        f"{r.outcome:g}",
+        f"{r.influence:+.3g}",
+        f"{r.removal_effect:+.3g}",
+      ]
+    )
+  return out + ["  " + line for line in _aligned(header, rows, left=0)]
+
+
+def _influence_records(table) -> list[dict] | None:
+  frame = table.influence
+  if frame is None:
+    return None
+  return [
+    dict(
+      agent=r.agent,
+      score=r.score,
+      value=float(r.value),
+      comparison=int(r.row),
+      rows=int(r.rows),
+      a=r.a,
+      b=r.b,
+      outcome=float(r.outcome),
+      weight=float(r.weight),
+      influence=float(r.influence),
+      removal_effect=float(r.removal_effect),
+    )
+    for r in frame.itertuples(index=False)
+  ]
+
+
 def _head_to_head_cell(h, i: int, j: int) -> str:
   if i == j:
     return "-"
@@ -587,6 +646,9 @@ def format_text(
     if details:
       notes += _details(table, head_to_head)
     out += [""] + wrap_lines(notes)
+    block = influence_lines(table, short_names(table.agents))
+    if block:
+      out += ["", *block, *wrap(INFLUENCE_NOTE)]
   if load:
     first, *rest = load.splitlines()
     source, sep, tail = first.partition(": read ")
@@ -719,6 +781,7 @@ def to_json(tables, load=None, *, head_to_head: int = HEAD_TO_HEAD_ROWS) -> dict
         "bt_note": t.bt_note or None,
         "head_to_head": t.head_to_head(head_to_head).to_dict(),
         "labels": label_explanations(t),
+        "influence": _influence_records(t),
         "rows": [
           dict(r, tc_verdict=r["tc_verdict"] or None, uc_verdict=r["uc_verdict"] or None)
           for r in t.records()

@@ -1022,7 +1022,8 @@ def test_score_robustness_for_the_model_holds_the_imputed_pairs_fixed(tmp_path):
   frame = pd.read_csv(io.StringIO(out)).set_index("agent")
   comparisons, _ = load_comparisons(data)
   k_fit, _ = jax.random.split(jax.random.key(0))  # the table's fit key (seed 0)
-  r = vote_robustness(comparisons, estimator=ModelEstimator(), key=k_fit).to_frame()
+  est = ModelEstimator()
+  r = vote_robustness(comparisons, estimator=est, fitted=est.fit(k_fit, comparisons)).to_frame()
   assert frame["flips_tc"].to_dict() == r["flips_to_change"].to_dict()
   assert frame["removals_tc"].to_dict() == r["removals_to_change"].to_dict()
   assert frame["flips_uc"].isna().all() and frame["removals_uc"].isna().all()
@@ -1043,11 +1044,71 @@ def test_explain_model_robustness_is_labelled(tmp_path):
   got = json.loads(out)["robustness"]
   comparisons, _ = load_comparisons(data)
   k_fit, _ = jax.random.split(jax.random.key(0))
-  r = vote_robustness(comparisons, estimator=ModelEstimator(), key=k_fit)
+  est = ModelEstimator()
+  r = vote_robustness(comparisons, estimator=est, fitted=est.fit(k_fit, comparisons))
   w = comparisons.agents.index("w")
   assert got["relation"] == MODEL_RELATION and "uncovered" not in got
   assert got["flips_to_change"] == r.flips_to_change[w] and got["change"] == "join"
   assert "imputed pairs held fixed" in got["text"]
+
+
+INFLUENCE_BATTLES = (
+  "a,b,winner\n"
+  + "x,y,a\ny,z,a\nz,x,a\nx,w,a\ny,w,a\nw,z,a\nx,y,b\ny,z,a\nz,x,a\nx,w,a\nz,w,b\nx,z,a\n"
+)
+
+
+@pytest.mark.parametrize("estimator", ["winrate", "posterior"])
+def test_score_influence_lists_the_largest_and_leave_one_out_agrees(tmp_path, estimator):
+  """``--influence K``: per top agent and score, the K largest |d score / d weight| of
+  comparison_influence; removing the top comparison moves the score the way stated."""
+  import jax
+
+  from ste_jax.data import load_comparisons
+  from ste_jax.evaluate import comparison_influence
+
+  data = tmp_path / "battles.csv"
+  data.write_text(INFLUENCE_BATTLES)
+  flags = ("--estimator", estimator, "--bootstrap", "0", "--tau", "0.1")
+  code, out, err = run("score", data, *flags, "--influence", "2", "--output", "json")
+  assert code == 0, err
+  table = json.loads(out)["tables"][0]
+  listed = table["influence"]
+  comparisons, _ = load_comparisons(data)
+  names = list(comparisons.agents)
+  agents = list(dict.fromkeys(r["agent"] for r in listed))
+  infl = comparison_influence(
+    jax.random.key(0), comparisons, estimator, agents=agents, tau=0.1, gamma=0.1
+  )
+  assert len(agents) == 3
+  for k, agent in enumerate(agents):
+    for score in ("top_cycle", "uncovered"):
+      rows = [r for r in listed if r["agent"] == agent and r["score"] == score]
+      full = getattr(infl, score)[k]
+      votes = {}  # identical votes (same a, b, outcome) have one influence, listed once
+      for i in range(comparisons.num_comparisons):
+        vote = (int(comparisons.a[i]), int(comparisons.b[i]), float(comparisons.outcome[i]))
+        votes[vote] = abs(float(full[i]))
+      distinct = np.sort(list(votes.values()))[::-1]
+      got = [abs(r["influence"]) for r in rows]
+      np.testing.assert_allclose(got, distinct[: len(got)], rtol=1e-4, atol=1e-7)  # float32
+      for r in rows:
+        i = r["comparison"]
+        assert (names[comparisons.a[i]], names[comparisons.b[i]]) == (r["a"], r["b"])
+        assert r["influence"] == pytest.approx(float(full[i]), rel=1e-4, abs=1e-7)
+  # leave one out: drop the file line of the top agent's most influential Top-Cycle comparison
+  top = next(r for r in listed if r["score"] == "top_cycle")
+  lines = INFLUENCE_BATTLES.splitlines()
+  edited = tmp_path / "edited.csv"
+  edited.write_text("\n".join(lines[: top["comparison"] + 1] + lines[top["comparison"] + 2 :]))
+  before = {r["agent"]: r["tc_score"] for r in table["rows"]}
+  code, out, err = run("score", edited, *flags, "--output", "json")
+  assert code == 0, err
+  after = {r["agent"]: r["tc_score"] for r in json.loads(out)["tables"][0]["rows"]}
+  change = after[top["agent"]] - before[top["agent"]]
+  assert abs(top["removal_effect"]) > 1e-3 and np.sign(change) == np.sign(top["removal_effect"])
+  code, out, err = run("score", data, *flags, "--influence", "1")
+  assert code == 0 and "if removed" in out and f"{top['comparison'] + 1}" in out
 
 
 def test_explain_reports_the_votes_that_change_membership():

@@ -30,7 +30,14 @@ import numpy as np
 
 from ste_jax import _tuning, exact
 from ste_jax._errors import InputError, OptionError
-from ste_jax._options import at_least, check_options, option, parse_positive, temperature
+from ste_jax._options import (
+  at_least,
+  check_options,
+  option,
+  parse_nonnegative_int,
+  parse_positive,
+  temperature,
+)
 from ste_jax.data import Comparisons, LoadReport, LoadSettings, pair_counts
 from ste_jax.data._clusters import load_cluster_ids
 from ste_jax.data._tabular import load_rows
@@ -92,6 +99,10 @@ TIER_COLUMNS = ("tier_best", "tier_worst")
 TASK_MIX_COLUMNS = ("tc_mix_min", "tc_mix_max", "hard_tc_mix")
 
 
+# The top agents (by soft Top-Cycle score) whose influence ``LeaderboardSettings.influence`` lists.
+INFLUENCE_AGENTS = 3
+
+
 def _mix_radius_check(value: Any, name: str) -> None:
   if value is None:
     return
@@ -137,6 +148,9 @@ class LeaderboardSettings(ResamplingSettings):
       (:func:`~ste_jax.evaluate.tier_intervals` of the replicas' sure edges at ``confidence``).
     task_mix_radius: add :data:`TASK_MIX_COLUMNS` at this total-variation radius around the
       uniform mix of the tasks (contexts; :func:`~ste_jax.evaluate.task_mix_robustness`).
+    influence: list the ``influence`` comparisons with the largest influence on each of the top
+      agents' soft scores (:attr:`CoreTable.influence`;
+      :func:`~ste_jax.evaluate.comparison_influence`); ``0``: none.
   """
 
   tau: float = option(
@@ -192,6 +206,17 @@ class LeaderboardSettings(ResamplingSettings):
     "Top-Cycle score (win-rate tournament) found over reweightings of the tasks (contexts) "
     "within total variation R of the uniform mix, by projected gradient, and whether a mix "
     "found changes its hard membership (ste_jax.evaluate.task_mix_robustness)",
+  )
+
+  influence: int = option(
+    0,
+    parse=parse_nonnegative_int,
+    check=at_least(0),
+    metavar="K",
+    help="list the K comparisons with the largest influence d score / d weight on the soft "
+    f"Top-Cycle and Uncovered scores of each of the top {INFLUENCE_AGENTS} agents, through the "
+    "estimator and the soft cores (ste_jax.evaluate.comparison_influence), with the first-order "
+    "effect of removing each; 0: none",
   )
 
   def __post_init__(self):
@@ -258,6 +283,10 @@ class CoreTable:
       of the replicas.
     num_clusters: clusters of the cluster bootstrap (``settings.cluster_column``), or ``None``
       when the replicas resampled unit comparisons (or there are none).
+    influence: with ``settings.influence = K``, the
+      :meth:`~ste_jax.evaluate.ComparisonInfluence.to_frame` of the ``K`` largest-``|influence|``
+      comparisons on each of the top :data:`INFLUENCE_AGENTS` agents' soft scores (``row``: the
+      comparison's index, 0-based, among this table's comparisons in input order); else ``None``.
   """
 
   context: str | None
@@ -279,6 +308,7 @@ class CoreTable:
   top_cycle_candidates: ReplicaCoreCandidates | None = None
   uncovered_candidates: ReplicaCoreCandidates | None = None
   num_clusters: int | None = None
+  influence: Any = None
 
   @property
   def estimator(self) -> str:
@@ -645,6 +675,25 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est, fitted) -> str | 
   return None
 
 
+def _influence(key, comparisons: Comparisons, est, fitted, settings) -> tuple[Any, str | None]:
+  """``(frame, None)``: the top agents' most influential comparisons, or ``(None, why not)``."""
+  from ste_jax.evaluate._influence import comparison_influence
+
+  try:
+    infl = comparison_influence(
+      key,
+      comparisons,
+      est,
+      fitted=fitted,
+      num_agents=min(INFLUENCE_AGENTS, comparisons.num_agents),
+      tau=settings.tau,
+      gamma=settings.gamma_value,
+    )
+  except OptionError as e:
+    return None, f"influence: not computed: {e}"
+  return infl.to_frame(num=settings.influence), None
+
+
 def _add_task_mix(
   cols: dict, key: jax.Array, comparisons: Comparisons, settings: LeaderboardSettings
 ) -> str | None:
@@ -800,6 +849,11 @@ def core_table(
   if settings.task_mix_radius is not None:
     mix_note = _add_task_mix(cols, jax.random.fold_in(key, 36), comparisons, settings)
     robustness_note = "; ".join(x for x in (robustness_note, mix_note) if x) or None
+  influence, influence_note = (
+    _influence(key, comparisons, est, fitted, settings) if settings.influence else (None, None)
+  )
+  if influence_note:
+    robustness_note = "; ".join(x for x in (robustness_note, influence_note) if x)
   order = display_order(cols, bootstrapped=bool(settings.num_replicas))
   diagnostics = evidence_diagnostics(
     np.asarray(counts.totals),
@@ -861,6 +915,7 @@ def core_table(
       if clusters is not None and settings.num_replicas
       else None
     ),
+    influence=influence,
   )
 
 

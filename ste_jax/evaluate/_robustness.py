@@ -211,13 +211,11 @@ def vote_robustness(
   uncovered: bool = False,
   uc_time_limit: float = 5.0,
   fitted: FittedTournament | None = None,
-  key: Any = None,
 ) -> VoteRobustness:
   """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
 
   For the model estimator: the same on its hard relation with the imputed pairs held fixed
-  (the module docstring; ``relation`` says so), with ``fitted`` (default: fitted here with ``key``,
-  default ``jax.random.key(0)``); exact for that relation.
+  (the module docstring; ``relation`` says so) of its fit ``fitted``; exact for that relation.
 
   With ``uncovered=True``, the same for the hard Uncovered Set (``uc_`` fields): exact for
   members, and for outsiders a 0-1 program solved within ``uc_time_limit`` seconds in all (per
@@ -272,14 +270,15 @@ def vote_robustness(
       comparisons, whose own names are used.
     uncovered: also compute the Uncovered-Set fields (``None`` otherwise).
     uc_time_limit: total seconds of the Uncovered-Set solver, per action.
-    fitted: the model estimator's fit on ``data`` (ignored by the count estimators).
-    key: PRNG key of the model's fit when ``fitted`` is not given.
+    fitted: the model estimator's fit on ``data``, ``estimator.fit(key, data)`` (required for
+      the model; ignored by the count estimators).
 
   Returns:
     A :class:`VoteRobustness`: reversal and removal counts and their witnesses.
 
   Raises:
-    OptionError: an unknown estimator or tie policy, or a win-rate ``missing`` other than 1/2.
+    OptionError: an unknown estimator or tie policy, a win-rate ``missing`` other than 1/2, or
+      the model estimator without ``fitted``.
     InputError: counts that are not whole numbers of comparisons, or pair counts for the model.
 
   Example:
@@ -298,7 +297,7 @@ def vote_robustness(
   """
   model = _as_model(estimator)
   if model is not None:
-    return _model_robustness(data, model, fitted, key)
+    return _model_robustness(data, model, fitted)
   name, threshold, policy = _estimator_settings(estimator, tie_policy)
   if isinstance(data, Comparisons):
     names = tuple(data.agents)
@@ -354,7 +353,7 @@ def _as_model(estimator: Any) -> ModelEstimator | None:
 
 
 def _model_robustness(
-  data: Any, est: ModelEstimator, fitted: FittedTournament | None, key: Any
+  data: Any, est: ModelEstimator, fitted: FittedTournament | None
 ) -> VoteRobustness:
   """:func:`vote_robustness` of the model's hard relation, imputed pairs held fixed."""
   if not isinstance(data, Comparisons):
@@ -363,9 +362,10 @@ def _model_robustness(
       f"on them), got {type(data).__name__}."
     )
   if fitted is None:
-    import jax
-
-    fitted = est.fit(jax.random.key(0) if key is None else key, data)
+    raise OptionError(
+      "fitted: the model estimator's vote robustness is that of a fit: pass "
+      "fitted=estimator.fit(key, data)."
+    )
   counts = pair_counts(data, tie_policy="half")
   W = decisive_wins(counts, "half")
   observed = np.asarray(counts.totals) > 0

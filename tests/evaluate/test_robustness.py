@@ -384,4 +384,6 @@ def test_model_vote_robustness_on_its_fit():
     np.testing.assert_array_equal(getattr(r, count_field), expected)
   assert r.to_frame().attrs["relation"] == MODEL_RELATION
   with pytest.raises(InputError, match="comparisons"):
-    vote_robustness(counts, estimator=est)
+    vote_robustness(counts, estimator=est, fitted=fitted)
+  with pytest.raises(OptionError, match="fitted"):
+    vote_robustness(c, estimator=est)
