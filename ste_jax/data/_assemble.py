@@ -22,6 +22,7 @@ import unicodedata
 
 import numpy as np
 
+from .._checks import default_float_dtype
 from .._errors import InputError, OptionError
 from . import _report as R
 from ._comparisons import DEFAULT_CONTEXT, Comparisons, _as_names
@@ -273,18 +274,33 @@ def assemble(
   keep = ok[row] & ~dropped
   cand = np.flatnonzero(keep)
   cand_repeats = repeats[row[cand]]
-  if distinct is not None:
-    cand = cand[_per_input_row(row[cand], distinct)]
   kr = row[cand]
+  # The kept candidates' fields, then (distinct rows) one gather per field to the input rows,
+  # in compact dtypes: the comparisons' own (int32 indices, the default float outcome; an
+  # outcome in [0, 1] casts to it as the Comparisons would cast it).
+  fields = [
+    a_idx[kr].astype(np.int32),
+    b_idx[kr].astype(np.int32),
+    outcome[cand].astype(default_float_dtype()),
+    c_idx[kr].astype(np.int32),
+    None if np.all(weight[keep] == 1) else weight[cand],
+  ]
+  if distinct is not None:
+    index = _per_input_row(kr, distinct)
+    fields = [None if x is None else x[index] for x in fields]
+    del index
+  a_in, b_in, outcome_in, context_in, weight_in = fields
+  del fields
   comps = Comparisons.from_arrays(
-    a_idx[kr],
-    b_idx[kr],
-    outcome[cand],
+    a_in,
+    b_in,
+    outcome_in,
     agents=agents,
-    context=c_idx[kr],
+    context=context_in,
     contexts=contexts,
-    weight=None if np.all(weight[keep] == 1) else weight[cand],
+    weight=weight_in,
   )
+  del a_in, b_in, outcome_in, context_in, weight_in
   renamed, merged, case_note = name_normalization(
     np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
     np.concatenate([a[ok], b[ok]]),
@@ -328,8 +344,9 @@ def _per_input_row(rows: np.ndarray, distinct) -> np.ndarray:
   """Indices into ``rows`` (the distinct row of each kept candidate, in candidate order) that
   list, for every input row in order, the candidates of its distinct row in candidate order."""
   if len(np.unique(rows)) == len(rows):  # at most one candidate per row: one gather
-    position = np.full(len(distinct.count), -1, dtype=np.int64)
-    position[rows] = np.arange(len(rows))
+    dtype = np.int32 if len(rows) < 2**31 else np.int64
+    position = np.full(len(distinct.count), -1, dtype=dtype)
+    position[rows] = np.arange(len(rows), dtype=dtype)
     index = position[distinct.inverse]
     return index[index >= 0]
   order = np.argsort(rows, kind="stable")

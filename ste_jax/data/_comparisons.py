@@ -192,13 +192,14 @@ jax.tree_util.register_dataclass(
 
 
 def _as_index_array(x, name: str) -> np.ndarray:
-  """``x`` as a 1-D int64 NumPy array (integral floats are not accepted)."""
+  """``x`` as a 1-D NumPy integer array: int32 kept as it is (no copy), other integers as int64
+  (integral floats are not accepted)."""
   arr = np.asarray(x)
   if arr.ndim != 1:
     raise ValueError(f"{name} must be a 1-D array of agent indices, got shape {arr.shape}.")
   if arr.size and not np.issubdtype(arr.dtype, np.integer):
     raise ValueError(f"{name} must be an integer array, got dtype {arr.dtype}.")
-  return arr.astype(np.int64)
+  return arr if arr.dtype == np.int32 else arr.astype(np.int64)
 
 
 def _as_names(names, what: str) -> tuple[str, ...]:

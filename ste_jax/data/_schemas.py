@@ -152,7 +152,11 @@ def load_table(
 
   Args:
     header: available column names.
-    column: ``column(name)`` -> object array.
+    column: ``column(name)`` -> object array. Optional attributes: ``column.distinct(names)``
+      (a reader that reads the file in batches: ``(cells, rows)``, the columns ``names`` of the
+      distinct rows as :class:`~ste_jax.data._distinct.CodedColumn` and their
+      :class:`~ste_jax.data._distinct.DistinctRows`, or ``None`` to read whole columns),
+      ``column.prefetch(names)`` and ``column.coded(name)``.
     lines: int ``(N,)`` line numbers.
     pre: pre-rejections or ``None``.
     settings: the loading options (``settings.schema`` may still be ``"auto"``).
@@ -196,12 +200,26 @@ def load_table(
       weight=settings.weight,
       where=where,
     )
-    if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
-      column.prefetch(list(cols.values()))
-    coded = getattr(column, "coded", lambda _: None)  # readers with dictionary-coded columns
-    raw = {role: _coded_or_cells(coded, column, name) for role, name in cols.items()}
+    batches = getattr(column, "distinct", lambda _: None)  # readers that read in batches
+    found = batches(list(cols.values()))
+    if found is not None:  # the distinct rows' cells, and the input rows they stand for
+      cells, distinct = found
+      raw = dict(zip(cols, cells))
+    else:
+      distinct = None
+      if hasattr(column, "prefetch"):  # a reader that parses several columns in one pass
+        column.prefetch(list(cols.values()))
+      coded = getattr(column, "coded", lambda _: None)  # readers with dictionary-coded columns
+      raw = {role: _coded_or_cells(coded, column, name) for role, name in cols.items()}
     return parse_comparison_rows(
-      raw, lines, columns=cols, pre=pre, schema=schema, a_first=schema == "arena", **common
+      raw,
+      lines,
+      columns=cols,
+      pre=pre,
+      schema=schema,
+      a_first=schema == "arena",
+      distinct=distinct,
+      **common,
     )
   if schema == "mtbench":
     return mtbench_rows(column, lines, pre=pre, context=ctx, **common)

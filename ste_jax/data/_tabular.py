@@ -30,6 +30,7 @@ import numpy as np
 from ste_jax import _tuning
 from ste_jax._errors import InputError
 
+from . import _distinct
 from . import _report as R
 from ._comparisons import Comparisons
 from ._counts_rows import is_counts_header
@@ -526,6 +527,25 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   num_good = len(good_idx)
   cache = {}
 
+  def read(js, chunksize=None):
+    """pandas' C parser on the well-formed lines: the columns ``js``, every cell a string."""
+    return pd.read_csv(
+      io.BytesIO(table),
+      sep=delimiter,
+      header=None,
+      names=list(range(width)),
+      skiprows=skip,
+      usecols=js,
+      dtype=object,
+      na_filter=False,
+      quoting=csv.QUOTE_NONE,
+      index_col=False,
+      skip_blank_lines=False,
+      engine="c",
+      encoding="utf-8",
+      chunksize=chunksize,
+    )
+
   def parse(js):
     todo = [j for j in dict.fromkeys(js) if j not in cache]
     if todo and num_good == 0:
@@ -533,21 +553,7 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
     elif todo:
       with warnings.catch_warnings():
         warnings.simplefilter("error")  # a parser warning: the csv reader takes over
-        frame = pd.read_csv(
-          io.BytesIO(table),
-          sep=delimiter,
-          header=None,
-          names=list(range(width)),
-          skiprows=skip,
-          usecols=todo,
-          dtype=object,
-          na_filter=False,
-          quoting=csv.QUOTE_NONE,
-          index_col=False,
-          skip_blank_lines=False,
-          engine="c",
-          encoding="utf-8",
-        )
+        frame = read(todo)
       cache.update((j, frame[j].to_numpy(dtype=object)) for j in todo)
       if any(len(cache[j]) != num_good for j in todo):
         raise _Disagreement
@@ -570,11 +576,22 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
     else None
   )
   if hits is None or len(hits) > _REPEATED_HEADER_SCAN:
+    # The parsed column, a chunk of lines at a time (no whole column of strings is kept).
+    found, parsed = [], 0
     try:
-      (first,) = parse([j0])
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
+      with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        if num_good:
+          with read([j0], _BATCH_ROWS) as chunks:
+            for frame in chunks:
+              same = frame[j0].astype(str).str.strip().to_numpy() == header[j0]
+              found.append(parsed + np.flatnonzero(same))
+              parsed += len(frame)
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning):
       return None
-    candidates = np.flatnonzero(np.array([str(v).strip() == header[j0] for v in first], dtype=bool))
+    if parsed != num_good:
+      return None
+    candidates = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
   else:
     hit_lines = np.unique(
       np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1
@@ -610,7 +627,48 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
     out[good_pos] = values
     return out
 
+  def distinct(names):
+    """The columns ``names`` parsed in chunks of ``_BATCH_ROWS`` lines (a column getter's
+    optional batch reader): ``(cells, rows)`` as :func:`_parquet_distinct`, or ``None``."""
+    if exact or cache or not num_good:  # the exact reader took over, whole columns are
+      return None  # parsed already, or no line is well-formed
+    asked, names = names, list(dict.fromkeys(names))
+    js = [header.index(n) for n in names]
+    columns = [_distinct.GrowingCells() for _ in names]
+    rows = _distinct.DistinctBatches(len(names))
+    done = 0  # records added so far
+    try:
+      with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a parser warning: the whole-column reader decides
+        chunks = read(js, _BATCH_ROWS)
+        parsed = 0  # well-formed lines parsed so far
+        with chunks:
+          for frame in chunks:
+            size = len(frame)
+            if parsed + size > num_good:
+              raise _Disagreement
+            # The records up to this chunk's last line; the malformed ones among them (no
+            # cells) stay None.
+            end = good_pos[parsed + size - 1] + 1 if parsed + size < num_good else len(rec_idx)
+            at = good_pos[parsed : parsed + size] - done
+            batch = []
+            for j in js:
+              cells = np.full(end - done, None, dtype=object)
+              cells[at] = frame[j].to_numpy(dtype=object)
+              batch.append(cells)
+            apart = np.array([p is not None for p in pre[done:end]], dtype=bool)
+            rows.add([c.codes(x) for c, x in zip(columns, batch)], apart=apart)
+            parsed, done = parsed + size, end
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
+      return None
+    if parsed != num_good or done != len(rec_idx):
+      return None
+    distinct, codes = rows.result()
+    cells = {n: _distinct.CodedColumn(codes[:, k], columns[k].cells()) for k, n in enumerate(names)}
+    return [cells[n] for n in asked], distinct
+
   column.prefetch = prefetch
+  column.distinct = distinct
   return header, column, lines, pre
 
 
@@ -853,30 +911,45 @@ def _pgn_table(path: str, text: str):
   return list(code_of), column, np.asarray(lines, dtype=np.int64), object_column(pre)
 
 
+# Rows per batch of the files read in batches (the arena/simple schemas).
+_BATCH_ROWS = _tuning.LOAD_BATCH_ROWS
+
+
 def _read_parquet(path: str):
   """``(header, column, lines, pre)`` of a Parquet file, read with pyarrow.
 
   String columns are read as dictionaries (Parquet stores them so): ``column(name)`` gives the
   object column as pandas would (``pd.read_parquet(path)[name].to_numpy(dtype=object)``) and
   ``column.coded(name)`` the same cells as a :class:`~ste_jax.data._distinct.CodedColumn`,
-  without one Python string per row. Columns are converted only when asked for.
+  without one Python string per row; both read the whole file when first asked for.
+  ``column.distinct(names)`` instead reads the columns ``names`` in record batches of
+  ``_BATCH_ROWS`` rows (:func:`_parquet_distinct`) and gives the distinct rows only.
   """
   import pyarrow as pa  # pylint: disable=g-import-not-at-top
   import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
 
   try:
     schema = pq.read_schema(path)
-    strings = [
-      f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
-    ]
-    table = pq.read_table(path, read_dictionary=strings)
+    num_rows = pq.ParquetFile(path).metadata.num_rows
   except (OSError, ValueError, pa.ArrowException) as e:  # ArrowInvalid is a ValueError
     raise InputError(f"cannot parse {path} as Parquet: {str(e).splitlines()[0]}") from None
+  strings = [
+    f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)
+  ]
   index = {c for c in (schema.pandas_metadata or {}).get("index_columns", ()) if isinstance(c, str)}
-  header = [str(c) for c in table.column_names if c not in index]
+  header = [str(c) for c in schema.names if c not in index]
+  whole = []
+
+  def table():
+    if not whole:
+      try:
+        whole.append(pq.read_table(path, read_dictionary=strings))
+      except (OSError, ValueError, pa.ArrowException) as e:
+        raise InputError(f"cannot parse {path} as Parquet: {str(e).splitlines()[0]}") from None
+    return whole[0]
 
   def coded(name) -> CodedColumn | None:
-    col = table.column(name)
+    col = table().column(name)
     if not pa.types.is_dictionary(col.type):
       return None
     col = col.unify_dictionaries().combine_chunks()
@@ -892,10 +965,133 @@ def _read_parquet(path: str):
     cells = coded(name)
     if cells is not None:
       return cells.cells()
-    return table.column(name).to_pandas().to_numpy(dtype=object)
+    return table().column(name).to_pandas().to_numpy(dtype=object)
+
+  def distinct(names):
+    if whole:  # already read whole (another schema's columns)
+      return None
+    return _parquet_distinct(path, schema, strings, names)
 
   column.coded = coded
-  return header, column, np.arange(1, table.num_rows + 1), None
+  column.distinct = distinct
+  return header, column, np.arange(1, num_rows + 1), None
+
+
+def _batch_type_ok(t) -> bool:
+  """Arrow types whose batches :func:`_parquet_distinct` codes (hashable scalar cells)."""
+  import pyarrow as pa  # pylint: disable=g-import-not-at-top
+
+  if pa.types.is_dictionary(t):
+    return _batch_type_ok(t.value_type)
+  return (
+    pa.types.is_string(t)
+    or pa.types.is_large_string(t)
+    or pa.types.is_integer(t)
+    or pa.types.is_floating(t)
+    or pa.types.is_boolean(t)
+    or pa.types.is_null(t)
+  )
+
+
+class _BatchColumn:
+  """One column read in batches: its cells' codes in a dictionary that grows over the batches.
+
+  The cells are those of the whole column (:func:`_read_parquet`'s ``column``): a dictionary
+  column's null is the null of its value type, a plain column's values and null are converted
+  together as pandas converts the whole column (integers with a null anywhere become floats).
+  """
+
+  _NULL = ("null",)  # the key of the null cell (cell keys are pairs)
+
+  def __init__(self, arrow_type):
+    import pyarrow as pa  # pylint: disable=g-import-not-at-top
+
+    self.dictionary = _distinct.GrowingDictionary()
+    self.coded = pa.types.is_dictionary(arrow_type)
+    self.value_type = arrow_type.value_type if self.coded else arrow_type
+    self.chunks, self.chunk_codes = [], []
+    self.null = -1
+
+  def codes(self, array) -> np.ndarray:
+    """int64 ``(B,)`` codes of a batch's pyarrow array."""
+    import pyarrow as pa  # pylint: disable=g-import-not-at-top
+    import pyarrow.compute as pc  # pylint: disable=g-import-not-at-top
+
+    if not pa.types.is_dictionary(array.type):
+      array = pc.dictionary_encode(array)
+    values = array.dictionary
+    keys = [_distinct.cell_key(v) for v in values.to_pylist()]
+    codes, new = self.dictionary.add(keys)
+    if len(new):
+      self.chunks.append(values.take(pa.array(new)))
+      self.chunk_codes.append(codes[new])
+    indices = array.indices
+    if not len(codes):  # every cell null
+      out = np.zeros(len(indices), dtype=np.int64)
+    else:
+      out = codes[indices.fill_null(0).to_numpy(zero_copy_only=False)]
+    if indices.null_count:
+      if self.null < 0:
+        self.null = int(self.dictionary.add([self._NULL])[0][0])
+      null = indices.is_null().to_numpy(zero_copy_only=False)
+      out = np.where(null, self.null, out)
+    return out
+
+  def cells(self) -> np.ndarray:
+    """object ``(K,)`` the cell of each code."""
+    import pyarrow as pa  # pylint: disable=g-import-not-at-top
+
+    out = np.empty(len(self.dictionary), dtype=object)
+    if self.chunks:
+      values = pa.concat_arrays(self.chunks)
+      where = np.concatenate(self.chunk_codes)
+      if self.null >= 0 and not self.coded:  # converted with the null, as the whole column
+        values = pa.concat_arrays([values, pa.nulls(1, type=self.value_type)])
+        where = np.append(where, self.null)
+      out[where] = values.to_pandas().to_numpy(dtype=object)
+    if self.null >= 0 and (self.coded or not self.chunks):
+      out[self.null] = pa.nulls(1, type=self.value_type).to_pandas().to_numpy(dtype=object)[0]
+    return out
+
+
+def _parquet_distinct(path: str, schema, strings: list, names: list):
+  """``(cells, rows)`` of the columns ``names`` of a Parquet file read in record batches.
+
+  Each batch's cells are coded in a dictionary per column that grows over the batches
+  (:class:`_BatchColumn`), and its rows merged into the distinct rows so far
+  (:class:`~ste_jax.data._distinct.DistinctBatches`): the memory held is one batch, one int per
+  row and the distinct rows. ``cells``: a :class:`~ste_jax.data._distinct.CodedColumn` per name
+  holding the distinct rows' cells, ``rows`` their
+  :class:`~ste_jax.data._distinct.DistinctRows`, the same cells and rows as the whole file's.
+  ``None`` (the caller reads whole columns) when a column has another type than strings,
+  numbers, booleans and dictionaries of those.
+  """
+  import pyarrow as pa  # pylint: disable=g-import-not-at-top
+  import pyarrow.parquet as pq  # pylint: disable=g-import-not-at-top
+
+  asked, names = names, list(dict.fromkeys(names))
+  if not all(_batch_type_ok(schema.field(n).type) for n in names):
+    return None
+  columns = {}
+  rows = _distinct.DistinctBatches(len(names))
+  try:
+    reader = pq.ParquetFile(path, read_dictionary=[n for n in strings if n in names])
+    for batch in reader.iter_batches(batch_size=_BATCH_ROWS, columns=names, use_threads=True):
+      codes = []
+      for n in names:
+        array = batch.column(n)
+        if n not in columns:
+          columns[n] = _BatchColumn(array.type)
+        codes.append(columns[n].codes(array))
+      rows.add(codes)
+  except (OSError, ValueError, pa.ArrowException) as e:
+    raise InputError(f"cannot parse {path} as Parquet: {str(e).splitlines()[0]}") from None
+  distinct, codes = rows.result()
+  cells = {
+    n: CodedColumn(codes[:, j], columns[n].cells() if n in columns else np.zeros(0, dtype=object))
+    for j, n in enumerate(names)
+  }
+  return [cells[n] for n in asked], distinct
 
 
 def from_counts(

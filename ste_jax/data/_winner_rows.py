@@ -13,7 +13,7 @@ from .._errors import InputError
 from . import _report as R
 from ._assemble import assemble, context_strings
 from ._comparisons import Comparisons
-from ._distinct import CodedColumn, distinct_rows
+from ._distinct import CodedColumn, DistinctRows, distinct_rows
 from ._report import LoadReport
 from ._rows import Rejections, flag_missing_and_nan, tie_drops, tie_mapping
 from ._settings import LoadSettings
@@ -40,6 +40,7 @@ def parse_comparison_rows(
   pre: np.ndarray | None = None,
   schema: str | None = None,
   a_first: bool = False,
+  distinct: DistinctRows | None = None,
 ) -> tuple[Comparisons, LoadReport]:
   """Checks rows with a winner label and builds ``(Comparisons, LoadReport)``.
 
@@ -65,6 +66,10 @@ def parse_comparison_rows(
     schema: schema name for the report.
     a_first: the first agent (``a``) was shown first (Chatbot Arena's ``model_a``): report the
       position bias.
+    distinct: optional :class:`~ste_jax.data._distinct.DistinctRows` of the input rows, found by
+      the reader (a file read in batches, :class:`~ste_jax.data._distinct.DistinctBatches`, rows
+      with a ``pre`` rejection kept apart); then ``raw`` holds the ``U`` distinct rows' cells,
+      not the ``N`` input rows'.
 
   Returns:
     ``(comparisons, report)``.
@@ -80,10 +85,14 @@ def parse_comparison_rows(
   num_rows = len(lines)
   if num_rows == 0:
     raise InputError(f"no comparisons{where}: the input has no data rows.")
-  apart = None if pre is None else np.array([p is not None for p in pre], dtype=bool)
-  distinct = distinct_rows(list(raw.values()), apart=apart)
+  if distinct is None:
+    apart = None if pre is None else np.array([p is not None for p in pre], dtype=bool)
+    distinct = distinct_rows(list(raw.values()), apart=apart)
+    at = distinct.first
+  else:
+    at = np.arange(len(distinct.first))
   first, repeats = distinct.first, distinct.count
-  raw = {role: _cells_at(cells, first) for role, cells in raw.items()}
+  raw = {role: _cells_at(cells, at) for role, cells in raw.items()}
   num_distinct = len(first)
   rej = Rejections(num_distinct)
   rej.flag_pre(None if pre is None else pre[first])

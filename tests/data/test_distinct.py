@@ -121,3 +121,129 @@ def test_files_give_the_rows_one_by_one(monkeypatch, tmp_path, fmt):
   _same(ours, _load(monkeypatch, one_by_one=True, **kwargs))
   assert not isinstance(ours, str) and ours[1].rows_read == 600
   assert ours[1].rows_read == ours[1].rows_used + len(ours[1].rejected)
+
+
+def test_distinct_batches_merge_to_the_whole_tables_distinct_rows():
+  rng = np.random.default_rng(3)
+  columns = [rng.integers(0, k, 500) for k in (4, 3, 50)]
+  apart = rng.random(500) < 0.1
+  whole = distinct_rows([c.astype(object) for c in columns], apart=apart)
+  for size in (1, 7, 64, 500):
+    batches = _distinct.DistinctBatches(3)
+    for start in range(0, 500, size):
+      part = slice(start, start + size)
+      batches.add([c[part] for c in columns], apart=apart[part])
+    rows, codes = batches.result()
+    np.testing.assert_array_equal(rows.first, whole.first)
+    np.testing.assert_array_equal(rows.inverse, whole.inverse)
+    np.testing.assert_array_equal(rows.count, whole.count)
+    for j, c in enumerate(columns):
+      np.testing.assert_array_equal(codes[:, j], c[whole.first])
+
+
+def test_growing_cells_code_the_same_cell_alike_in_every_batch():
+  column = _distinct.GrowingCells()
+  first = column.codes(np.array(["x", None, float("nan"), 1, 1.0, "x"], dtype=object))
+  second = column.codes(np.array([float("nan"), 1.0, True, "x", None], dtype=object))
+  assert first.tolist() == [0, 1, 2, 3, 4, 0]
+  assert second.tolist() == [2, 4, 5, 0, 1]
+  cells = column.cells()
+  assert [type(v) for v in cells] == [str, type(None), float, int, float, bool]
+
+
+def _messy_file_frame(seed: int, num_rows: int, fmt: str) -> pd.DataFrame:
+  """Battles with every kind of bad cell, in the column types each format stores."""
+  rng = np.random.default_rng(seed)
+  frame = _messy_battles(seed, num_rows)
+  if fmt == "parquet":
+    frame = frame.astype({"model_a": "string", "model_b": "string", "winner": "string"})
+    ints = pd.array(rng.integers(-1, 3, num_rows), dtype="Int64")
+    ints[rng.random(num_rows) < 0.1] = pd.NA
+    frame["w"] = ints  # integer weights with nulls: pandas reads them as floats
+    frame["f"] = np.where(rng.random(num_rows) < 0.1, np.nan, rng.integers(0, 3, num_rows) - 0.5)
+  else:
+    frame["w"] = frame["w"].astype(str)
+  return frame
+
+
+def _write(frame: pd.DataFrame, path, fmt: str, row_group: int) -> None:
+  if fmt == "parquet":
+    frame.to_parquet(path, row_group_size=row_group, index=False)
+  else:
+    text = frame.to_csv(index=False)
+    lines = text.splitlines()
+    # malformed records, a blank line and a repeated header among the rows
+    lines[5] += ",extra"
+    lines[9] = lines[9].rsplit(",", 1)[0]
+    lines.insert(12, "")
+    lines.insert(20, lines[0])
+    lines.append("only,three,fields")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _whole_file(monkeypatch, path, kwargs):
+  """The oracle: the whole file read at once (no batch reader), rows checked one by one."""
+  from ste_jax.data import _schemas
+
+  monkeypatch.setattr(_winner_rows, "distinct_rows", _one_by_one)
+  real = _schemas.load_table
+
+  def whole(header, column, *args, **kw):
+    if hasattr(column, "distinct"):
+      column.distinct = lambda names: None
+    return real(header, column, *args, **kw)
+
+  monkeypatch.setattr(_schemas, "load_table", whole)
+  from ste_jax.data import _tabular
+
+  monkeypatch.setattr(_tabular, "load_table", whole)
+  return _load(monkeypatch, one_by_one=False, load=load_comparisons, path=path, **kwargs)
+
+
+def _same_bytes(x, y):
+  _same(x, y)
+  if not isinstance(x, str):
+    for field in ("a", "b", "outcome", "context", "weight"):
+      ax, ay = np.asarray(getattr(x[0], field)), np.asarray(getattr(y[0], field))
+      assert ax.dtype == ay.dtype and ax.tobytes() == ay.tobytes()
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize(
+  "options",
+  [
+    dict(context="category", weight="w"),
+    dict(context="category", weight="f", policy=dict(tie="drop")),
+    dict(context=False, policy=dict(both_bad="drop"), agents=("gpt-4", "llama", "mistral")),
+    dict(context="category", strict=True),
+  ],
+)
+def test_files_read_in_batches_give_the_whole_file(monkeypatch, tmp_path, fmt, options):
+  from ste_jax.data import _tabular
+
+  if fmt == "csv" and options.get("weight") == "f":
+    options = dict(options, weight="w")
+  path = tmp_path / f"battles.{fmt}"
+  _write(_messy_file_frame(11, 300, fmt), path, fmt, row_group=37)
+  kwargs = dict(skip_bad_rows=not options.get("strict"), **options)
+  expected = _whole_file(monkeypatch, path, kwargs)
+  assert isinstance(expected, str) == bool(options.get("strict")), expected
+  calls = []
+  real = _distinct.DistinctBatches.add
+
+  def add(self, *args, **kw):
+    calls.append(len(args[0][0]))
+    return real(self, *args, **kw)
+
+  for size in (1, 5, 37, 50, 10**6):
+    monkeypatch.setattr(_tabular, "_BATCH_ROWS", size)
+    monkeypatch.setattr(_distinct.DistinctBatches, "add", add)
+    calls.clear()
+    got = _load(monkeypatch, one_by_one=False, load=load_comparisons, path=path, **kwargs)
+    _same_bytes(got, expected)
+    # it read in batches (a CSV batch also holds the malformed records between its lines)
+    assert calls and max(calls) <= size + (3 if fmt == "csv" else 0) and sum(calls) >= 300
+  if not isinstance(expected, str):
+    report = expected[1]
+    assert report.rows_read == report.rows_used + len(report.rejected)
+    assert {r.reason for r in report.rejected} >= {"missing field", "unknown winner label"}
