@@ -29,6 +29,13 @@ applied (a pair's record includes the very style effect being controlled). The u
 tournament (:func:`~ste_jax.evaluate.fit_model_tournament` on the same comparisons, which also
 chooses the rank and ridges by cross-validation) is kept next to it.
 
+*Ties as their own outcome.* With a Davidson or Rao-Kupper tie model
+(:mod:`ste_jax.evaluate._ties`) the same ``h_r`` enters the three-outcome likelihood: a row at
+``1/2`` contributes ``-log P(tie | h_r)``, any other outcome ``y`` contributes
+``-y log P(a | h_r) - (1 - y) log P(b | h_r)``, and the tie parameter is fitted with the rest
+(:func:`fit_covariate_tie_model`). The controlled tournament is then ``P(a wins | decisive)`` at
+zero feature difference.
+
 *Intervals of beta.* Wald intervals ``beta_k +- z se_k`` from the inverse of the exact Hessian of
 the penalized negative log-likelihood at the fit (a Laplace approximation: the ridges act as
 Gaussian priors on ``s``, ``U``, ``V``; ``beta`` is unpenalized). The Hessian is assembled from
@@ -58,6 +65,7 @@ from ste_jax.evaluate._model_estimator import (
   observed_pairs,
   pair_wins,
 )
+from ste_jax.evaluate._ties import TIE_MODELS, tie_log_probabilities, tie_tournament
 from ste_jax.models._intransitive import (
   IntransitiveParams,
   intransitive_logits,
@@ -150,6 +158,158 @@ def fit_covariate_model(
   return unflatten(z * scale)
 
 
+def tie_row_loss(h: jax.Array, tie_param: jax.Array, outcome: jax.Array, model: str) -> jax.Array:
+  """``(m,)`` negative log-likelihood of each row under a tie model (a row at 1/2 is a tie)."""
+  la, lb, lt = tie_log_probabilities(h, tie_param, model)
+  return -jnp.where(outcome == 0.5, lt, outcome * la + (1 - outcome) * lb)
+
+
+def fit_covariate_tie_model(
+  params0: IntransitiveParams,
+  tie0: jax.typing.ArrayLike,
+  beta0: jax.typing.ArrayLike,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  diff: jax.typing.ArrayLike,
+  l2_strength: jax.typing.ArrayLike,
+  l2_skew: jax.typing.ArrayLike,
+  *,
+  model: str,
+  num_steps: int,
+) -> tuple[IntransitiveParams, jax.Array, jax.Array]:
+  """Penalized maximum likelihood of a tie model with covariates (pure; module docstring).
+
+  Preconditioned like :func:`fit_covariate_model`; the tie parameter by the square root of a
+  quarter of the total weight.
+
+  Args:
+    params0, beta0: initial parameters and ``(d,)`` coefficients.
+    tie0: scalar initial tie parameter (Davidson ``log nu``, Rao-Kupper ``rho``).
+    pairs, outcome, weight, diff, l2_strength, l2_skew: as :func:`fit_covariate_model`.
+    model: ``"davidson"`` or ``"rao-kupper"`` (static).
+    num_steps: L-BFGS iterations (static).
+
+  Returns:
+    ``(params, tie_param, beta)`` at the last iterate.
+  """
+  mask = params0.mask
+  n, K = params0.u.shape
+  dtype = params0.strength.dtype
+  w_ij, w_ji = pair_wins(pairs, outcome, weight)
+  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
+    w_ij + w_ji, pairs.j, num_segments=n
+  )
+  tiny = jnp.asarray(1e-6, dtype)
+  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games + tiny)
+  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
+  scale_t = jax.lax.rsqrt(0.25 * jnp.sum(weight, keepdims=True) + tiny)
+  scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
+  scale = jnp.concatenate([scale_s, scale_f.reshape(-1), scale_f.reshape(-1), scale_t, scale_b])
+  total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
+  split = n + 2 * n * K
+
+  def unflatten(x):
+    s, u, v = x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K : split].reshape(n, K)
+    return IntransitiveParams(s, u, v, mask), x[split], x[split + 1 :]
+
+  diff_t = diff.T
+  x0 = jnp.concatenate(
+    [
+      params0.strength,
+      params0.u.reshape(-1),
+      params0.v.reshape(-1),
+      jnp.reshape(jnp.asarray(tie0, dtype), (1,)),
+      jnp.asarray(beta0, dtype),
+    ]
+  )
+
+  def row_losses(x):
+    params, t, beta = unflatten(x)
+    return tie_row_loss(_row_logits(params, beta, pairs, diff_t), t, outcome, model)
+
+  base = row_losses(x0)  # relative row losses, as in fit_covariate_model
+
+  def loss(z):
+    x = z * scale
+    nll = jnp.sum(weight * (row_losses(x) - base))
+    return (nll + _ridge(unflatten(x)[0], l2_strength, l2_skew)) / total
+
+  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
+  return unflatten(z * scale)
+
+
+def penalized_tie_hessian(
+  params: IntransitiveParams,
+  tie_param: jax.typing.ArrayLike,
+  beta: jax.typing.ArrayLike,
+  pairs: PairIndex,
+  outcome: jax.typing.ArrayLike,
+  weight: jax.typing.ArrayLike,
+  diff: jax.typing.ArrayLike,
+  l2_strength: jax.typing.ArrayLike,
+  l2_skew: jax.typing.ArrayLike,
+  *,
+  model: str,
+) -> jax.Array:
+  """Exact Hessian of the penalized tie-model NLL in ``(s, U, V, tie, beta)`` (pure).
+
+  The pair-level surrogate of :func:`penalized_hessian` with the tie parameter ``t``: with
+  ``l_h, l_hh, l_ht, l_tt`` the derivatives of row ``r``'s loss in ``(h_r, t)``, the extra sums
+  ``D_q = sum sigma_r l_ht``, ``e = sum l_ht x_r`` and ``T = sum l_tt`` add
+  ``dt sum_q D_q dg_q + dt e . b + T dt^2 / 2``.
+
+  Returns:
+    ``(p, p)`` Hessian, ``p = n + 2 n K + 1 + d``, in the order of
+    :func:`fit_covariate_tie_model`'s vector (``beta`` last).
+  """
+  mask = params.mask
+  n, K = params.u.shape
+  q = pairs.i.shape[0]
+  beta = jnp.asarray(beta)
+  tie_param = jnp.asarray(tie_param)
+  g0 = intransitive_logits(params, pairs.i, pairs.j)
+  sign = jnp.where(pairs.row_forward, 1, -1).astype(g0.dtype)
+  h = _row_logits(params, beta, pairs, diff.T)
+
+  def grads(hr, yr):
+    f = lambda hh, tt: tie_row_loss(hh, tt, yr, model)  # noqa: E731
+    lh = jax.grad(f, 0)(hr, tie_param)
+    hess = jax.hessian(f, (0, 1))(hr, tie_param)
+    return lh, hess[0][0], hess[0][1], hess[1][1]
+
+  lh, lhh, lht, ltt = jax.vmap(grads)(h, outcome)
+  lh, lhh, lht, ltt = (weight * v for v in (lh, lhh, lht, ltt))
+  G = jax.ops.segment_sum(sign * lh, pairs.row_pair, num_segments=q)
+  C = jax.ops.segment_sum(lhh, pairs.row_pair, num_segments=q)
+  X = jax.ops.segment_sum((sign * lhh)[:, None] * diff, pairs.row_pair, num_segments=q)
+  D = jax.ops.segment_sum(sign * lht, pairs.row_pair, num_segments=q)
+  e = lht @ diff
+  T = jnp.sum(ltt)
+  XX = (diff * lhh[:, None]).T @ diff
+  split = n + 2 * n * K
+
+  def surrogate(x):
+    theta, dt, b = x[:split], x[split], x[split + 1 :]
+    s, u, v = theta[:n], theta[n : n + n * K].reshape(n, K), theta[n + n * K :].reshape(n, K)
+    pr = IntransitiveParams(s, u, v, mask)
+    dg = intransitive_logits(pr, pairs.i, pairs.j) - g0
+    pair_part = jnp.sum(G * (dg + g0) + 0.5 * C * dg * dg + dg * (X @ b) + D * dg * dt)
+    extra = 0.5 * b @ XX @ b + dt * (e @ b) + 0.5 * T * dt * dt
+    return pair_part + extra + _ridge(pr, l2_strength, l2_skew)
+
+  x = jnp.concatenate(
+    [
+      params.strength,
+      params.u.reshape(-1),
+      params.v.reshape(-1),
+      jnp.zeros((1,), g0.dtype),
+      jnp.zeros_like(beta),
+    ]
+  )
+  return jax.hessian(surrogate)(x)
+
+
 def _ridge(params: IntransitiveParams, l2_strength, l2_skew) -> jax.Array:
   um, vm = params.u * params.mask[None, :], params.v * params.mask[None, :]
   return 0.5 * l2_strength * jnp.sum(params.strength**2) + 0.5 * l2_skew * (
@@ -209,7 +369,11 @@ def penalized_hessian(
 
 
 _fit_covariates_jit = gather_friendly_jit(fit_covariate_model, static_argnames=("num_steps",))
+_fit_covariate_ties_jit = gather_friendly_jit(
+  fit_covariate_tie_model, static_argnames=("model", "num_steps")
+)
 _hessian_jit = jax.jit(penalized_hessian)
+_tie_hessian_jit = jax.jit(penalized_tie_hessian, static_argnames=("model",))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -229,6 +393,9 @@ class ControlledTournament:
     verdict_changes: a report line naming the agents whose hard Top-Cycle / Uncovered verdict
       differs between the uncontrolled and the controlled tournament (set by
       :class:`~ste_jax.evaluate.ModelEstimator`; ``""`` when not computed).
+    tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"`` (ties as
+      their own outcome; ``P`` is then ``P(a wins | decisive)`` at zero feature difference).
+    tie_param: the fitted tie parameter (``None`` for ``"half"``).
   """
 
   P: jax.Array
@@ -239,6 +406,8 @@ class ControlledTournament:
   uncontrolled: ModelTournament
   num_steps: int
   verdict_changes: str = ""
+  tie_model: str = "half"
+  tie_param: jax.Array | None = None
 
   @property
   def chosen(self):
@@ -270,16 +439,25 @@ class ControlledTournament:
 
   def describe(self) -> str:
     """One line: the uncontrolled model's description and the fitted coefficients."""
+    ties = ""
+    if self.tie_model != "half":
+      t = float(self.tie_param)
+      value = np.exp(t) if self.tie_model == "davidson" else np.exp(np.logaddexp(0.0, t))
+      name = "Davidson nu" if self.tie_model == "davidson" else "Rao-Kupper theta"
+      ties = f", ties by the {self.tie_model} tie model ({name} = {value:.3f})"
     line = (
       f"{self.uncontrolled.describe()}; controlled for {', '.join(self.names)} (tournament at "
-      f"zero feature difference, no record bands): {self.describe_beta()}"
+      f"zero feature difference, no record bands{ties}): {self.describe_beta()}"
     )
     return line + (f"; {self.verdict_changes}" if self.verdict_changes else "")
 
   def refit_state(self) -> tuple:
-    """``(params, beta, settings)``: the arrays of a warm-started refit."""
+    """``(params, beta, settings)`` (and the tie parameter with a tie model): the arrays of a
+    warm-started refit."""
     c = self.chosen
     settings = jnp.asarray([c.l2_strength, c.l2_skew], dtype=self.P.dtype)
+    if self.tie_model != "half":
+      return self.params, self.beta, settings, self.tie_param
     return self.params, self.beta, settings
 
 
@@ -291,6 +469,7 @@ def refit_controlled(
   diff: jax.typing.ArrayLike,
   *,
   num_steps: int,
+  tie_model: str = "half",
 ) -> jax.Array:
   """The controlled tournament refitted on reweighted rows, warm-started (pure; vmaps).
 
@@ -300,10 +479,27 @@ def refit_controlled(
     outcome, weight: ``(m,)`` the rows' outcomes and (replica) weights.
     diff: ``(m, d)`` feature differences of the rows.
     num_steps: L-BFGS steps (static).
+    tie_model: the fit's tie model (static).
 
   Returns:
     ``(n, n)`` controlled tournament.
   """
+  if tie_model != "half":
+    params, beta, settings, tie = state
+    params, tie, _ = fit_covariate_tie_model(
+      params,
+      tie,
+      beta,
+      pairs,
+      outcome,
+      weight,
+      diff,
+      settings[0],
+      settings[1],
+      model=tie_model,
+      num_steps=num_steps,
+    )
+    return tie_tournament(params, tie, tie_model)
   params, beta, settings = state
   params, _ = fit_covariate_model(
     params, beta, pairs, outcome, weight, diff, settings[0], settings[1], num_steps=num_steps
@@ -335,6 +531,7 @@ def fit_controlled_tournament(
   covariates: Covariates,
   *,
   num_steps: int = 100,
+  tie_model: str = "half",
   **model_settings: Any,
 ) -> ControlledTournament:
   """Fits the controlled model tournament and, next to it, the uncontrolled one.
@@ -348,6 +545,8 @@ def fit_controlled_tournament(
     comparisons: ``m`` rows.
     covariates: their :class:`~ste_jax.evaluate.Covariates`, ``diff`` of shape ``(m, d)``.
     num_steps: L-BFGS steps of the controlled fit.
+    tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"`` (one
+      likelihood with the covariates and ties as their own outcome; module docstring).
     **model_settings: keyword arguments of :func:`~ste_jax.evaluate.fit_model_tournament`.
 
   Returns:
@@ -374,6 +573,8 @@ def fit_controlled_tournament(
   """
   if isinstance(num_steps, bool) or not isinstance(num_steps, (int, np.integer)) or num_steps < 1:
     raise ValueError(f"num_steps must be an integer >= 1, got {num_steps!r}.")
+  if tie_model not in TIE_MODELS:
+    raise ValueError(f"tie_model must be one of {TIE_MODELS}, got {tie_model!r}.")
   check_covariates(comparisons, covariates)
   uncontrolled = fit_model_tournament(key, comparisons, **model_settings)
   dtype = comparisons.weight.dtype
@@ -381,6 +582,44 @@ def fit_controlled_tournament(
   pairs = observed_pairs(comparisons)
   c = uncontrolled.chosen
   l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  if tie_model != "half":
+    params, tie, beta = _fit_covariate_ties_jit(
+      uncontrolled.params,
+      jnp.zeros((), dtype),
+      jnp.zeros((covariates.num_features,), dtype),
+      pairs,
+      comparisons.outcome,
+      comparisons.weight,
+      diff,
+      l2s,
+      l2k,
+      model=tie_model,
+      num_steps=num_steps,
+    )
+    H = _tie_hessian_jit(
+      params,
+      tie,
+      beta,
+      pairs,
+      comparisons.outcome,
+      comparisons.weight,
+      diff,
+      l2s,
+      l2k,
+      model=tie_model,
+    )
+    beta_se = beta_standard_errors(np.asarray(H, dtype=np.float64), covariates.num_features)
+    return ControlledTournament(
+      P=tie_tournament(params, tie, tie_model),
+      params=params,
+      beta=beta,
+      beta_se=jnp.asarray(beta_se, dtype),
+      names=covariates.names,
+      uncontrolled=uncontrolled,
+      num_steps=num_steps,
+      tie_model=tie_model,
+      tie_param=tie,
+    )
   params, beta = _fit_covariates_jit(
     uncontrolled.params,
     jnp.zeros((covariates.num_features,), dtype),
@@ -524,7 +763,9 @@ def map_rows_to_cells(state: dict, cells: Comparisons) -> dict:
   }
 
 
-def controlled_replica_edges(state: dict, cells: Comparisons, *, num_steps: int) -> jax.Array:
+def controlled_replica_edges(
+  state: dict, cells: Comparisons, *, num_steps: int, tie_model: str = "half"
+) -> jax.Array:
   """``(n, n)`` controlled tournament refitted on a replica of the cells (pure).
 
   Each fit row takes its cell's replica weight times its share and its cell's outcome: a Poisson
@@ -534,5 +775,11 @@ def controlled_replica_edges(state: dict, cells: Comparisons, *, num_steps: int)
   weight = cells.weight[state["row_cell"]] * state["share"]
   outcome = cells.outcome[state["row_cell"]]
   return refit_controlled(
-    state["refit"], state["pairs"], outcome, weight, state["diff"], num_steps=num_steps
+    state["refit"],
+    state["pairs"],
+    outcome,
+    weight,
+    state["diff"],
+    num_steps=num_steps,
+    tie_model=tie_model,
   )

@@ -42,6 +42,7 @@ from ste_jax.data import (
   win_rate_tournament,
 )
 from ste_jax.evaluate._controlled import (
+  ControlledTournament,
   check_covariates,
   controlled_replica_edges,
   controlled_replica_state,
@@ -241,7 +242,8 @@ class ModelEstimator(TournamentEstimator):
       losses from the tie model), or ``"auto"``: the one of the three with the best
       cross-validated win/tie/loss log-likelihood
       (:func:`~ste_jax.evaluate._ties.choose_tie_model`, which states how the half-win model is
-      scored). Not combined with ``covariates``.
+      scored). A named tie model combines with ``covariates`` (one likelihood,
+      :func:`~ste_jax.evaluate._controlled.fit_covariate_tie_model`); ``"auto"`` does not yet.
 
   Example:
     >>> import jax
@@ -297,8 +299,11 @@ class ModelEstimator(TournamentEstimator):
     check_options(self)
     for name in ("ranks", "strength_l2", "skew_l2"):
       object.__setattr__(self, name, _model_grid(getattr(self, name), name))
-    if self.covariates is not None and self.tie_model != "half":
-      raise OptionError("covariates and a tie model cannot be combined yet: use tie_model='half'.")
+    if self.covariates is not None and self.tie_model == "auto":
+      raise OptionError(
+        "tie_model='auto' is not combined with covariates yet: name the tie model (half, "
+        "davidson or rao-kupper)."
+      )
     for name, low in (("num_folds", 2), ("num_steps", 1), ("refit_steps", 1)):
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
@@ -333,11 +338,18 @@ class ModelEstimator(TournamentEstimator):
     )
 
   def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
-    fit = fit_controlled_tournament(key, comparisons, self.covariates, **self._grid())
+    fit = fit_controlled_tournament(
+      key, comparisons, self.covariates, tie_model=self.tie_model, **self._grid()
+    )
+    before = fit.uncontrolled.P
+    if self.tie_model != "half":  # the same tie model without the covariates
+      before = fit_tie_tournament(
+        key, comparisons, model=self.tie_model, half=fit.uncontrolled, **self._grid()
+      ).P
     fit = dataclasses.replace(
       fit,
       verdict_changes=verdict_changes(
-        self.hard_memberships(fit.uncontrolled.P),
+        self.hard_memberships(before),
         self.hard_memberships(fit.P),
         comparisons.agents,
       ),
@@ -376,6 +388,8 @@ class ModelEstimator(TournamentEstimator):
     """
     fit = fitted.model
     tie_model = fit.model if isinstance(fit, TieModelTournament) else "half"
+    if isinstance(fit, ControlledTournament):
+      tie_model = fit.tie_model
     if self.covariates is None and tie_model == "half":
       return None
     dtype = comparisons.weight.dtype
@@ -404,14 +418,22 @@ class ModelEstimator(TournamentEstimator):
       )
     probabilities = outcome_probabilities(h, float(fit.tie_param), tie_model)
     rows = tie_outcome_rows(units, comparisons)
-    state = TieRefitState(*fit.refit_state(), observed_pairs(rows), tie_model)
+    if self.covariates is None:
+      state = TieRefitState(*fit.refit_state(), observed_pairs(rows), tie_model)
+    else:
+      covariates = Covariates(
+        jnp.asarray(np.tile(units.diff, (3, 1)), dtype), self.covariates.names
+      )
+      state = controlled_replica_state(fit, rows, covariates)
     draw = functools.partial(_redraw_outcomes, probabilities, units.weight)
     return ParametricDesign(rows, state, draw, "weight")
 
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
     if self.covariates is not None:
-      return controlled_replica_edges(state, comparisons, num_steps=self.refit_steps)
+      return controlled_replica_edges(
+        state, comparisons, num_steps=self.refit_steps, tie_model=self.tie_model
+      )
     if isinstance(state, TieRefitState):  # the tie model is static in the state's structure
       return refit_tie_tournament(
         (state.params, state.tie_param, state.settings),

@@ -6,7 +6,12 @@ import numpy as np
 import pytest
 
 from ste_jax.data import Comparisons
-from ste_jax.evaluate import ModelEstimator, fit_controlled_tournament, normalize_differences
+from ste_jax.evaluate import (
+  ModelEstimator,
+  bootstrap_hard_memberships,
+  fit_controlled_tournament,
+  normalize_differences,
+)
 from ste_jax.evaluate._controlled import fit_covariate_model, penalized_hessian
 from ste_jax.evaluate._model_estimator import observed_pairs
 from ste_jax.models import init_intransitive_params
@@ -168,3 +173,86 @@ def test_model_estimator_with_covariates_reports_the_verdict_changes_and_resampl
     )
     assert np.asarray(boot.top_cycle).shape == (4, 5)
     assert np.asarray(boot.top_cycle)[:, 0].mean() >= 0.5
+
+
+def _davidson_style_battles(seed, strength, beta, nu, m):
+  rng = np.random.default_rng(seed)
+  n = len(strength)
+  a = rng.integers(0, n, m)
+  b = (a + rng.integers(1, n, m)) % n
+  raw = {"length": rng.normal(size=m), "position": np.ones(m)}
+  x = np.column_stack(
+    [(raw["length"] - raw["length"].mean()) / raw["length"].std(), raw["position"]]
+  )
+  h = strength[a] - strength[b] + x @ beta
+  p = np.stack([np.exp(h / 2), np.exp(-h / 2), np.full(m, nu)], axis=1)
+  p /= p.sum(axis=1, keepdims=True)
+  u = rng.random(m)
+  y = np.where(u < p[:, 0], 1.0, np.where(u < p[:, 0] + p[:, 1], 0.0, 0.5))
+  return Comparisons.from_arrays(a, b, y), raw, a, b, x, y
+
+
+def test_davidson_with_covariates_equals_a_direct_scipy_maximization(x64):
+  """One likelihood with ties and covariates: estimates and Wald errors match SciPy's."""
+  from scipy.optimize import minimize
+
+  from ste_jax.evaluate._controlled import fit_covariate_tie_model, penalized_tie_hessian
+
+  strength = np.array([0.7, 0.2, 0.0, -0.4, -0.8])
+  c, raw, a, b, x, y = _davidson_style_battles(7, strength, np.array([0.6, 0.3]), 0.7, 2500)
+  cov = normalize_differences(raw, dtype=jnp.float64)
+  pairs = observed_pairs(c)
+  params0 = init_intransitive_params(jax.random.key(0), 5, 1, rank=0, dtype=jnp.float64)
+  args = (pairs, c.outcome, c.weight, cov.diff, 0.0, 1.0)
+  fit = jax.jit(fit_covariate_tie_model, static_argnames=("model", "num_steps"))
+  params, theta, beta = fit(params0, 0.0, jnp.zeros(2), *args, model="davidson", num_steps=400)
+
+  def nll(z):  # Davidson (1970) with a covariate term; s_0 = 0 pins the common shift
+    s, t, bb = np.concatenate([[0.0], z[:4]]), z[4], z[5:]
+    h = s[a] - s[b] + x @ bb
+    log_z = np.logaddexp(np.logaddexp(h / 2, -h / 2), t)
+    lp = np.where(y == 1, h / 2, np.where(y == 0, -h / 2, t)) - log_z
+    return -np.sum(lp)
+
+  ref = minimize(nll, np.zeros(7), method="BFGS", options={"gtol": 1e-8}).x
+  s = np.asarray(params.strength)
+  np.testing.assert_allclose(s[1:] - s[0], ref[:4], atol=1e-4)
+  np.testing.assert_allclose(float(theta), ref[4], atol=1e-4)
+  np.testing.assert_allclose(np.asarray(beta), ref[5:], atol=1e-4)
+  # Wald standard errors of beta: inverse of a central finite-difference Hessian of SciPy's NLL.
+  eps, k = 1e-4, ref.size
+  H = np.zeros((k, k))
+  for i in range(k):
+    for j in range(k):
+      e_i, e_j = np.eye(k)[i] * eps, np.eye(k)[j] * eps
+      H[i, j] = (
+        nll(ref + e_i + e_j) - nll(ref + e_i - e_j) - nll(ref - e_i + e_j) + nll(ref - e_i - e_j)
+      ) / (4 * eps**2)
+  se_ref = np.sqrt(np.diag(np.linalg.inv(H))[5:])
+  ours = penalized_tie_hessian(params, theta, beta, *args, model="davidson")
+  from ste_jax.evaluate._controlled import beta_standard_errors
+
+  se = beta_standard_errors(np.asarray(ours), 2)
+  np.testing.assert_allclose(se, se_ref, rtol=1e-3)
+
+
+def test_model_estimator_with_covariates_and_ties_fits_and_redraws_ties():
+  strength = np.array([0.7, 0.2, 0.0, -0.4, -0.8])
+  beta = np.array([0.8, 0.3])
+  c, raw, *_ = _davidson_style_battles(8, strength, beta, 0.7, 3000)
+  est = ModelEstimator(
+    covariates=normalize_differences(raw), tie_model="davidson", ranks=(0,), record_tolerance=None
+  )
+  fitted = est.fit(jax.random.key(0), c)
+  assert "ties by the davidson tie model (Davidson nu = 0." in fitted.model.describe()
+  lo, hi = fitted.model.beta_intervals()
+  assert np.all((lo < beta) & (beta < hi))
+  design = est.parametric_design(fitted, c)
+  assert design.field == "weight" and design.comparisons.num_comparisons == 3 * 3000
+  w = design.draw(jax.random.key(1), 200).reshape(200, 3, 3000)
+  assert abs(w[:, 1].mean() - np.mean(c.outcome == 0.5)) < 0.02  # ties redrawn at the data's rate
+  for resampling in ("parametric", "poisson"):
+    boot = bootstrap_hard_memberships(
+      jax.random.key(2), c, est, fitted, num_replicas=2, resampling=resampling
+    )
+    assert np.asarray(boot.top_cycle)[:, 0].all()
