@@ -37,7 +37,6 @@ import dataclasses
 import time
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
 from scipy.sparse import coo_matrix
 
 from ste_jax.evaluate._vote_costs import Flip, flip_costs
@@ -157,6 +156,8 @@ def _join(
     return _changes(a, dominators, witnesses, opened, make, unmake, r, greedy_cost)
   if time_limit < 1e-3:
     return _changes(a, dominators, witnesses, opened, make, unmake, r, alone)
+  from scipy.optimize import Bounds, LinearConstraint, milp  # only here: slow to import
+
   # Serving pairs (c, b): c a dominator, b a possible witness, b != c, cheaper than removal.
   cc, bb = np.meshgrid(np.arange(len(dominators)), np.arange(len(witnesses)), indexing="ij")
   cost = unmake[dominators[cc], witnesses[bb]]

@@ -14,17 +14,17 @@ side by side under ``jax.vmap`` (the cross-validation in :mod:`ste_jax.evaluate`
 structured matrix completion the paper suggests for sparse data (appendix "Handling Sparse Data"):
 fitted on the observed pairs, it predicts every pair.
 
-Pure functions on a :class:`IntransitiveParams` pytree; :class:`IntransitiveLogit` wraps them as a
-Flax NNX module with the package's pairwise-model call protocol ``model(a, b, x=None) -> h``.
+Pure functions on a :class:`IntransitiveParams` pytree, with no Flax import (the model estimator
+and the CLI use them); :class:`~ste_jax.models.IntransitiveLogit` (in ``_pairwise``, with the other
+NNX modules) wraps them as a Flax NNX module with the package's pairwise-model call protocol
+``model(a, b, x=None) -> h``.
 """
 
-from flax import nnx
 import jax
 import jax.numpy as jnp
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._results import result_type
-from ste_jax._validation import validate_int
 
 
 @result_type
@@ -135,59 +135,3 @@ def intransitive_tournament(params: IntransitiveParams) -> jax.Array:
   bilinear = um @ v.T
   H = (s[:, None] - s[None, :]) + (bilinear - bilinear.T)
   return jax.nn.sigmoid(H)
-
-
-class IntransitiveLogit(nnx.Module):
-  r"""Flax NNX module: Bradley-Terry strengths plus a rank-``2K`` skew-symmetric term.
-
-  .. math::
-    h(a, b) = s_a - s_b + \sum_r (U_{ar} V_{br} - U_{br} V_{ar}).
-
-  Follows the pairwise-model call protocol of :class:`~ste_jax.models.PairwiseLogit`
-  (``model(a, b, x=None) -> h``), so :func:`~ste_jax.models.marginal_tournament` and
-  :func:`~ste_jax.training.fit` accept it. It has no context features.
-
-  Example usage::
-
-    >>> model = IntransitiveLogit(4, rank=1, rngs=nnx.Rngs(0))
-    >>> h = model(jnp.array([0, 1]), jnp.array([1, 0]))
-    >>> bool(h[0] == -h[1])
-    True
-
-  Args:
-    num_agents: ``n``.
-    rank: number of skew-symmetric components ``K`` (``0`` = plain Bradley-Terry).
-    param_dtype: parameter dtype (default follows x64).
-    rngs: :class:`flax.nnx.Rngs`.
-  """
-
-  def __init__(
-    self,
-    num_agents: int,
-    *,
-    rank: int = 1,
-    param_dtype: jax.typing.DTypeLike | None = None,
-    rngs: nnx.Rngs,
-  ) -> None:
-    num_agents = validate_int(num_agents, "num_agents")
-    rank = validate_int(rank, "rank", minimum=0)
-    self.num_agents = num_agents
-    self.num_context_features = 0
-    p = init_intransitive_params(rngs.params(), num_agents, rank, dtype=param_dtype)
-    self.strength = nnx.Param(p.strength)
-    self.u = nnx.Param(p.u)
-    self.v = nnx.Param(p.v)
-
-  def params(self) -> IntransitiveParams:
-    """The current parameters as an :class:`IntransitiveParams` (all components on)."""
-    u = self.u[...]
-    return IntransitiveParams(self.strength[...], u, self.v[...], jnp.ones(u.shape[-1:], u.dtype))
-
-  def __call__(
-    self, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None
-  ) -> jax.Array:
-    """Logits ``h(a, b)`` of shape ``broadcast(a, b).shape``; ``x`` must be ``None``."""
-    if x is not None:
-      raise ValueError("IntransitiveLogit has no context features; pass x=None.")
-    a, b = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(b))
-    return intransitive_logits(self.params(), a, b)

@@ -1,14 +1,16 @@
 """Pairwise logit models (paper §4.1, Eq. ``pairwise_logit``; appendix "Implementation Details").
 
-Both modules compute a logit ``h(a, b, x)`` with ``P(a > b | x) = sigmoid(h(a, b, x))`` and are
+The NNX modules compute a logit ``h(a, b, x)`` with ``P(a > b | x) = sigmoid(h(a, b, x))`` and are
 exactly antisymmetric, ``h(a, b, x) = -h(b, a, x)`` bit for bit, for every parameter value:
 
 * :class:`PairwiseLogit`: ``h = g(a, b, x) - g(b, a, x)`` with ``g`` an MLP of the two agent
   embeddings and the context features (the paper's main specification; can represent cycles);
 * :class:`BradleyTerryLogit`: ``h = s(a, x) - s(b, x)`` (contextual Bradley-Terry-Luce, the scalar
-  special case; cannot represent a cycle within one context).
+  special case; cannot represent a cycle within one context);
+* :class:`IntransitiveLogit`: Bradley-Terry strengths plus a low-rank skew-symmetric term, a thin
+  module over the pure functions of :mod:`ste_jax.models._intransitive`.
 
-Both follow the call protocol ``model(a, b, x=None) -> h`` used by
+All follow the call protocol ``model(a, b, x=None) -> h`` used by
 :func:`~ste_jax.models.marginal_tournament`, :func:`~ste_jax.models.pairwise_logits` and the
 training code, so a user's own module that follows it (for example one that wraps a
 ``PairwiseLogit``) works everywhere these do.
@@ -23,6 +25,11 @@ import numpy as np
 
 from ste_jax._checks import default_float_dtype
 from ste_jax._validation import validate_int
+from ste_jax.models._intransitive import (
+  IntransitiveParams,
+  init_intransitive_params,
+  intransitive_logits,
+)
 
 
 def _param_dtype(param_dtype) -> np.dtype:
@@ -263,3 +270,59 @@ class BradleyTerryLogit(nnx.Module):
       z = jnp.concatenate([z, jnp.broadcast_to(x, z.shape[:-1] + x.shape[-1:])], axis=-1)
     s = self.s(z)[..., 0]
     return sign * (s[0] - s[1])
+
+
+class IntransitiveLogit(nnx.Module):
+  r"""Flax NNX module: Bradley-Terry strengths plus a rank-``2K`` skew-symmetric term.
+
+  .. math::
+    h(a, b) = s_a - s_b + \sum_r (U_{ar} V_{br} - U_{br} V_{ar}).
+
+  Follows the pairwise-model call protocol of :class:`~ste_jax.models.PairwiseLogit`
+  (``model(a, b, x=None) -> h``), so :func:`~ste_jax.models.marginal_tournament` and
+  :func:`~ste_jax.training.fit` accept it. It has no context features.
+
+  Example usage::
+
+    >>> model = IntransitiveLogit(4, rank=1, rngs=nnx.Rngs(0))
+    >>> h = model(jnp.array([0, 1]), jnp.array([1, 0]))
+    >>> bool(h[0] == -h[1])
+    True
+
+  Args:
+    num_agents: ``n``.
+    rank: number of skew-symmetric components ``K`` (``0`` = plain Bradley-Terry).
+    param_dtype: parameter dtype (default follows x64).
+    rngs: :class:`flax.nnx.Rngs`.
+  """
+
+  def __init__(
+    self,
+    num_agents: int,
+    *,
+    rank: int = 1,
+    param_dtype: jax.typing.DTypeLike | None = None,
+    rngs: nnx.Rngs,
+  ) -> None:
+    num_agents = validate_int(num_agents, "num_agents")
+    rank = validate_int(rank, "rank", minimum=0)
+    self.num_agents = num_agents
+    self.num_context_features = 0
+    p = init_intransitive_params(rngs.params(), num_agents, rank, dtype=param_dtype)
+    self.strength = nnx.Param(p.strength)
+    self.u = nnx.Param(p.u)
+    self.v = nnx.Param(p.v)
+
+  def params(self) -> IntransitiveParams:
+    """The current parameters as an :class:`IntransitiveParams` (all components on)."""
+    u = self.u[...]
+    return IntransitiveParams(self.strength[...], u, self.v[...], jnp.ones(u.shape[-1:], u.dtype))
+
+  def __call__(
+    self, a: jax.typing.ArrayLike, b: jax.typing.ArrayLike, x: jax.typing.ArrayLike | None = None
+  ) -> jax.Array:
+    """Logits ``h(a, b)`` of shape ``broadcast(a, b).shape``; ``x`` must be ``None``."""
+    if x is not None:
+      raise ValueError("IntransitiveLogit has no context features; pass x=None.")
+    a, b = jnp.broadcast_arrays(jnp.asarray(a), jnp.asarray(b))
+    return intransitive_logits(self.params(), a, b)

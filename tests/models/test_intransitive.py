@@ -8,9 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ste_jax import exact
-from ste_jax.models import marginal_tournament
+from ste_jax.models import IntransitiveLogit, marginal_tournament
 from ste_jax.models._intransitive import (
-  IntransitiveLogit,
   IntransitiveParams,
   init_intransitive_params,
   intransitive_logits,
@@ -49,3 +48,17 @@ def test_nnx_module_follows_the_pairwise_protocol():
   )
   grads = nnx.grad(lambda m: jnp.sum(m(jnp.array([0, 1]), jnp.array([2, 3]))))(model)
   assert np.isfinite(np.asarray(grads.u[...])).all()
+
+
+def test_pure_functions_import_without_flax():
+  """The model estimator's pure functions load without Flax (the CLI's import time); the NNX
+  modules are loaded on first access (a fresh interpreter, so other tests' imports do not count)."""
+  import subprocess
+  import sys
+
+  code = (
+    "import sys; import ste_jax._cli, ste_jax.evaluate; "
+    "assert 'flax' not in sys.modules, 'flax imported'; "
+    "from ste_jax.models import IntransitiveLogit; assert 'flax' in sys.modules"
+  )
+  subprocess.run([sys.executable, "-c", code], check=True)
