@@ -14,6 +14,7 @@ from ._counts import pair_counts as pair_counts
 from ._counts import win_rate_tournament as win_rate_tournament
 from ._covariates import ControlSettings as ControlSettings
 from ._covariates import arena_style_differences as arena_style_differences
+from ._covariates import judge_position_differences as judge_position_differences
 from ._covariates import numeric_covariate_columns as numeric_covariate_columns
 from ._policies import OutcomePolicy as OutcomePolicy
 from ._posterior import posterior_edges as posterior_edges
@@ -57,6 +58,7 @@ __all__ = [
   "from_counts",
   "from_dataframe",
   "from_task_results",
+  "judge_position_differences",
   "load_cluster_ids",
   "load_comparisons",
   "load_llmfao_raw",

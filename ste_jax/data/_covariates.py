@@ -8,7 +8,9 @@ its values, and each feature becomes the ratio ``(f_a - f_b) / (f_a + f_b + 1)``
 returned here are raw; :func:`ste_jax.evaluate.normalize_differences` standardizes them.
 
 Controls (``control=``): ``length`` (answer tokens), ``markdown`` (three columns ``header``,
-``list``, ``bold``) and ``position`` (a constant ``+1``: side ``a`` was shown first).
+``list``, ``bold``) and ``position`` (a constant ``+1``: side ``a`` was shown first). When the
+file has a ``judge`` column with several judges, ``position`` becomes one indicator column per
+judge (:func:`judge_position_differences`): each judge's own first-position advantage.
 """
 
 from collections.abc import Mapping, Sequence
@@ -117,6 +119,42 @@ def position_difference(num_rows: int) -> np.ndarray:
   return np.ones((num_rows,), dtype=np.float64)
 
 
+def judge_position_differences(judges: Sequence, *, source: str = "judge") -> dict[str, np.ndarray]:
+  """Judge-specific first-position columns: ``position:J`` is 1 on the battles judge ``J`` saw.
+
+  Side ``a`` is shown first (as :func:`position_difference`), so the coefficient of
+  ``position:J`` is judge ``J``'s own first-position advantage in logits: one judge may favour
+  the first answer while another does not. The columns are indicators and are not standardized
+  (:func:`~ste_jax.evaluate.normalize_differences` keeps every ``position:*`` column as is).
+
+  Args:
+    judges: ``(m,)`` the judge of each battle (any values; compared as strings).
+    source: named in the error message.
+
+  Returns:
+    ``position:J`` -> ``(m,)`` float64 0/1, one column per judge in sorted order.
+
+  Raises:
+    InputError: a battle without a judge (``None``, NaN or an empty string).
+
+  Example:
+    >>> cols = judge_position_differences(["gpt-4", "claude", "gpt-4"])
+    >>> {k: v.tolist() for k, v in cols.items()}
+    {'position:claude': [0.0, 1.0, 0.0], 'position:gpt-4': [1.0, 0.0, 1.0]}
+  """
+  values = [
+    None if v is None or (isinstance(v, float) and math.isnan(v)) else str(v) for v in judges
+  ]
+  missing = [i for i, v in enumerate(values) if not v]
+  if missing:
+    raise InputError(
+      f"{source}: {len(missing)} of {len(values)} battles have no judge (first rows "
+      f"{', '.join(str(i) for i in missing[:5])})."
+    )
+  labels = np.asarray(values, dtype=object)
+  return {f"position:{j}": (labels == j).astype(np.float64) for j in sorted(set(values))}
+
+
 def numeric_covariate_columns(
   table: Mapping[str, Sequence],
   names: Sequence[str],
@@ -208,7 +246,8 @@ class ControlSettings:
     (),
     help="controls of the model estimator: length (answer tokens), markdown (header, list, bold "
     "counts; both from Chatbot Arena's conv_metadata, FastChat's normalization) and position "
-    "(first-position advantage); the table shows the controlled tournament, the agents whose "
+    "(first-position advantage; one per judge when a judge column holds several); the table "
+    "shows the controlled tournament, the agents whose "
     "core verdict changes and the coefficients with intervals",
     parse=_names_list,
     check=_known_controls,
@@ -324,7 +363,11 @@ def covariate_columns(
     meta = [parsed(v) for v in frame["conv_metadata"]]
     out.update(arena_style_differences(meta, control=style, lines=lines, source=path))
   if "position" in settings.control:
-    out["position"] = position_difference(m)
+    judges = frame["judge"].tolist() if "judge" in frame else []
+    if len({str(j) for j in judges}) > 1:  # several judges: each its own position bias
+      out.update(judge_position_differences(judges, source=f"{path}: column 'judge'"))
+    else:
+      out["position"] = position_difference(m)
   if settings.covariate_columns:
     table = {str(c): frame[c].tolist() for c in frame.columns}
     out.update(

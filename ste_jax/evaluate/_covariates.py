@@ -13,7 +13,9 @@ then standardized over the rows, ``(r - mean(r)) / std(r)`` with the population 
 deviation (:func:`normalize_differences`). ``beta`` is hence the change in logit per standard
 deviation of the normalized difference. A presentation-order (first-position) column is a
 constant ``+1`` (``a`` was shown first) and is not standardized: its coefficient is the
-first-position advantage in logits (:func:`position_difference`).
+first-position advantage in logits (:func:`position_difference`); so are the judge-specific
+indicators ``position:J`` (1 on the battles judge ``J`` saw), whose coefficients are each judge's
+own first-position advantage.
 """
 
 from collections.abc import Mapping, Sequence
@@ -85,7 +87,9 @@ def normalize_differences(
     raw: column name -> ``(m,)`` raw differences (e.g. :func:`style_difference`), every column of
       the same length.
     standardize: the columns to standardize, ``(r - mean) / std`` (population std); default every
-      column but :data:`POSITION` (a constant ``+1`` indicator, kept as is).
+      column but :data:`POSITION` (a constant ``+1`` indicator) and the judge-specific
+      ``position:J`` indicators (:func:`~ste_jax.data._covariates.judge_position_differences`),
+      kept as they are.
     dtype: float dtype of ``diff`` (default float32, or float64 under x64).
     source: what the columns came from, named in error messages (a file, an argument).
 
@@ -110,7 +114,10 @@ def normalize_differences(
   lengths = {c.size for c in cols}
   if len(lengths) != 1:
     raise InputError(f"{source}: covariate columns of different lengths {sorted(lengths)}.")
-  todo = set(n for n in names if n != POSITION) if standardize is None else set(standardize)
+  if standardize is None:
+    todo = set(n for n in names if n != POSITION and not n.startswith(POSITION + ":"))
+  else:
+    todo = set(standardize)
   unknown = todo - set(names)
   if unknown:
     raise InputError(f"{source}: standardize names unknown columns {sorted(unknown)}.")

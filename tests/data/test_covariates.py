@@ -52,3 +52,27 @@ def test_numeric_columns_read_differences_or_side_pairs_and_name_bad_rows():
     numeric_covariate_columns(table, ["note"], lines=[2, 3, 4])
   with pytest.raises(InputError, match="no covariate column 'style'"):
     numeric_covariate_columns(table, ["style"])
+
+
+def test_a_judge_column_makes_the_position_control_judge_specific(tmp_path):
+  from ste_jax.data import Comparisons, ControlSettings, judge_position_differences
+  from ste_jax.data._covariates import covariate_columns
+
+  c = Comparisons.from_arrays([0, 1, 0], [1, 0, 1], [1.0, 0.0, 1.0], agents=("x", "y"))
+  path = tmp_path / "battles.csv"
+  path.write_text(
+    "model_a,model_b,winner,judge\nx,y,model_a,gpt\ny,x,model_b,claude\nx,y,model_a,gpt\n"
+  )
+  cols = covariate_columns(str(path), c, [], ControlSettings(control=("position",)))
+  assert {k: v.tolist() for k, v in cols.items()} == {
+    "position:claude": [0.0, 1.0, 0.0],
+    "position:gpt": [1.0, 0.0, 1.0],
+  }
+  one = tmp_path / "one.csv"
+  one.write_text(
+    "model_a,model_b,winner,judge\nx,y,model_a,gpt\ny,x,model_b,gpt\nx,y,model_a,gpt\n"
+  )
+  cols = covariate_columns(str(one), c, [], ControlSettings(control=("position",)))
+  assert list(cols) == ["position"]  # one judge: the plain first-position column
+  with pytest.raises(InputError, match="1 of 3 battles have no judge"):
+    judge_position_differences(["gpt", None, "claude"])

@@ -256,3 +256,27 @@ def test_model_estimator_with_covariates_and_ties_fits_and_redraws_ties():
       jax.random.key(2), c, est, fitted, num_replicas=2, resampling=resampling
     )
     assert np.asarray(boot.top_cycle)[:, 0].all()
+
+
+def test_judge_specific_position_biases_are_recovered_within_their_intervals():
+  """One judge favours the answer shown first by 0.8 logits, the other does not."""
+  from ste_jax.data import judge_position_differences
+
+  rng = np.random.default_rng(9)
+  strength = np.array([0.6, 0.3, 0.0, -0.3, -0.6])
+  m = 4000
+  a = rng.integers(0, 5, m)
+  b = (a + rng.integers(1, 5, m)) % 5
+  judges = np.where(rng.random(m) < 0.5, "biased", "fair")
+  h = strength[a] - strength[b] + np.where(judges == "biased", 0.8, 0.0)  # a is shown first
+  y = (rng.random(m) < 1 / (1 + np.exp(-h))).astype(np.float64)
+  c = Comparisons.from_arrays(a, b, y)
+  cov = normalize_differences(judge_position_differences(judges))
+  assert cov.names == ("position:biased", "position:fair")
+  fitted = ModelEstimator(covariates=cov, ranks=(0,), record_tolerance=None).fit(
+    jax.random.key(0), c
+  )
+  lo, hi = fitted.model.beta_intervals()
+  assert lo[0] < 0.8 < hi[0] and lo[0] > 0.4  # the biased judge's advantage, clearly above 0
+  assert lo[1] < 0.0 < hi[1]  # the fair judge's interval covers 0
+  assert "position:biased +0." in fitted.model.describe()
