@@ -114,8 +114,14 @@ def bottleneck_reachability(W: jax.Array, K: int) -> jax.Array:
   return unflatten_batch(closure(flat, K), batch)
 
 
-def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
-  """Eqs. ``soft_path_length_k`` and ``soft_reachability`` for ``gamma > 0``, streamed over k."""
+def _soft_path_scan(D: jax.Array, g: jax.Array, K: int, rows: jax.Array | None = None) -> jax.Array:
+  """Eqs. ``soft_path_length_k`` and ``soft_reachability`` for ``gamma > 0``, streamed over k.
+
+  ``rows``: ``(r, n)`` rows of ``D`` (default all of ``D``): ``R`` of those rows only, ``(r, n)``.
+  Row ``a`` of ``Q^(k) = Q^(k-1) (x) D`` needs row ``a`` of ``Q^(k-1)`` and all of ``D``, so rows
+  are computed independently (:func:`~ste_jax.ops.sharded_ste_scores` splits them over devices).
+  """
+  D0 = D if rows is None else rows
   positive, g_safe = split_temperature(g)
 
   # Above LARGE_TEMPERATURE the soft maximum over k is accumulated in the expm1 form of
@@ -134,7 +140,7 @@ def _soft_path_scan(D: jax.Array, g: jax.Array, K: int) -> jax.Array:
     lse = jnp.logaddexp(lse, Q / g_small)
     return (Q, lse, acc + expm1_term(Q), jnp.maximum(running_max, Q)), None
 
-  init = (D, D / g_small, expm1_term(D), D)
+  init = (D0, D0 / g_small, expm1_term(D0), D0)
   (_, lse, acc, running_max), _ = lax.scan(step, init, None, length=K - 1)
   soft = g_small * (lse - jnp.log(jnp.asarray(K, D.dtype)))
   gs = acc / K

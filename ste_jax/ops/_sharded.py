@@ -16,6 +16,11 @@ reverse mode, and second order, are JAX's own derivatives of :func:`~ste_jax.ops
 subgradient splits evenly among tied maximizers, as the single-device kernels do). The
 single-device kernels (:mod:`ste_jax.ops._cover_kernels`) are not reused: they compute every pair
 ``(c, a)`` of one square tournament, not a block of rows.
+
+:func:`sharded_ste_scores` adds the closure: the exact max-min closure (``reach_gamma = 0``) is
+replicated (``O(n^2)`` memory), the smooth closure (``reach_gamma > 0``, ``K`` products of ``n^3``
+terms) is split by its rows ``a`` in the same way, each row's scan over path lengths needing only
+that row and ``D`` (:func:`~ste_jax.ops._reachability._soft_path_scan`).
 """
 
 import functools
@@ -39,7 +44,7 @@ from ste_jax._checks import (
 from ste_jax._errors import InputError, OptionError
 from ste_jax.ops._edges import soft_majority_edges
 from ste_jax.ops._extrema import normalized_smax, normalized_softmin
-from ste_jax.ops._reachability import tournament_reachability
+from ste_jax.ops._reachability import _soft_path_scan, tournament_reachability
 from ste_jax.ops._scores import STEScores, _check_temperatures, _check_tournament
 
 # Witness terms of one tile, ``(rows c, n, n)``: the value kernel's budget
@@ -139,6 +144,50 @@ def _cover(D, g, *, mesh, axis_name, hard):
   return _sharded_cover(D, g, mesh=mesh, axis_name=axis_name, tile_rows=tile_rows, hard=hard)
 
 
+def _block_reach(D, D_rows, g, *, axis_name, tile_rows, K):
+  """Soft reachability ``R[a, :]`` (Eqs. ``soft_path_length_k``, ``soft_reachability``) of this
+  device's rows ``a``: ``D`` ``(n, n)`` (zero diagonal), ``D_rows`` ``(block, n)`` its rows."""
+  block, n = D_rows.shape
+  first = lax.axis_index(axis_name) * block
+  a = first + jnp.arange(block, dtype=jnp.int32)
+  cols = jnp.arange(n, dtype=jnp.int32)
+
+  def tile(d_a, a):  # the K-step scan of these rows, its steps rematerialized in reverse mode
+    R = _soft_path_scan(D, g, K, rows=d_a)
+    return jnp.where(cols[None, :] == a[:, None], jnp.zeros_like(R), R)  # R(a, a) = 0
+
+  tiles = block // tile_rows
+  out = lax.map(
+    lambda x: tile(*x), (D_rows.reshape(tiles, tile_rows, n), a.reshape(tiles, tile_rows))
+  )
+  return out.reshape(block, n)
+
+
+def _sharded_soft_reach(D, g, *, mesh, axis_name, K):
+  """The soft closure of ``D`` (``(n, n)``, zero diagonal), its rows split over ``axis_name``."""
+  n = D.shape[-1]
+  devices = mesh.shape[axis_name]
+  tile_rows = _tile_rows(n, devices)
+  block = _block_rows(n, devices, tile_rows)
+  explicit = all(t == AxisType.Explicit for t in mesh.axis_types)
+
+  def place(x, spec):
+    return jax.reshard(x, NamedSharding(mesh, spec)) if explicit else x
+
+  D_rows = jnp.pad(D, ((0, block * devices - n), (0, 0)))  # padded rows: zeros, dropped below
+  D, D_rows, g = place(D, P()), place(D_rows, P(axis_name, None)), place(g, P())
+  R = jax.shard_map(
+    functools.partial(_block_reach, axis_name=axis_name, tile_rows=tile_rows, K=K),
+    mesh=mesh,
+    in_specs=(P(), P(axis_name, None), P()),
+    out_specs=P(axis_name, None),
+  )(D, D_rows, g)
+  if block * devices != n:  # as in _sharded_cover: replicate before dropping the padding
+    replicated = NamedSharding(mesh, jax.sharding.PartitionSpec())
+    R = jax.reshard(R, replicated) if explicit else lax.with_sharding_constraint(R, replicated)
+  return R[:n]
+
+
 def sharded_cover_scores(
   D: jax.typing.ArrayLike,
   *,
@@ -214,13 +263,36 @@ def sharded_cover_scores(
 
 
 @functools.partial(
-  jax.jit, static_argnames=("mesh", "axis_name", "max_path_length", "hard_gamma", "hard_cover")
+  jax.jit,
+  static_argnames=(
+    "mesh",
+    "axis_name",
+    "max_path_length",
+    "hard_gamma",
+    "hard_cover",
+    "hard_reach",
+  ),
 )
 def _sharded_ste(
-  P, tau, gamma, gamma_c, *, mesh, axis_name, max_path_length, hard_gamma, hard_cover
+  P,
+  tau,
+  gamma,
+  gamma_c,
+  reach_gamma,
+  *,
+  mesh,
+  axis_name,
+  max_path_length,
+  hard_gamma,
+  hard_cover,
+  hard_reach,
 ):
   D = soft_majority_edges(P, tau=tau)
-  R = tournament_reachability(P, tau, max_path_length)  # replicated: every device, all of R
+  if hard_reach:
+    R = tournament_reachability(P, tau, max_path_length)  # replicated: every device, all of R
+  else:  # the smooth products: O(n^3) per path length, rows split as the cover's
+    D0 = jnp.where(eye_mask(D), jnp.zeros_like(D), D)
+    R = _sharded_soft_reach(D0, reach_gamma, mesh=mesh, axis_name=axis_name, K=max_path_length)
   off_diagonal = ~eye_mask(R)
   top_cycle = normalized_softmin(R, gamma=0.0 if hard_gamma else gamma, axis=-1, where=off_diagonal)
   gamma_c = 0.0 if hard_cover else gamma_c
@@ -246,23 +318,35 @@ def sharded_ste_scores(
   gamma: jax.typing.ArrayLike | None = None,
   gamma_c: jax.typing.ArrayLike | None = None,
   max_path_length: int | None = None,
+  reach_gamma: jax.typing.ArrayLike = 0.0,
   validate: bool = True,
 ) -> STEScores:
   r""":func:`~ste_jax.ops.ste_scores` of one large tournament, the soft cover split over a mesh.
 
-  The same scores as :func:`~ste_jax.ops.ste_scores` with ``reach_gamma = 0`` (paper §3.2-3.4):
-  ``D = soft_majority_edges(P, tau)``, the exact max-min reachability ``R`` (Eqs.
-  ``soft_path_length_k``, ``soft_reachability``), ``t(a) = smin_gamma({R(a, b) : b != a})`` (Eq.
-  ``soft_top_cycle_score``) and ``u(a) = 1 - smax_gamma_c({cover(c, a) : c != a})`` (Eqs.
-  ``soft_cover_violation`` to ``soft_uncovered_set_score``).
+  The same scores as :func:`~ste_jax.ops.ste_scores` (paper §3.2-3.4):
+  ``D = soft_majority_edges(P, tau)``, the reachability ``R`` (Eqs. ``soft_path_length_k``,
+  ``soft_reachability``: the exact max-min closure at ``reach_gamma = 0``, the smooth products
+  above), ``t(a) = smin_gamma({R(a, b) : b != a})`` (Eq. ``soft_top_cycle_score``) and
+  ``u(a) = 1 - smax_gamma_c({cover(c, a) : c != a})`` (Eqs. ``soft_cover_violation`` to
+  ``soft_uncovered_set_score``).
 
   What is split and what is replicated: the cover ``cover[c, a]``, the ``n^3`` witness terms, is
   computed by :func:`sharded_cover_scores`, its rows ``c`` split in equal blocks over the
   ``axis_name`` devices of ``mesh`` (``n`` padded to a multiple of the device count, so any ``n``
-  works). The closure ``R`` (the exact max-min closure of ``P``, ``O(n^2)`` memory), the edges
-  ``D`` and the two ``O(n^2)`` aggregations are **replicated**: every device holds ``P``, ``D`` and
-  ``R`` and computes them itself. Memory per device: a few ``n x n`` arrays plus the cover's block
-  of rows and one tile. The result is replicated.
+  works). The closure ``R``:
+
+  * ``reach_gamma = 0`` (a literal ``0``): **replicated**, the exact max-min closure of ``P``
+    (``O(n^3)`` time, ``O(n^2)`` memory) on every device;
+  * ``reach_gamma > 0``: **split by rows** like the cover. Its ``K - 1`` smooth products
+    ``Q^(k) = Q^(k-1) (x) D`` cost ``n^3`` each (``O(K n^3)`` in all, more than the cover), and
+    row ``a`` of ``Q^(k)`` needs only row ``a`` of ``Q^(k-1)`` and ``D``: each device runs the
+    whole scan over ``k`` for its block of rows, in tiles of ``(rows, n, n)`` terms, with no
+    communication; the rows of ``R`` are gathered before the Top-Cycle score.
+
+  The edges ``D`` and the two ``O(n)``-output aggregations are replicated: every device holds
+  ``P``, ``D`` and ``R``. Memory per device: a few ``n x n`` arrays plus a block of rows and one
+  tile (with ``reach_gamma > 0`` in reverse mode, also the scan's ``K`` carries of its block of
+  rows, ``O(K n^2 / devices)``). The result is replicated.
 
   Differentiable in ``P`` and in each temperature, in forward and reverse mode (``jax.jvp``,
   ``jax.grad``): JAX's derivatives through ``jax.shard_map`` for the cover, the closure's own
@@ -279,6 +363,8 @@ def sharded_ste_scores(
     gamma: Top-Cycle softmin temperature ``>= 0`` (traced); defaults to ``tau``.
     gamma_c: covering temperature ``>= 0`` (traced); defaults to ``gamma``.
     max_path_length: ``K`` (static); ``None`` means ``n - 1`` (exact reachability).
+    reach_gamma: smooth-product temperature ``>= 0`` (traced); a literal ``0`` (default) is the
+      exact max-min closure (replicated), anything else the smooth products (split by rows).
     validate: check a concrete ``P``'s values first, as :func:`~ste_jax.ops.ste_scores` does.
 
   Returns:
@@ -306,7 +392,7 @@ def sharded_ste_scores(
     raise InputError(f"P must be one tournament of shape (n, n), got shape {tuple(P.shape)}.")
   n = check_square(P, "P")
   _check_tournament({"P": P, "validate": validate})
-  _check_temperatures(gamma=gamma, gamma_c=gamma_c)
+  _check_temperatures(gamma=gamma, gamma_c=gamma_c, reach_gamma=reach_gamma)
   gamma = tau if gamma is None else gamma
   gamma_c = gamma if gamma_c is None else gamma_c
   return _sharded_ste(
@@ -314,9 +400,11 @@ def sharded_ste_scores(
     as_temperature(tau, P, "tau", allow_zero=True),
     as_temperature(gamma, P, "gamma", allow_zero=True),
     as_temperature(gamma_c, P, "gamma_c", allow_zero=True),
+    as_temperature(reach_gamma, P, "reach_gamma", allow_zero=True),
     mesh=mesh,
     axis_name=axis_name,
     max_path_length=static_path_length(max_path_length, n),
     hard_gamma=is_static_zero(gamma),
     hard_cover=is_static_zero(gamma_c),
+    hard_reach=is_static_zero(reach_gamma),
   )

@@ -192,11 +192,15 @@ for case in json.loads({config!r}):
   T = T - T.T  # a tangent that keeps P + P^T = 1
   literal = temps == [0.0, 0.0, 0.0]
   tag = f"{{dtype.name}} n={{n}} temps={{temps}}"
+  K = case.get("max_path_length")
 
-  def scores(f, P, tau, gamma, gamma_c, **kw):
+  def scores(f, P, tau, gamma, gamma_c, reach_gamma=0.0, **kw):
     if literal:
       tau = gamma = gamma_c = 0.0
-    return f(P, tau=tau, gamma=gamma, gamma_c=gamma_c, validate=False, **kw)
+    return f(
+      P, tau=tau, gamma=gamma, gamma_c=gamma_c, reach_gamma=reach_gamma, max_path_length=K,
+      validate=False, **kw
+    )
 
   def sharded(P, *t):
     return scores(sharded_ste_scores, P, *t, mesh=mesh, axis_name="rows")
@@ -215,10 +219,10 @@ for case in json.loads({config!r}):
   assert got.uncovered.sharding.is_fully_replicated, got.uncovered.sharding
   close("top_cycle " + tag, got.top_cycle, want.top_cycle, rtol, atol)
   close("uncovered " + tag, got.uncovered, want.uncovered, rtol, atol)
-  argnums = (0,) if literal else (0, 1, 2, 3)
+  argnums = (0,) if literal else tuple(range(len(t) + 1))
   gs = jax.jit(jax.grad(loss(sharded), argnums=argnums))(P, *t)
   gu = jax.grad(loss(single), argnums=argnums)(P, *t)
-  for name, a, b in zip(["P", "tau", "gamma", "gamma_c"], gs, gu):
+  for name, a, b in zip(["P", "tau", "gamma", "gamma_c", "reach_gamma"], gs, gu):
     close(f"grad {{name}} " + tag, a, b, rtol, 1e-4 if dtype == jnp.float32 else atol)
   tangents = (T,) + tuple(jnp.asarray(0.0 if literal else 0.5, dtype) for _ in t)
   _, js = jax.jvp(lambda P, *t: loss(sharded)(P, *t), (P, *t), tangents)
@@ -245,6 +249,25 @@ def test_ste_scores_four_devices_equal_one_device():
   ]
   checked = _ste_on_four_devices(cases)
   assert len(checked) == (2 + 4 + 1) + (2 + 1 + 1)
+
+
+def test_ste_scores_soft_closure_four_devices_equal_one_device():
+  """``reach_gamma > 0``: the smooth closure's rows split over the devices. n = 7 (not a multiple
+  of 4), ``K = n - 1``; both scores, ``jax.grad`` in ``P`` and in each of the four temperatures
+  (``reach_gamma`` among them), ``jax.jvp``, vs ``ste_scores``."""
+  checked = _ste_on_four_devices([{"dtype": "float32", "n": 7, "temps": [0.1, 0.2, 0.15, 0.05]}])
+  assert len(checked) == 2 + 5 + 1
+
+
+@pytest.mark.slow  # two compilations of the K-step smooth closure, sharded and not
+def test_ste_scores_soft_closure_four_devices_more_cases():
+  """n = 10 with a bounded ``K = 3`` and a large ``reach_gamma``; float64 at n = 9."""
+  _ste_on_four_devices(
+    [
+      {"dtype": "float32", "n": 10, "temps": [0.1, 0.1, 0.1, 0.3], "max_path_length": 3},
+      {"dtype": "float64", "n": 9, "temps": [0.05, 0.1, 0.2, 0.02]},
+    ]
+  )
 
 
 @pytest.mark.slow  # float64, a second n, a mesh of Explicit axes
