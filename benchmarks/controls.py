@@ -15,7 +15,9 @@ Rows of the table (each fit once to compile, then timed on a second call):
   the rows with the covariates and the Hessian of the coefficients' intervals); the ``row fit``
   column is its part after the uncontrolled fit;
 * ``davidson``: :func:`~ste_jax.evaluate.fit_tie_tournament` (the uncontrolled fit, then the
-  Davidson fit on the pair counts).
+  Davidson fit on the pair counts);
+* ``controlled davidson``: :func:`~ste_jax.evaluate.fit_controlled_tournament` with
+  ``tie_model="davidson"`` (ties and covariates in one likelihood, over the rows).
 
 Held-out log-loss: the binary cross-entropy of the model's ``P(a wins)`` against the outcome (a tie
 counts 1/2 each way), in nats per battle, from the model's own logits (no record bands), the
@@ -119,6 +121,7 @@ def main() -> None:
   unc, t_unc = _timed(lambda: fit_model_tournament(key, c, **GRID))
   ctl, t_ctl = _timed(lambda: fit_controlled_tournament(key, c, cov, **GRID))
   dav, t_dav = _timed(lambda: fit_tie_tournament(key, c, model="davidson", **GRID))
+  cdv, t_cdv = _timed(lambda: fit_controlled_tournament(key, c, cov, tie_model="davidson", **GRID))
 
   rows = []
   h = intransitive_logits(unc.params, at, bt)
@@ -133,6 +136,23 @@ def main() -> None:
   )
   nll3 = -np.mean(np.where(yt == 1, la, np.where(yt == 0, lb, lt)))
   rows.append(("davidson", t_dav, "", _binary_log_loss(la - lb, yt), f"{nll3:.4f}"))
+  h_cdv = np.asarray(intransitive_logits(cdv.params, at, bt), np.float64) + z_test @ np.asarray(
+    cdv.beta, np.float64
+  )
+  la, lb, lt = (
+    np.asarray(x, np.float64)
+    for x in tie_log_probabilities(jnp.asarray(h_cdv), cdv.tie_param, "davidson")
+  )
+  nll3 = -np.mean(np.where(yt == 1, la, np.where(yt == 0, lb, lt)))
+  rows.append(
+    (
+      "controlled davidson",
+      t_cdv,
+      f"{t_cdv - t_unc:.1f}",
+      _binary_log_loss(la - lb, yt),
+      f"{nll3:.4f}",
+    )
+  )
 
   print(
     f"{args.models} models, {m:,} battles ({int(train.sum()):,} fitted, {int(test.sum()):,} held "
@@ -154,6 +174,15 @@ def main() -> None:
     )
   )
   print(f"Davidson nu: {dav.tie_parameter:.3f} (planted {args.nu})")
+  lo, hi = cdv.beta_intervals()
+  print(
+    "controlled davidson beta: "
+    + "; ".join(
+      f"{n} {float(v):+.3f} [{lo_:+.3f}, {hi_:+.3f}] (planted {p:+.2f})"
+      for n, v, lo_, hi_, p in zip(cdv.names, np.asarray(cdv.beta), lo, hi, BETA)
+    )
+    + f"; nu {float(np.exp(float(cdv.tie_param))):.3f}"
+  )
 
 
 if __name__ == "__main__":
