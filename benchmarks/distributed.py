@@ -17,12 +17,15 @@ This file is three things:
   (when there are several processes), runs a task on the global mesh and prints one JSON line;
 * the **benchmark** (default): strong scaling of the sharded cover (forward and reverse mode) and
   of the bootstrap over 1, 2 and 4 simulated devices in one process and 2 processes, each result
-  compared with the one-device run; and XLA's compiled memory per device of the sharded cover at
-  ``--memory-n`` (compiled, not run).
+  compared with the one-device run; XLA's compiled memory per device of the sharded cover at
+  ``--memory-n`` (compiled, not run); and a whole ``leaderboard(..., mesh=...)`` of the model
+  estimator (its parametric replicas over the mesh) on 1 device, 4 devices and 2 x 2, its
+  bootstrap columns compared with the 1-device table.
 
 Usage:
   python benchmarks/distributed.py                      # n=160 cover, 64 replicas at n=40
   python benchmarks/distributed.py --quick              # small sizes, to check that it runs
+  python benchmarks/distributed.py --parts leaderboard  # only the leaderboard table
   python benchmarks/distributed.py --platform native    # one process, all local accelerators
   python benchmarks/distributed.py worker --process-id 0 --processes 2 \
     --coordinator 10.0.0.1:1234 --task '{"kind": "check", "n": 13}'   # one worker by hand
@@ -357,9 +360,61 @@ def main(argv=None) -> None:
   parser.add_argument("--memory-n", type=int, default=4000, help="n of the memory table")
   parser.add_argument("--platform", choices=("cpu", "native"), default="cpu")
   parser.add_argument("--quick", action="store_true", help="small sizes, to check that it runs")
+  parser.add_argument(
+    "--parts",
+    default="scaling,memory,leaderboard",
+    help="comma-separated tables to print: scaling, memory, leaderboard (default all)",
+  )
+  parser.add_argument("--lb-agents", type=int, default=12, help="agents of the leaderboard")
+  parser.add_argument("--lb-m", type=int, default=600, help="comparisons of the leaderboard")
+  parser.add_argument("--lb-replicas", type=int, default=100, help="leaderboard replicas")
   args = parser.parse_args(argv)
   if args.quick:
     args.n, args.agents, args.m, args.replicas, args.reps, args.memory_n = 40, 10, 300, 8, 1, 400
+    args.lb_agents, args.lb_m, args.lb_replicas = 8, 100, 10
+  parts = set(args.parts.split(","))
+  if "scaling" in parts:
+    _scaling_table(args)
+  if "memory" in parts:
+    _memory_table(args)
+  if "leaderboard" in parts:
+    _leaderboard_table(args)
+
+
+# (processes, devices per process) of the leaderboard table: 1 device, 4 in one process, 2 x 2.
+LEADERBOARD_CONFIGS = ((1, 1), (1, 4), (2, 2))
+# What the replicas decide, compared exactly with the 1-device run (the soft intervals too).
+SAME_TABLE = ("p_tc", "p_uc", "tc_verdict", "uc_verdict", "tc_lo", "uc_hi", "order", "candidates")
+
+
+def _leaderboard_table(args) -> None:
+  """A whole ``leaderboard(..., "model", mesh=...)`` (parametric replicas, refitted) per config."""
+  task = {"kind": "leaderboard", "agents": args.lb_agents, "m": args.lb_m, "seed": 0}
+  task |= {"replicas": args.lb_replicas, "estimator": "model", "reps": args.reps}
+  print()
+  print(f"leaderboard(key, comparisons, 'model', num_replicas={args.lb_replicas}, mesh=...):")
+  print(f"{args.lb_agents} agents, {args.lb_m} comparisons, parametric replicas (each refitted),")
+  print("soft intervals; the whole call (fit, replicas, table) after a first call. Best of")
+  print(f"{args.reps}. 'same table': {', '.join(SAME_TABLE)} equal to the 1-device run's.")
+  print()
+  print("| processes x devices | leaderboard s | same table as 1 device |")
+  print("|---|---|---|")
+  if args.platform == "native":
+    runs = [("1 x all", _native_run(task))]
+  else:
+    runs = [
+      (f"{p} x {d}", launch(task, processes=p, local_devices=d, timeout=900)[0])
+      for p, d in LEADERBOARD_CONFIGS
+    ]
+  ref = runs[0][1]
+  for name, r in runs:
+    same = all(r[k] == ref[k] for k in SAME_TABLE)
+    print(
+      f"| {name} ({r['devices']} devices) | {r['leaderboard_s']:.2f} | {'yes' if same else 'NO'} |"
+    )
+
+
+def _scaling_table(args) -> None:
   task = {"kind": "bench", "n": args.n, "agents": args.agents, "m": args.m}
   task |= {"replicas": args.replicas, "reps": args.reps}
   print(f"sharded cover: n={args.n}, gamma_c=0.1, float32; bootstrap: {args.replicas} replicas,")
@@ -387,6 +442,9 @@ def main(argv=None) -> None:
       f"| {p} x {d} ({r['devices']} devices) | {r['cover_s']:.4f} | {r['cover_grad_s']:.4f} | "
       f"{r['bootstrap_s']:.4f} | {rate:.3g} | {'yes' if same else 'NO'} |"
     )
+
+
+def _memory_table(args) -> None:
   print()
   print(f"XLA's compiled memory per device, sharded cover at n={args.memory_n} (float32, MiB;")
   print("compiled, not run; arguments: this device's share of the inputs as XLA placed them):")
