@@ -5,6 +5,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 import numpy as np
+import pytest
 
 from ste_jax.data import Comparisons, merge_into_cells
 from ste_jax.evaluate import ModelEstimator, bootstrap_hard_memberships, normalize_differences
@@ -120,18 +121,19 @@ def _replica_logits(est, state, rows, field, draws):
   return np.log(P[:, i, j] / P[:, j, i])
 
 
-def test_poisson_and_parametric_replicas_spread_alike_on_a_planted_arena():
+@pytest.mark.parametrize(
+  "kind", ["ties", pytest.param("covariates", marks=pytest.mark.slow)]
+)  # each ~30 s on the shared machine; the covariate case runs with -m slow
+def test_poisson_and_parametric_replicas_spread_alike_on_a_planted_arena(kind):
   """Both bootstraps estimate the same sampling spread of the fitted edges: same order."""
   R = 40
-  c_tie = _davidson_battles(3, 3000)
-  c_cov, cov = _style_battles(4, 3000)
-  for c, est in (
-    (
-      c_tie,
-      ModelEstimator(tie_model="davidson", ranks=(0,), record_tolerance=None, refit_steps=30),
-    ),
-    (c_cov, ModelEstimator(covariates=cov, ranks=(0,), record_tolerance=None, refit_steps=30)),
-  ):
+  settings = dict(ranks=(0,), record_tolerance=None, refit_steps=30)
+  if kind == "ties":
+    cases = [(_davidson_battles(3, 3000), ModelEstimator(tie_model="davidson", **settings))]
+  else:
+    c_cov, cov = _style_battles(4, 3000)
+    cases = [(c_cov, ModelEstimator(covariates=cov, **settings))]
+  for c, est in cases:
     fitted = est.fit(jax.random.key(0), c)
     cells = merge_into_cells(c)
     state = est.replica_state(fitted.state, cells)
