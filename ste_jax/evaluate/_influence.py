@@ -24,9 +24,16 @@ How each estimator is differentiated:
   ``theta`` (pseudo-inverted on its range: the model's gauge directions, such as rotations of the
   intransitive factors, change no probability). The edges depend on ``w`` through ``theta*`` and
   directly through the observed pairs' record bands; both parts are included. With record bands
-  (the default) the likelihood's curvature jumps where a pair's logit meets its band's edge, so
-  near such a point the influence is the derivative on one side of it; without bands
-  (``record_tolerance=None``) the pipeline is smooth.
+  (the default) the pipeline is smooth except where a pair's fitted logit lies *on* its band's
+  edge: there the profiled likelihood's curvature jumps (from ``n sigma'(h)`` inside the band to 0
+  outside) and the table's ``P = sigmoid(clip(h, lo, hi))`` has a kink, so ``theta*(w)`` and the
+  scores are only one-sided differentiable. Off the edges -- whether a pair is inside its band or
+  clipped to it -- the implicit derivative is exact (the tests check both against central
+  differences). :func:`comparison_influence` warns, and says in
+  :attr:`ComparisonInfluence.method`, when some pair's refined logit lies within
+  :data:`BAND_EDGE_TOLERANCE` of its band's edge: the influence reported is then the derivative on
+  the side autodiff takes (inside the band), and a finite difference across the edge averages two
+  slopes. Without bands (``record_tolerance=None``) the pipeline is smooth.
 
 Where two edges of the max-min paths behind the soft Top Cycle are equal (common with integer
 counts: two pairs with the same record), the soft scores have a kink and the influence is the
@@ -39,6 +46,7 @@ agents.
 import dataclasses
 import functools
 from typing import TYPE_CHECKING, Any
+import warnings
 
 import jax
 import jax.numpy as jnp
@@ -57,12 +65,15 @@ from ste_jax.evaluate._model_estimator import (
 )
 from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
 from ste_jax.models import IntransitiveParams
+from ste_jax.models._intransitive import intransitive_logits
 
 if TYPE_CHECKING:
   import pandas as pd
 
 SCORES = ("top_cycle", "uncovered")
 DEFAULT_NUM_AGENTS = 3
+BAND_EDGE_TOLERANCE = 1e-6
+"""Logit distance (relative to ``1 + |h|``) within which a pair sits on its record band's edge."""
 
 
 @result_type
@@ -80,7 +91,8 @@ class ComparisonInfluence:
     a, b, outcome, weight: ``(m,)`` the rows (as given to :func:`comparison_influence`).
     names: the agent names. Static.
     estimator: the estimator's name. Static.
-    method: how the estimator was differentiated (see the module docstring). Static.
+    method: how the estimator was differentiated (see the module docstring); for the model,
+      ending ``one-sided: ...`` where some pair lies on its record band's edge. Static.
   """
 
   agents: np.ndarray
@@ -244,7 +256,26 @@ def _model_pipeline(est: ModelEstimator, fitted: FittedTournament, comparisons: 
     params, pairs, w_ij, w_ji, settings[0], settings[1], settings[2], num_steps=est.num_steps
   )
   theta = jnp.concatenate([refined.strength, refined.u.reshape(-1), refined.v.reshape(-1)])
-  return theta, edges, jax.grad(loss, argnums=0), loss
+  _, _, band = counts(comparisons.weight)
+  h = intransitive_logits(refined, pairs.i, pairs.j)
+  return theta, edges, jax.grad(loss, argnums=0), loss, band_edge_pairs(h, band.lo, band.hi)
+
+
+def band_edge_pairs(h: np.typing.ArrayLike, lo: np.typing.ArrayLike, hi: np.typing.ArrayLike):
+  """Indices of the pairs whose logit ``h`` lies on an edge of its band ``[lo, hi]``.
+
+  Args:
+    h, lo, hi: ``(Q,)`` logits and band edges (``-inf`` / ``inf`` where open).
+
+  Returns:
+    ``(k,)`` int64 indices: ``|h - lo|`` or ``|h - hi|`` at most
+    ``BAND_EDGE_TOLERANCE * (1 + |h|)`` (where the pipeline is only one-sided differentiable).
+  """
+  h, lo, hi = (np.asarray(x, dtype=np.float64) for x in (h, lo, hi))
+  tol = BAND_EDGE_TOLERANCE * (1 + np.abs(h))
+  with np.errstate(invalid="ignore"):
+    near = (np.abs(h - lo) <= tol) | (np.abs(h - hi) <= tol)
+  return np.flatnonzero(near).astype(np.int64)
 
 
 def _pseudo_inverse(hessian: jax.Array) -> jax.Array:
@@ -306,6 +337,11 @@ def comparison_influence(
   Returns:
     :class:`ComparisonInfluence`.
 
+  Warns:
+    UserWarning: the model estimator with a pair's refined logit on its record band's edge
+    (:func:`band_edge_pairs`), where the scores have a kink: the influence is one-sided there
+    (the module docstring; :attr:`ComparisonInfluence.method` says so too).
+
   Raises:
     InputError: no comparisons, or an unknown agent.
     OptionError: ``num_agents < 1``.
@@ -336,9 +372,23 @@ def comparison_influence(
       )
     if fitted is None:
       fitted = est.fit(key, comparisons)
-    theta, edges_of, grad_theta, loss = _model_pipeline(est, fitted, comparisons)
+    theta, edges_of, grad_theta, loss, on_edge = _model_pipeline(est, fitted, comparisons)
     h_plus = _pseudo_inverse(jax.hessian(loss, argnums=0)(theta, weight))
     method = "implicit differentiation at the refined model fit"
+    if on_edge.size:
+      names = comparisons.agents
+      i, j = np.asarray(fitted.state[1].i), np.asarray(fitted.state[1].j)
+      shown = ", ".join(f"{names[i[q]]}-{names[j[q]]}" for q in on_edge[:5])
+      method += (
+        f"; one-sided: {on_edge.size} pair(s) on their record band's edge ({shown}), where the "
+        "pipeline has a kink"
+      )
+      warnings.warn(
+        f"comparison_influence: {on_edge.size} pair(s) of the model fit lie on their record "
+        f"band's edge ({shown}); the scores have a kink there and the influence is the "
+        "derivative on one side (record_tolerance=None: no bands, a smooth pipeline).",
+        stacklevel=2,
+      )
 
     def f(th, w):
       return scores_of(edges_of(th, w))

@@ -22,6 +22,7 @@ from ste_jax.evaluate._model_estimator import (
   pair_wins,
   record_band,
 )
+from ste_jax.models._intransitive import intransitive_logits
 from tests.evaluate._data import random_pairs
 
 TAU = 0.1
@@ -163,3 +164,57 @@ def test_bad_arguments_raise():
     comparison_influence(jax.random.key(0), c, "winrate", agents=["nobody"])
   with pytest.raises(OptionError, match="num_agents"):
     comparison_influence(jax.random.key(0), c, "winrate", num_agents=0)
+
+
+def _banded_data(seed=1):
+  """Four agents, twelve weighted games per pair around a cycle Bradley-Terry cannot fit: the
+  rank-0 fit clips some pairs to their record bands."""
+  rng = np.random.default_rng(seed)
+  P = np.array([[0.5, 0.85, 0.2, 0.7], [0.15, 0.5, 0.85, 0.6], [0.8, 0.15, 0.5, 0.55]])
+  a, b = np.triu_indices(4, 1)
+  a, b = np.repeat(a, 12), np.repeat(b, 12)
+  outcome = (rng.random(a.size) < P[a, b]).astype(float)
+  return Comparisons.from_arrays(a, b, outcome, weight=rng.uniform(0.5, 1.5, a.size))
+
+
+@pytest.mark.slow
+def test_model_influence_with_record_bands_equals_central_differences(x64, monkeypatch):
+  """Bands on, some pairs clipped to their band (off its edge): the implicit derivative is exact;
+  a pair on its band's edge (here: every pair, the tolerance widened) is warned about."""
+  from ste_jax.evaluate import _influence
+
+  est = ModelEstimator(ranks=(0,), strength_l2=(0.1,), num_folds=2, num_steps=150)
+  c = _banded_data()
+  fitted = est.fit(jax.random.key(0), c)
+  params, pairs, settings = fitted.state
+  w_ij, w_ji = pair_wins(pairs, c.outcome, c.weight)
+  band = record_band(w_ij, w_ji, settings[2])
+  h = np.asarray(intransitive_logits(params, pairs.i, pairs.j))
+  assert np.any((h < np.asarray(band.lo)) | (h > np.asarray(band.hi)))  # the clipped branch
+  assert np.any((h > np.asarray(band.lo)) & (h < np.asarray(band.hi)))  # and the inner one
+  infl = comparison_influence(jax.random.key(0), c, est, fitted=fitted, tau=TAU, num_agents=2)
+  assert "one-sided" not in infl.method
+  scores = _scores_fn(est, c)
+  w0 = np.asarray(c.weight)
+  step = 1e-5
+  for i in range(0, c.num_comparisons, 11):
+    wp, wm = w0.copy(), w0.copy()
+    wp[i] += step
+    wm[i] -= step
+    fd = (scores(wp) - scores(wm)) / (2 * step)
+    got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
+    np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+  monkeypatch.setattr(_influence, "BAND_EDGE_TOLERANCE", 1e6)  # every banded pair "on its edge"
+  with pytest.warns(UserWarning, match="band's edge"):
+    one_sided = comparison_influence(jax.random.key(0), c, est, fitted=fitted, tau=TAU)
+  assert "one-sided" in one_sided.method
+
+
+def test_band_edge_pairs():
+  from ste_jax.evaluate import _influence
+
+  inf = np.inf
+  h = np.array([0.0, 1.0, -2.0, 0.5, 3.0])
+  lo = np.array([-1.0, 1.0, -inf, 0.5 - 1e-3, -inf])
+  hi = np.array([1.0, 2.0, -2.0 + 1e-9, 0.6, inf])
+  assert _influence.band_edge_pairs(h, lo, hi).tolist() == [1, 2]
