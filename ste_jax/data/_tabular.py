@@ -477,7 +477,10 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   (neither occurs inside a multi-byte UTF-8 character). Blank lines are skipped and lines with
   the wrong number of fields are rejected as malformed, as by the ``csv`` reader; the well-formed
   lines are parsed by pandas' C parser, one column at a time when it is first asked for, every
-  cell kept as its string (no NA detection, no type inference). ``None`` (the ``csv`` reader
+  cell kept as its string (no NA detection, no type inference); ``column.distinct(names)`` parses
+  them in chunks of ``_BATCH_ROWS`` lines instead and gives the distinct rows only (as
+  :func:`_parquet_distinct`), and the check for repeated header lines reads its column in such
+  chunks too. ``None`` (the ``csv`` reader
   takes over): quotes, NUL bytes or lone ``\\r`` in the file, a blank or undecodable header line,
   no data lines, or pandas disagreeing on the number of rows.
   """
