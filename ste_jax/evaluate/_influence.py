@@ -278,6 +278,27 @@ def band_edge_pairs(h: np.typing.ArrayLike, lo: np.typing.ArrayLike, hi: np.typi
   return np.flatnonzero(near).astype(np.int64)
 
 
+_HESSIAN_BLOCK_ELEMENTS = 2**24  # tangents per block x comparisons: bounds the Hessian's memory
+
+
+def _hessian_by_blocks(loss, theta: jax.Array, weight: jax.Array) -> jax.Array:
+  """``(d, d)`` Hessian of ``loss(theta, weight)`` in ``theta``, built from Hessian-vector products.
+
+  ``jax.hessian`` pushes all ``d`` basis tangents through the reverse pass at once, which holds
+  ``d`` copies of every per-comparison intermediate (at ``n = 1000`` agents and ``10^5``
+  comparisons, tens of GB); here they go through in blocks (``lax.map`` with a batch size), so
+  the extra memory is a block's, ``_HESSIAN_BLOCK_ELEMENTS`` values, whatever ``d``.
+  """
+  d = theta.shape[0]
+  grad = jax.grad(loss, argnums=0)
+  batch = max(1, min(d, _HESSIAN_BLOCK_ELEMENTS // max(1, weight.shape[0])))
+
+  def column(e):
+    return jax.jvp(lambda th: grad(th, weight), (theta,), (e,))[1]
+
+  return jax.lax.map(column, jnp.eye(d, dtype=theta.dtype), batch_size=batch)
+
+
 def _pseudo_inverse(hessian: jax.Array) -> jax.Array:
   """The symmetric pseudo-inverse on the eigenvalues above ``d * eps`` of the largest."""
   values, vectors = jnp.linalg.eigh(hessian)
@@ -373,7 +394,7 @@ def comparison_influence(
     if fitted is None:
       fitted = est.fit(key, comparisons)
     theta, edges_of, grad_theta, loss, on_edge = _model_pipeline(est, fitted, comparisons)
-    h_plus = _pseudo_inverse(jax.hessian(loss, argnums=0)(theta, weight))
+    h_plus = _pseudo_inverse(jax.jit(_hessian_by_blocks, static_argnums=0)(loss, theta, weight))
     method = "implicit differentiation at the refined model fit"
     if on_edge.size:
       names = comparisons.agents
