@@ -24,7 +24,7 @@ from jax.sharding import PartitionSpec as P
 import numpy as np
 
 from ste_jax._compiler_options import gather_friendly_jit
-from ste_jax.stats._bootstrap import _place
+from ste_jax._placement import place as _place
 
 
 def replica_mesh(mesh: Mesh) -> tuple[Mesh, tuple[str, ...]]:

@@ -31,9 +31,9 @@ from jax import lax
 import jax.numpy as jnp
 from jax.sharding import AxisType, Mesh, NamedSharding
 from jax.sharding import PartitionSpec as P
-import numpy as np
 
 from ste_jax._errors import OptionError
+from ste_jax._placement import place as _place
 from ste_jax._validation import validate_int, validate_path_length, validate_temperature
 from ste_jax.data import Comparisons
 from ste_jax.ops import STEScores
@@ -277,16 +277,6 @@ def bootstrap_scores(
     axes=axes,
   )
   return jax.tree.map(lambda x: x[:num_replicas], out) if pad else out
-
-
-def _place(x, sharding: NamedSharding) -> jax.Array:
-  """``x`` placed with ``sharding``; for a mesh over several processes (``jax.distributed``), each
-  process contributes its own devices' shards of its copy of ``x``, which must be the same on every
-  process (the same key and comparisons: the replicas then are those of a one-process run)."""
-  if sharding.is_fully_addressable:
-    return jax.device_put(x, sharding)
-  host = np.asarray(x)
-  return jax.make_array_from_callback(host.shape, sharding, lambda index: host[index])
 
 
 @functools.partial(jax.jit, static_argnames=("score_fn", "method", "batch_size", "mesh", "axes"))
