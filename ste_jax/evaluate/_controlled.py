@@ -85,6 +85,27 @@ def _row_logits(params: IntransitiveParams, beta, pairs: PairIndex, diff_t) -> j
   return sign * g[pairs.row_pair] + beta @ diff_t
 
 
+_TINY = 1e-6  # keeps the preconditioner finite for an agent or a feature without weight
+
+
+def _preconditioner(params0, pairs, outcome, weight, diff, l2_strength, l2_skew):
+  """``(scale_s (n,), scale_f (n K,), scale_b (d,), total)``: the covariate fits' diagonal
+  preconditioner (an agent's parameters by ``sqrt(ridge + games / 4)``, coefficient ``k`` by
+  ``sqrt(sum_r w_r x_rk^2 / 4)``) and the total weight the objective is divided by."""
+  n, K = params0.u.shape
+  dtype = params0.strength.dtype
+  w_ij, w_ji = pair_wins(pairs, outcome, weight)
+  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
+    w_ij + w_ji, pairs.j, num_segments=n
+  )
+  tiny = jnp.asarray(_TINY, dtype)
+  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games + tiny)
+  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
+  scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
+  total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
+  return scale_s, scale_f.reshape(-1), scale_b, total
+
+
 def fit_covariate_model(
   params0: IntransitiveParams,
   beta0: jax.typing.ArrayLike,
@@ -119,16 +140,10 @@ def fit_covariate_model(
   mask = params0.mask
   n, K = params0.u.shape
   dtype = params0.strength.dtype
-  w_ij, w_ji = pair_wins(pairs, outcome, weight)
-  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
-    w_ij + w_ji, pairs.j, num_segments=n
+  scale_s, scale_f, scale_b, total = _preconditioner(
+    params0, pairs, outcome, weight, diff, l2_strength, l2_skew
   )
-  tiny = jnp.asarray(1e-6, dtype)
-  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games + tiny)
-  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
-  scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
-  scale = jnp.concatenate([scale_s, scale_f.reshape(-1), scale_f.reshape(-1), scale_b])
-  total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
+  scale = jnp.concatenate([scale_s, scale_f, scale_f, scale_b])
 
   def unflatten(x):
     s, u, v = x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K : n + 2 * n * K].reshape(n, K)
@@ -196,17 +211,11 @@ def fit_covariate_tie_model(
   mask = params0.mask
   n, K = params0.u.shape
   dtype = params0.strength.dtype
-  w_ij, w_ji = pair_wins(pairs, outcome, weight)
-  games = jax.ops.segment_sum(w_ij + w_ji, pairs.i, num_segments=n) + jax.ops.segment_sum(
-    w_ij + w_ji, pairs.j, num_segments=n
+  scale_s, scale_f, scale_b, total = _preconditioner(
+    params0, pairs, outcome, weight, diff, l2_strength, l2_skew
   )
-  tiny = jnp.asarray(1e-6, dtype)
-  scale_s = jax.lax.rsqrt(l2_strength + 0.25 * games + tiny)
-  scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
-  scale_t = jax.lax.rsqrt(0.25 * jnp.sum(weight, keepdims=True) + tiny)
-  scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
-  scale = jnp.concatenate([scale_s, scale_f.reshape(-1), scale_f.reshape(-1), scale_t, scale_b])
-  total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
+  scale_t = jax.lax.rsqrt(0.25 * jnp.sum(weight, keepdims=True) + jnp.asarray(_TINY, dtype))
+  scale = jnp.concatenate([scale_s, scale_f, scale_f, scale_t, scale_b])
   split = n + 2 * n * K
 
   def unflatten(x):

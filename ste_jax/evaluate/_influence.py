@@ -285,9 +285,9 @@ def _hessian_by_blocks(loss, theta: jax.Array, weight: jax.Array) -> jax.Array:
   """``(d, d)`` Hessian of ``loss(theta, weight)`` in ``theta``, built from Hessian-vector products.
 
   ``jax.hessian`` pushes all ``d`` basis tangents through the reverse pass at once, which holds
-  ``d`` copies of every per-comparison intermediate (at ``n = 1000`` agents and ``10^5``
-  comparisons, tens of GB); here they go through in blocks (``lax.map`` with a batch size), so
-  the extra memory is a block's, ``_HESSIAN_BLOCK_ELEMENTS`` values, whatever ``d``.
+  ``d`` copies of every per-comparison intermediate (``d * m`` values); here they go through in
+  blocks (``lax.map`` with a batch size), so the extra memory is a block's,
+  ``_HESSIAN_BLOCK_ELEMENTS`` values, whatever ``d``.
   """
   d = theta.shape[0]
   grad = jax.grad(loss, argnums=0)

@@ -239,8 +239,8 @@ def fit_intransitive(
   With ``warm_start`` (a refit from a nearby fit, as in :func:`refit_tournament`) the coordinates
   are further divided by ``sqrt(W)``, ``W`` the total weight the objective is divided by, so that
   its Hessian in them is near the identity. The first L-BFGS step, which has no curvature pairs
-  yet, is then near a Newton step; without it optax's line search spends about 15 evaluations
-  doubling a step that starts ``~1/W`` too short. Fits from the initial parameters (the point fit
+  yet, is then near a Newton step; without it optax's line search first has to grow a step that
+  starts about ``1/W`` too short. Fits from the initial parameters (the point fit
   and the cross-validation) keep the coordinates without ``sqrt(W)``, so that their fixed number
   of steps takes the same path as before this option existed.
 

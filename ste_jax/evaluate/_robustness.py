@@ -309,7 +309,7 @@ def vote_robustness(
   W = decisive_wins(counts, policy)
   n = W.shape[0]
   found = {}
-  for action in ("reverse", "remove"):
+  for action in ACTIONS:
     edge, create, remove = flip_costs(W, threshold, action)
     members = top_cycle_of(edge)
     result = np.full(n, -1, dtype=np.int64)
@@ -322,6 +322,12 @@ def vote_robustness(
     action: uncovered_changes(W, action, time_limit=uc_time_limit) if uncovered else None
     for action in found
   }
+  return _result(members, found, uc, names, name)
+
+
+def _result(members, found: dict, uc: dict, agents, estimator: str, relation: str = "counts"):
+  """The :class:`VoteRobustness` of the Top-Cycle results ``found[action] = (counts,
+  changes)`` and the Uncovered-Set results ``uc[action]`` (``None``: not computed)."""
   return VoteRobustness(
     members=members,
     flips_to_change=found["reverse"][0],
@@ -335,8 +341,9 @@ def vote_robustness(
     uc_removals_to_change=_field(uc["remove"], "upper"),
     uc_removals_lower=_field(uc["remove"], "lower"),
     uc_removals=_field(uc["remove"], "changes"),
-    agents=names,
-    estimator=name,
+    agents=tuple(agents),
+    estimator=estimator,
+    relation=relation,
   )
 
 
@@ -371,24 +378,8 @@ def _model_robustness(
   observed = np.asarray(counts.totals) > 0
   edge = np.asarray(est.hard_relations(fitted.edges)[0], dtype=bool)
   found = {action: held_relation_changes(W, edge, observed, action)[1:] for action in ACTIONS}
-  members = top_cycle_of(edge)
-  return VoteRobustness(
-    members=members,
-    flips_to_change=found["reverse"][0],
-    flips=found["reverse"][1],
-    removals_to_change=found["remove"][0],
-    removals=found["remove"][1],
-    uc_members=None,
-    uc_flips_to_change=None,
-    uc_flips_lower=None,
-    uc_flips=None,
-    uc_removals_to_change=None,
-    uc_removals_lower=None,
-    uc_removals=None,
-    agents=tuple(data.agents),
-    estimator=est.name,
-    relation=MODEL_RELATION,
-  )
+  uc = dict.fromkeys(ACTIONS)  # not computed for the model (module docstring)
+  return _result(top_cycle_of(edge), found, uc, data.agents, est.name, MODEL_RELATION)
 
 
 ACTIONS = ("reverse", "remove")
