@@ -791,6 +791,11 @@ def _explained_robustness(comparisons, est, i: int, *, table=None, seed: int = 0
     f"{said(flips, r.flips[i], 'reverse')}; or {said(removals, r.removals[i], 'remove')} "
     "(the fewest; 'A > B xk': k of A's wins over B)"
   )
+  held = (
+    ", on the model's hard relation with its imputed pairs held fixed (the model not refitted; "
+    "a compared pair goes to its record once its votes change)"
+  )
+  uc = _explained_uncovered_robustness(comparisons, est, i, fitted=fitted if model else None)
   if model:
     return dict(
       change=change,
@@ -799,10 +804,9 @@ def _explained_robustness(comparisons, est, i: int, *, table=None, seed: int = 0
       flips=votes(r.flips[i]),
       removals_to_change=removals,
       removals=votes(r.removals[i]),
-      text=text + ", on the model's hard relation with its imputed pairs held fixed (the model "
-      "not refitted; a compared pair goes to its record once its votes change)",
+      text=text + held + ". " + uc.pop("text"),
+      uncovered=uc,
     )
-  uc = _explained_uncovered_robustness(comparisons, est, i)
   return dict(
     change=change,
     flips_to_change=flips,
@@ -814,18 +818,33 @@ def _explained_robustness(comparisons, est, i: int, *, table=None, seed: int = 0
   )
 
 
-def _explained_uncovered_robustness(comparisons, est, i: int) -> dict:
-  """The agent's Uncovered-Set vote robustness: counts (exact or bounds), the votes, a sentence."""
+def _explained_uncovered_robustness(comparisons, est, i: int, *, fitted=None) -> dict:
+  """The agent's Uncovered-Set vote robustness: counts (exact or bounds), the votes, a sentence.
+
+  With ``fitted`` (the model estimator's fit): on its strict relation, imputed pairs held fixed.
+  """
+  import numpy as np
+
   from ste_jax.data import pair_counts
   from ste_jax.evaluate._robustness import _estimator_settings, decisive_wins
-  from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+  from ste_jax.evaluate._uncovered_robustness import held_uncovered_changes, uncovered_changes
 
-  _, _, policy = _estimator_settings(est, None)
-  W = decisive_wins(pair_counts(comparisons, tie_policy=policy), policy)
+  if fitted is None:
+    _, _, policy = _estimator_settings(est, None)
+    counts = pair_counts(comparisons, tie_policy=policy)
+    W = decisive_wins(counts, policy)
+  else:
+    counts = pair_counts(comparisons, tie_policy="half")
+    W = decisive_wins(counts, "half")
+    strict = np.asarray(est.hard_relations(fitted.edges)[1], dtype=bool)
+    observed = np.asarray(counts.totals) > 0
   names = comparisons.agents
   out, parts = {}, []
   for action, verb in (("reverse", "reverse"), ("remove", "remove")):
-    r = uncovered_changes(W, action, time_limit=5.0, only=i)
+    if fitted is None:
+      r = uncovered_changes(W, action, time_limit=5.0, only=i)
+    else:
+      r = held_uncovered_changes(W, strict, observed, action, time_limit=5.0, only=i)
     upper, lower = int(r.upper[i]), int(r.lower[i])
     shown = ", ".join(f"{names[a]} > {names[b]} x{k}" for a, b, k in r.changes[i])
     if upper < 0:
@@ -841,7 +860,10 @@ def _explained_uncovered_robustness(comparisons, est, i: int) -> dict:
     )
     change = "leave" if r.members[i] else "join"
   out["change"] = change
-  out["text"] = f"For {names[i]} to {change} the hard Uncovered Set: " + "; or ".join(parts) + "."
+  held = "" if fitted is None else ", on the model's strict relation held the same way"
+  out["text"] = (
+    f"For {names[i]} to {change} the hard Uncovered Set: " + "; or ".join(parts) + held + "."
+  )
   return out
 
 

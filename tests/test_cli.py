@@ -1007,7 +1007,8 @@ def test_score_robustness_columns_equal_vote_robustness(tmp_path):
 
 
 def test_score_robustness_for_the_model_holds_the_imputed_pairs_fixed(tmp_path):
-  """The model estimator: flips_tc / removals_tc of its relation, labelled; no UC columns."""
+  """The model estimator: flips_tc / removals_tc and flips_uc / removals_uc of its relations,
+  imputed pairs held fixed, labelled."""
   import jax
 
   from ste_jax.data import load_comparisons
@@ -1019,15 +1020,23 @@ def test_score_robustness_for_the_model_holds_the_imputed_pairs_fixed(tmp_path):
     "score", data, "--estimator", "model", "--bootstrap", "0", "--robustness", "--output", "csv"
   )
   assert code == 0, err
-  frame = pd.read_csv(io.StringIO(out)).set_index("agent")
+  frame = pd.read_csv(io.StringIO(out), dtype={"flips_uc": str, "removals_uc": str})
+  frame = frame.set_index("agent")
   comparisons, _ = load_comparisons(data)
   k_fit, _ = jax.random.split(jax.random.key(0))  # the table's fit key (seed 0)
   est = ModelEstimator()
-  r = vote_robustness(comparisons, estimator=est, fitted=est.fit(k_fit, comparisons)).to_frame()
+  fitted = est.fit(k_fit, comparisons)
+  r = vote_robustness(comparisons, estimator=est, fitted=fitted, uncovered=True).to_frame()
   assert frame["flips_tc"].to_dict() == r["flips_to_change"].to_dict()
   assert frame["removals_tc"].to_dict() == r["removals_to_change"].to_dict()
-  assert frame["flips_uc"].isna().all() and frame["removals_uc"].isna().all()
+  assert frame["flips_uc"].notna().all() and frame["removals_uc"].notna().all()
+  for column, prefix in (("flips_uc", "uc_flips"), ("removals_uc", "uc_removals")):
+    for agent, cell in frame[column].items():
+      lo, hi = r.loc[agent, f"{prefix}_lower"], r.loc[agent, f"{prefix}_to_change"]
+      assert cell == (str(hi) if lo == hi else f"{lo}..{hi}")
+  assert (r["uc_flips_to_change"] > 0).any()
   assert "imputed pairs held fixed" in err  # the report line and the conventions
+  assert "not computed for the model" not in err
 
 
 def test_explain_model_robustness_is_labelled(tmp_path):
@@ -1045,11 +1054,15 @@ def test_explain_model_robustness_is_labelled(tmp_path):
   comparisons, _ = load_comparisons(data)
   k_fit, _ = jax.random.split(jax.random.key(0))
   est = ModelEstimator()
-  r = vote_robustness(comparisons, estimator=est, fitted=est.fit(k_fit, comparisons))
+  fitted = est.fit(k_fit, comparisons)
+  r = vote_robustness(comparisons, estimator=est, fitted=fitted, uncovered=True)
   w = comparisons.agents.index("w")
-  assert got["relation"] == MODEL_RELATION and "uncovered" not in got
+  assert got["relation"] == MODEL_RELATION
   assert got["flips_to_change"] == r.flips_to_change[w] and got["change"] == "join"
   assert "imputed pairs held fixed" in got["text"]
+  assert got["uncovered"]["reverse"]["upper"] == r.uc_flips_to_change[w]
+  assert got["uncovered"]["remove"]["upper"] == r.uc_removals_to_change[w]
+  assert "Uncovered Set" in got["text"] and "strict relation" in got["text"]
 
 
 INFLUENCE_BATTLES = (

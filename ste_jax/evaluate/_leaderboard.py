@@ -87,8 +87,8 @@ COLUMNS = (
 )
 # Added by ``LeaderboardSettings(robustness=True)``: fewest reversed / removed comparisons that
 # change the agent's hard Top-Cycle (Uncovered-Set) membership (-1: no such set; the model
-# estimator: Top Cycle only, on its hard relation with the imputed pairs held fixed). An
-# Uncovered-Set count the solver did not prove minimal is the text "lo..hi".
+# estimator: on its hard relations with the imputed pairs held fixed). An Uncovered-Set count the
+# solver did not prove minimal is the text "lo..hi".
 ROBUSTNESS_COLUMNS = ("flips_tc", "removals_tc", "flips_uc", "removals_uc")
 # Added by ``LeaderboardSettings(tier_intervals=True)``: the best and worst tier over every
 # tournament that agrees with the sure edges (-1 without bootstrap replicas).
@@ -189,7 +189,7 @@ class LeaderboardSettings(ResamplingSettings):
     "and posterior estimators (ste_jax.evaluate.vote_robustness; for the model estimator: on its "
     "hard relation with the imputed pairs held fixed, labelled so); and flips_uc, removals_uc, "
     "the same for the hard Uncovered Set (exact, or 'lo..hi' certified bounds where the "
-    "solver's time ran out; not for the model)",
+    "solver's time ran out; for the model on its strict relation, imputed pairs held fixed)",
   )
   tier_intervals: bool = option(
     False,
@@ -437,7 +437,7 @@ class CoreTable:
         "-1: none would; winrate and posterior; model: on its hard relation with the imputed "
         "pairs held fixed, a compared pair going to its record once its votes change, not "
         "refitted); flips_uc / removals_uc the same for the hard Uncovered Set (exact, or "
-        "certified bounds lo..hi; not for the model)"
+        "certified bounds lo..hi; model: on its strict relation, held the same way)"
       )
     if s.task_mix_radius is not None:
       parts.append(
@@ -642,17 +642,15 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est, fitted) -> str | 
   n = comparisons.num_agents
   if isinstance(est, ModelEstimator):
     try:
-      r = vote_robustness(comparisons, estimator=est, fitted=fitted)
+      r = vote_robustness(comparisons, estimator=est, fitted=fitted, uncovered=True)
     except InputError as e:
       cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
       return f"vote robustness (flips_tc, removals_tc, flips_uc, removals_uc): not computed: {e}"
-    cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
-    cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
-    cols.update(flips_uc=np.full(n, np.nan), removals_uc=np.full(n, np.nan))
+    _robustness_cells(cols, r)
     return (
-      "vote robustness (model): flips_tc / removals_tc are on the model's hard relation with "
-      "its imputed pairs held fixed (the model not refitted; a compared pair goes to its record "
-      "once its votes change); flips_uc, removals_uc: not computed for the model estimator"
+      "vote robustness (model): flips_tc / removals_tc and flips_uc / removals_uc are on the "
+      "model's hard relations with its imputed pairs held fixed (the model not refitted; a "
+      "compared pair goes to its record once its votes change)"
     )
   if counts_relation_of(est) is None:
     cols.update({c: np.full(n, np.nan) for c in ROBUSTNESS_COLUMNS})
@@ -661,7 +659,13 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est, fitted) -> str | 
       f"{est.name} estimator; it is exact for the count relations of --estimator winrate and "
       "posterior"
     )
-  r = vote_robustness(comparisons, estimator=est, uncovered=True)
+  _robustness_cells(cols, vote_robustness(comparisons, estimator=est, uncovered=True))
+  return None
+
+
+def _robustness_cells(cols: dict, r) -> None:
+  """:data:`ROBUSTNESS_COLUMNS` of a :class:`~ste_jax.evaluate.VoteRobustness` with UC fields."""
+  n = len(r.agents)
   cols["flips_tc"] = np.asarray(r.flips_to_change, dtype=np.int64)
   cols["removals_tc"] = np.asarray(r.removals_to_change, dtype=np.int64)
   for column, upper, lower in (
@@ -672,7 +676,6 @@ def _add_robustness(cols: dict, comparisons: Comparisons, est, fitted) -> str | 
     for i, (hi, lo) in enumerate(zip(np.asarray(upper), np.asarray(lower))):
       cells[i] = np.int64(hi) if lo == hi else f"{lo}..{hi}"
     cols[column] = cells
-  return None
 
 
 def _influence(key, comparisons: Comparisons, est, fitted, settings) -> tuple[Any, str | None]:

@@ -42,8 +42,10 @@ change of that pair's votes already hands it to its record
 that pair's edges, so the shortest-path and minimum-cut arguments of :func:`vote_robustness` hold
 unchanged and the counts are exact *for this relation*; they are not the votes that would change
 a refitted model's core (the influence of each comparison on the soft scores,
-:func:`~ste_jax.evaluate.comparison_influence`, measures that locally). The Uncovered-Set fields are
-not computed for the model.
+:func:`~ste_jax.evaluate.comparison_influence`, measures that locally). The Uncovered-Set fields
+(``uncovered=True``) are the same on the model's *strict* relation ``P_ab > 1/2``, a changed pair
+decided by ``M'_ab >= 1`` (:func:`~ste_jax.evaluate._uncovered_robustness.held_uncovered_changes`),
+exact for members and exact or certified bounds for outsiders, as for the counts.
 """
 
 from typing import TYPE_CHECKING, Any
@@ -62,7 +64,7 @@ from ste_jax.evaluate._estimators import (
   as_estimator,
 )
 from ste_jax.evaluate._protocol import FittedTournament
-from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+from ste_jax.evaluate._uncovered_robustness import held_uncovered_changes, uncovered_changes
 from ste_jax.evaluate._vote_costs import Flip, flip_costs, held_relation_costs
 
 if TYPE_CHECKING:
@@ -84,7 +86,8 @@ class VoteRobustness:
       of reversals does it (or, for an outsider of an empty Top Cycle, where it is not computed).
     removals_to_change: ``(n,)`` int64, the same for comparisons *removed* instead of reversed.
     uc_members: ``(n,)`` bool, the hard Uncovered Set (this and the other ``uc_`` fields: ``None``
-      unless asked for with ``uncovered=True``) of the counts' strict relation ``M_ab >= 1``.
+      unless asked for with ``uncovered=True``) of the counts' strict relation ``M_ab >= 1`` (for
+      the model: of its strict relation ``P_ab > 1/2``, imputed pairs held fixed).
     uc_flips_to_change: ``(n,)`` int64, the number of reversals in ``uc_flips``, which change the
       agent's hard Uncovered-Set membership (``-1``: no set of reversals does); the minimum where
       it equals ``uc_flips_lower`` (:mod:`ste_jax.evaluate._uncovered_robustness`: always for
@@ -98,8 +101,8 @@ class VoteRobustness:
     agents: the agent names. Static.
     estimator: ``"winrate"``, ``"posterior"`` or ``"model"``. Static.
     relation: ``"counts"`` (the count relation of the module docstring) or, for the model,
-      ``"model, imputed pairs held fixed"`` (its hard relation, not refitted, each compared pair
-      handed to its record once its votes change; the ``uc_`` fields are then ``None``). Static.
+      ``"model, imputed pairs held fixed"`` (its hard relations, not refitted, each compared pair
+      handed to its record once its votes change; the Top-Cycle and ``uc_`` fields alike). Static.
   """
 
   members: np.ndarray
@@ -214,8 +217,9 @@ def vote_robustness(
 ) -> VoteRobustness:
   """The fewest reversed comparisons that change each agent's hard Top-Cycle membership.
 
-  For the model estimator: the same on its hard relation with the imputed pairs held fixed
-  (the module docstring; ``relation`` says so) of its fit ``fitted``; exact for that relation.
+  For the model estimator: the same on its hard relations with the imputed pairs held fixed
+  (the module docstring; ``relation`` says so) of its fit ``fitted``; exact for that relation
+  (the Uncovered Set: exact or certified bounds, as below).
 
   With ``uncovered=True``, the same for the hard Uncovered Set (``uc_`` fields): exact for
   members, and for outsiders a 0-1 program solved within ``uc_time_limit`` seconds in all (per
@@ -297,7 +301,7 @@ def vote_robustness(
   """
   model = _as_model(estimator)
   if model is not None:
-    return _model_robustness(data, model, fitted)
+    return _model_robustness(data, model, fitted, uncovered, uc_time_limit)
   name, threshold, policy = _estimator_settings(estimator, tie_policy)
   if isinstance(data, Comparisons):
     names = tuple(data.agents)
@@ -360,7 +364,11 @@ def _as_model(estimator: Any) -> ModelEstimator | None:
 
 
 def _model_robustness(
-  data: Any, est: ModelEstimator, fitted: FittedTournament | None
+  data: Any,
+  est: ModelEstimator,
+  fitted: FittedTournament | None,
+  uncovered: bool = False,
+  uc_time_limit: float = 5.0,
 ) -> VoteRobustness:
   """:func:`vote_robustness` of the model's hard relation, imputed pairs held fixed."""
   if not isinstance(data, Comparisons):
@@ -376,10 +384,15 @@ def _model_robustness(
   counts = pair_counts(data, tie_policy="half")
   W = decisive_wins(counts, "half")
   observed = np.asarray(counts.totals) > 0
-  edge = np.asarray(est.hard_relations(fitted.edges)[0], dtype=bool)
-  found = {action: held_relation_changes(W, edge, observed, action)[1:] for action in ACTIONS}
-  uc = dict.fromkeys(ACTIONS)  # not computed for the model (module docstring)
-  return _result(top_cycle_of(edge), found, uc, data.agents, est.name, MODEL_RELATION)
+  weak, strict = (np.asarray(r, dtype=bool) for r in est.hard_relations(fitted.edges))
+  found = {action: held_relation_changes(W, weak, observed, action)[1:] for action in ACTIONS}
+  uc = {
+    action: held_uncovered_changes(W, strict, observed, action, time_limit=uc_time_limit)
+    if uncovered
+    else None
+    for action in ACTIONS
+  }
+  return _result(top_cycle_of(weak), found, uc, data.agents, est.name, MODEL_RELATION)
 
 
 ACTIONS = ("reverse", "remove")

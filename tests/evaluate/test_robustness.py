@@ -363,16 +363,22 @@ def test_held_relation_brute_force(n, max_votes):
 
 
 def test_model_vote_robustness_on_its_fit():
-  """The model estimator: its own hard Top Cycle, the held counts, and the leaderboard label."""
+  """The model estimator: its own hard Top Cycle and Uncovered Set, the held counts of both (the
+  Uncovered Set's against the brute force of tests/evaluate/test_uncovered_robustness.py), and
+  the leaderboard label."""
   from ste_jax.evaluate import ModelEstimator
   from ste_jax.evaluate._robustness import MODEL_RELATION
+  from tests.evaluate.test_uncovered_robustness import held_brute_force as held_uc_brute_force
 
   rng = np.random.default_rng(7)
   c = random_comparisons(rng, 5, max_votes=2, min_votes=0)
   est = ModelEstimator(ranks=(0,), strength_l2=(0.3,), num_folds=2, num_steps=60)
   fitted = est.fit(jax.random.key(0), c)
-  r = vote_robustness(c, estimator=est, fitted=fitted)
-  assert r.relation == MODEL_RELATION and r.estimator == "model" and r.uc_members is None
+  assert vote_robustness(c, estimator=est, fitted=fitted).uc_members is None
+  r = vote_robustness(c, estimator=est, fitted=fitted, uncovered=True)
+  assert r.relation == MODEL_RELATION and r.estimator == "model"
+  strict = np.asarray(est.hard_relations(fitted.edges)[1])
+  np.testing.assert_array_equal(r.uc_members, np.asarray(est.hard_memberships(fitted.edges)[1]))
   weak = np.asarray(est.hard_relations(fitted.edges)[0])
   np.testing.assert_array_equal(r.members, np.asarray(est.hard_memberships(fitted.edges)[0]))
   counts = pair_counts(c)
@@ -382,6 +388,11 @@ def test_model_vote_robustness_on_its_fit():
   for action, (count_field, _) in ACTIONS.items():
     expected, _ = held_brute_force(W, weak, observed, action)
     np.testing.assert_array_equal(getattr(r, count_field), expected)
+    expected, base = held_uc_brute_force(W, strict, observed, action)
+    np.testing.assert_array_equal(r.uc_members, base)
+    np.testing.assert_array_equal(getattr(r, f"uc_{count_field}"), expected)
+    np.testing.assert_array_equal(getattr(r, f"uc_{count_field.split('_')[0]}_lower"), expected)
+  assert (r.uc_flips_to_change > 0).any() and (r.uc_removals_to_change > 0).any()
   assert r.to_frame().attrs["relation"] == MODEL_RELATION
   with pytest.raises(InputError, match="comparisons"):
     vote_robustness(counts, estimator=est, fitted=fitted)

@@ -10,7 +10,7 @@ from ste_jax import exact
 from ste_jax.data import pair_counts
 from ste_jax.evaluate import estimator_named
 from ste_jax.evaluate._robustness import decisive_wins, vote_robustness
-from ste_jax.evaluate._uncovered_robustness import uncovered_changes
+from ste_jax.evaluate._uncovered_robustness import held_uncovered_changes, uncovered_changes
 from tests.evaluate.test_robustness import apply_flips, random_comparisons
 from tests.oracles import brute_uncovered_set
 
@@ -123,3 +123,115 @@ def test_without_solver_time_the_bounds_bracket_the_minimum(action):
       assert sum(k for *_, k in got.changes[x]) == got.upper[x]
       after = apply_flips(W, got.changes[x], action)
       assert uncovered_brute((after - after.T) >= 1)[x] != base[x]
+
+
+def held_strict_states(W, edge, observed, i, j, action):
+  """``{(i -> j, j -> i): fewest changes}`` of pair ``{i, j}`` in the held strict relation, by
+  enumerating how many of each side's wins are changed: none keeps ``edge``, any hands the pair
+  to its record ``M' >= 1``; an uncompared pair keeps ``edge``."""
+  out = {(bool(edge[i, j]), bool(edge[j, i])): 0}
+  if not observed[i, j]:
+    return out
+  M = W[i, j] - W[j, i]
+  for f in range(W[i, j] + 1):
+    for g in range(W[j, i] + 1):
+      if f + g:
+        new = M + 2 * (g - f) if action == "reverse" else M - f + g
+        state = (bool(new >= 1), bool(new <= -1))
+        out[state] = min(out.get(state, f + g), f + g)
+  return out
+
+
+def held_brute_force(W, edge, observed, action):
+  """Per agent, the fewest changed votes of a held strict relation changing its UC membership."""
+  n = W.shape[0]
+  pairs = list(itertools.combinations(range(n), 2))
+  options = [list(held_strict_states(W, edge, observed, i, j, action).items()) for i, j in pairs]
+  index = np.array(list(itertools.product(*[range(len(o)) for o in options])))  # (K, pairs)
+  rel = np.zeros((len(index), n, n), dtype=bool)
+  cost = np.zeros(len(index), dtype=np.int64)
+  for p, ((i, j), opts) in enumerate(zip(pairs, options)):
+    fwd = np.array([s[0] for s, _ in opts])
+    bwd = np.array([s[1] for s, _ in opts])
+    rel[:, i, j], rel[:, j, i] = fwd[index[:, p]], bwd[index[:, p]]
+    cost += np.array([c for _, c in opts])[index[:, p]]
+  base = uncovered_brute(edge)
+  changed = uncovered_brute(rel) != base
+  out = np.full(n, -1)
+  for x in range(n):
+    if changed[:, x].any():
+      out[x] = cost[changed[:, x]].min()
+  return out, base
+
+
+def held_after(W, edge, observed, changes, action):
+  """The held strict relation after ``changes``: the changed pairs decided by their records."""
+  W = apply_flips(W, changes, action)
+  rel = edge.copy()
+  for winner, loser, k in changes:
+    assert observed[winner, loser] and k > 0
+    M = W[winner, loser] - W[loser, winner]
+    rel[winner, loser], rel[loser, winner] = M >= 1, M <= -1
+  return rel
+
+
+def random_held_case(rng, n, max_votes):
+  """Counts with at least one uncompared pair, and a random strict relation (often against the
+  records; the uncompared pairs imputed either way or neither)."""
+  c = random_comparisons(rng, n, max_votes=max_votes, min_votes=1)
+  counts = pair_counts(c)
+  W = decisive_wins(counts)
+  observed = np.asarray(counts.totals) > 0
+  i, j = rng.choice(n, size=2, replace=False)  # drop one pair: imputed
+  W[i, j] = W[j, i] = 0
+  observed[i, j] = observed[j, i] = False
+  edge = np.zeros((n, n), dtype=bool)
+  for i, j in itertools.combinations(range(n), 2):
+    state = rng.choice(3, p=[0.4, 0.4, 0.2])
+    edge[i, j], edge[j, i] = state == 0, state == 1
+  return W, edge, observed
+
+
+def check_held(W, edge, observed, action, time_limit=10.0):
+  got = held_uncovered_changes(W, edge, observed, action, time_limit=time_limit)
+  expected, base = held_brute_force(W, edge, observed, action)
+  np.testing.assert_array_equal(got.members, base)
+  exact = time_limit > 0
+  for x in range(W.shape[0]):
+    if expected[x] < 0:
+      assert got.upper[x] == -1 and got.changes[x] == (), (x, W, edge, action)
+      continue
+    if exact or base[x]:  # leaving is always exact; joining where the solver had time
+      assert got.lower[x] == got.upper[x] == expected[x], (x, W, edge, action)
+    else:
+      assert 0 <= got.lower[x] <= expected[x] <= got.upper[x], (x, W, edge, action)
+    assert sum(k for *_, k in got.changes[x]) == got.upper[x]
+    assert uncovered_brute(held_after(W, edge, observed, got.changes[x], action))[x] != base[x]
+
+
+@pytest.mark.parametrize("action", ["reverse", "remove"])
+@pytest.mark.parametrize("n, max_votes, cases", [(3, 3, 10), (4, 3, 10), (5, 2, 4)])
+def test_held_relation_brute_force(action, n, max_votes, cases):
+  """The model's strict relation, imputed pairs held fixed: exact against every change set."""
+  rng = np.random.default_rng(10 * n + max_votes)
+  for _ in range(cases):
+    check_held(*random_held_case(rng, n, max_votes), action)
+
+
+@pytest.mark.parametrize("action", ["reverse", "remove"])
+def test_held_relation_bounds_without_solver_time(action):
+  rng = np.random.default_rng(11)
+  for _ in range(10):
+    check_held(*random_held_case(rng, 4, 3), action, time_limit=0.0)
+
+
+def test_held_relation_on_the_counts_own_relation_is_the_counts():
+  """With every pair compared and the relation the counts' own, holding changes nothing."""
+  rng = np.random.default_rng(12)
+  for _ in range(6):
+    c = random_comparisons(rng, 4, max_votes=3, min_votes=1)
+    W = decisive_wins(pair_counts(c))
+    for action in ("reverse", "remove"):
+      held = held_uncovered_changes(W, (W - W.T) >= 1, np.ones((4, 4), dtype=bool), action)
+      expected, _ = brute_force(W, action)
+      np.testing.assert_array_equal(held.upper, expected)
