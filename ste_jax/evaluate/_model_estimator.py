@@ -209,6 +209,11 @@ def _penalized_nll(
   return (nll + reg) / total
 
 
+def _leading_components(params: IntransitiveParams, k: int) -> IntransitiveParams:
+  """``params`` with only its first ``k`` intransitive components (``u, v (n, k)``)."""
+  return IntransitiveParams(params.strength, params.u[:, :k], params.v[:, :k], params.mask[:k])
+
+
 def _heldout_nll(params: IntransitiveParams, pairs: PairIndex, w_ij, w_ji) -> jax.Array:
   """Summed held-out negative log-likelihood (natural log) of the counts ``w`` under the model's
   own predictions (no record bands: a setting is chosen on how well the model predicts)."""
@@ -353,10 +358,15 @@ class ModelTournament:
     )
 
   def refit_state(self) -> tuple:
-    """``(params, pairs, settings)``: the arrays (a pytree) :func:`refit_tournament` needs."""
+    """``(params, pairs, settings)``: the arrays (a pytree) :func:`refit_tournament` needs.
+
+    The parameters keep only the chosen rank's components: the grid's other components are
+    masked out (their logits and gradients are zero), so the refits give the same model with
+    fewer parameters and less work per step.
+    """
     c = self.chosen
     settings = jnp.asarray([c.l2_strength, c.l2_skew, self.record_tolerance], dtype=self.P.dtype)
-    return self.params, self.pairs, settings
+    return _leading_components(self.params, c.rank), self.pairs, settings
 
   def refit(self, outcome: jax.typing.ArrayLike, weight: jax.typing.ArrayLike) -> jax.Array:
     """The model tournament refitted on reweighted rows (pure; vmap over ``weight``).
@@ -506,11 +516,13 @@ def _cv_stage(
 ):
   """Held-out log-loss per candidate: one fit per (fold, candidate), in one compiled call.
 
-  The grid is padded to ``size`` candidates (repeating the last) so that both selection stages
-  share one compilation.
+  The grid is padded to ``size`` candidates (repeating the last). The fits carry only the
+  components some candidate uses (``max rank``; none in the Bradley-Terry stage): masked-out
+  components add nothing to a logit or a gradient, only work.
   """
   dtype = params0.strength.dtype
-  K = params0.u.shape[-1]
+  K = max(c.rank for c in grid)
+  params0 = _leading_components(params0, K)
   padded = list(grid) + [grid[-1]] * (size - len(grid))
   masks = jnp.asarray([[1.0 if r < c.rank else 0.0 for r in range(K)] for c in padded], dtype)
   l2s = jnp.asarray([c.l2_strength for c in padded], dtype)

@@ -209,6 +209,41 @@ def test_cross_validation_table_equals_each_fold_and_candidate_fitted_alone():
       np.testing.assert_allclose(table[f, k], float(expected), rtol=2e-4)
 
 
+def test_masked_out_components_are_dropped_without_changing_the_fits():
+  """The Bradley-Terry CV stage and the refits carry only the components in use: the same
+  held-out losses and refitted tournaments as fits that carry every component masked out."""
+  from ste_jax.evaluate import _model_estimator as me
+  from ste_jax.models._intransitive import init_intransitive_params
+
+  c, _ = rps_above_transitive(1, n=8)
+  pairs = observed_pairs(c)
+  held = jnp.asarray(me._fold_weights(jax.random.key(5), c.weight, 3), c.weight.dtype)
+  train, test = me._fold_wins(pairs, c.outcome, held)
+  params0 = init_intransitive_params(jax.random.key(6), 8, 2)
+  grid = [me.Candidate(0, 0.3, 1.0), me.Candidate(0, 3.0, 1.0)]
+  table = me._cv_stage(params0, pairs, train, test, grid, 2.0, 20, 2)
+  zero = dataclasses.replace(params0, mask=jnp.zeros(2, params0.u.dtype))
+  for f in range(3):
+    for k, cand in enumerate(grid):
+      args = (pairs, train[0][f], train[1][f], cand.l2_strength, cand.l2_skew, 2.0)
+      p = me.fit_intransitive(zero, *args, num_steps=20)
+      expected = me._heldout_nll(p, pairs, test[0][f], test[1][f]) / jnp.sum(
+        test[0][f] + test[1][f]
+      )
+      np.testing.assert_allclose(table[f, k], float(expected), rtol=1e-5)
+
+  fit = fit_model_tournament(None, c, ranks=(0,), strength_l2=(1.0,))
+  state = fit.refit_state()
+  assert state[0].u.shape == (8, 0) and fit.params.u.shape[1] > 0
+  full = (fit.params, fit.pairs, state[2])
+  w = 2 * c.weight
+  np.testing.assert_allclose(
+    np.asarray(me.refit_tournament(state, c.outcome, w, num_steps=12)),
+    np.asarray(me.refit_tournament(full, c.outcome, w, num_steps=12)),
+    atol=1e-5,
+  )
+
+
 def test_deterministic_given_key():
   c, _ = rps_above_transitive(1, n=8)  # the shapes of the refit test: its compiled fits are reused
   f1 = fit_model_tournament(jax.random.key(3), c, ranks=(0, 1), skew_l2=(1.0,))
