@@ -65,7 +65,12 @@ from ste_jax.evaluate._model_estimator import (
   observed_pairs,
   pair_wins,
 )
-from ste_jax.evaluate._ties import TIE_MODELS, tie_log_probabilities, tie_tournament
+from ste_jax.evaluate._ties import (
+  TIE_MODELS,
+  three_outcome_log_probabilities,
+  tie_log_probabilities,
+  tie_tournament,
+)
 from ste_jax.models._intransitive import (
   IntransitiveParams,
   intransitive_logits,
@@ -319,6 +324,66 @@ def penalized_tie_hessian(
   return jax.hessian(surrogate)(x)
 
 
+def _held_out_row_nll(params, tie, beta, pairs, outcome, weight, diff, model, tau):
+  """Summed three-outcome NLL of the rows of weight ``weight`` (``"half"``: with the constant
+  tie probability ``tau``, :func:`~ste_jax.evaluate._ties.three_outcome_log_probabilities`)."""
+  h = _row_logits(params, beta, pairs, diff.T)
+  la, lb, lt = three_outcome_log_probabilities(h, tie, model, tau)
+  return -jnp.sum(weight * jnp.where(outcome == 0.5, lt, outcome * la + (1 - outcome) * lb))
+
+
+_held_out_row_nll_jit = jax.jit(_held_out_row_nll, static_argnames=("model",))
+
+
+def covariate_tie_fold_nll(
+  comparisons: Comparisons, covariates: Covariates, half: ModelTournament, num_steps: int
+):
+  """The held-out NLL of each tie model with the covariates in its logit, per fold.
+
+  The function :func:`~ste_jax.evaluate._ties.cross_validate_tie_models` calls: ties as half
+  wins by :func:`fit_covariate_model`, Davidson and Rao-Kupper by
+  :func:`fit_covariate_tie_model`, each on the training weights of the rows (warm-started at the
+  half-win fit, its ridges), all scored on the held-out rows' win/tie/loss likelihood.
+
+  Args:
+    comparisons: ``m`` rows (an outcome of exactly 1/2 is a tie).
+    covariates: their :class:`~ste_jax.evaluate.Covariates` (checked here).
+    half: the uncontrolled ties-as-half-wins fit (rank, ridges, start).
+    num_steps: L-BFGS steps of each fit.
+
+  Returns:
+    ``nll(train_w, test_w, tau) -> {model: summed held-out NLL}`` (``(m,)`` row weights).
+
+  Raises:
+    InputError: covariates of the wrong shape or with non-finite values.
+  """
+  check_covariates(comparisons, covariates)
+  dtype = comparisons.weight.dtype
+  diff = jnp.asarray(covariates.diff, dtype)
+  pairs = observed_pairs(comparisons)
+  outcome = comparisons.outcome
+  c = half.chosen
+  l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  beta0 = jnp.zeros((covariates.num_features,), dtype)
+  rows = (pairs, outcome)
+
+  def nll(train_w, test_w, tau):
+    params, beta = _fit_covariates_jit(
+      half.params, beta0, *rows, train_w, diff, l2s, l2k, num_steps=num_steps
+    )
+    zero = jnp.zeros((), dtype)
+    score = _held_out_row_nll_jit(params, zero, beta, *rows, test_w, diff, "half", tau)
+    out = {"half": float(score)}
+    for model in TIE_MODELS[1:]:
+      params, tie, beta = _fit_covariate_ties_jit(
+        half.params, zero, beta0, *rows, train_w, diff, l2s, l2k, model=model, num_steps=num_steps
+      )
+      out[model] = float(_held_out_row_nll_jit(params, tie, beta, *rows, test_w, diff, model, tau))
+    return out
+
+  return nll
+
+
 def _ridge(params: IntransitiveParams, l2_strength, l2_skew) -> jax.Array:
   um, vm = params.u * params.mask[None, :], params.v * params.mask[None, :]
   return 0.5 * l2_strength * jnp.sum(params.strength**2) + 0.5 * l2_skew * (
@@ -405,6 +470,8 @@ class ControlledTournament:
     tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"`` (ties as
       their own outcome; ``P`` is then ``P(a wins | decisive)`` at zero feature difference).
     tie_param: the fitted tie parameter (``None`` for ``"half"``).
+    tie_cv: the line of :func:`~ste_jax.evaluate._ties.choose_tie_model` when the tie model was
+      chosen by cross-validation (``ModelEstimator(tie_model="auto")``), else ``""``.
   """
 
   P: jax.Array
@@ -417,6 +484,7 @@ class ControlledTournament:
   verdict_changes: str = ""
   tie_model: str = "half"
   tie_param: jax.Array | None = None
+  tie_cv: str = ""
 
   @property
   def chosen(self):
@@ -458,6 +526,7 @@ class ControlledTournament:
       f"{self.uncontrolled.describe()}; controlled for {', '.join(self.names)} (tournament at "
       f"zero feature difference, no record bands{ties}): {self.describe_beta()}"
     )
+    line += f"; {self.tie_cv}" if self.tie_cv else ""
     return line + (f"; {self.verdict_changes}" if self.verdict_changes else "")
 
   def refit_state(self) -> tuple:
@@ -541,6 +610,7 @@ def fit_controlled_tournament(
   *,
   num_steps: int = 100,
   tie_model: str = "half",
+  uncontrolled: ModelTournament | None = None,
   **model_settings: Any,
 ) -> ControlledTournament:
   """Fits the controlled model tournament and, next to it, the uncontrolled one.
@@ -556,6 +626,7 @@ def fit_controlled_tournament(
     num_steps: L-BFGS steps of the controlled fit.
     tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"`` (one
       likelihood with the covariates and ties as their own outcome; module docstring).
+    uncontrolled: the uncontrolled fit of ``comparisons`` if already made (else fitted here).
     **model_settings: keyword arguments of :func:`~ste_jax.evaluate.fit_model_tournament`.
 
   Returns:
@@ -585,7 +656,8 @@ def fit_controlled_tournament(
   if tie_model not in TIE_MODELS:
     raise ValueError(f"tie_model must be one of {TIE_MODELS}, got {tie_model!r}.")
   check_covariates(comparisons, covariates)
-  uncontrolled = fit_model_tournament(key, comparisons, **model_settings)
+  if uncontrolled is None:
+    uncontrolled = fit_model_tournament(key, comparisons, **model_settings)
   dtype = comparisons.weight.dtype
   diff = jnp.asarray(covariates.diff, dtype)
   pairs = observed_pairs(comparisons)
@@ -702,18 +774,30 @@ def verdict_changes(
   return "under control: " + "; ".join(parts)
 
 
+@dataclasses.dataclass(frozen=True)
+class StaticTieModel:
+  """A tie model's name as a pytree with no leaves (static under ``jit`` and ``vmap``)."""
+
+  name: str
+
+
+jax.tree_util.register_dataclass(StaticTieModel, data_fields=[], meta_fields=["name"])
+
+
 def controlled_replica_state(
   fit: ControlledTournament, comparisons: Comparisons, covariates: Covariates
 ) -> dict:
   """The state of the controlled estimator's bootstrap replicas (a pytree of arrays).
 
-  It holds the fit's rows (pair index, outcomes, weights, feature differences), the warm start
-  and a map of each row to the replica's cell: the identity until :func:`map_rows_to_cells`.
+  It holds the fit's rows (pair index, outcomes, weights, feature differences), the warm start,
+  the fit's tie model (static: a refit under ``jit`` knows its likelihood from the state) and a
+  map of each row to the replica's cell: the identity until :func:`map_rows_to_cells`.
   """
   m = comparisons.num_comparisons
   dtype = comparisons.weight.dtype
   return {
     "refit": fit.refit_state(),
+    "tie_model": StaticTieModel(fit.tie_model),
     "pairs": observed_pairs(comparisons),
     "outcome": comparisons.outcome,
     "weight": comparisons.weight,
@@ -772,9 +856,7 @@ def map_rows_to_cells(state: dict, cells: Comparisons) -> dict:
   }
 
 
-def controlled_replica_edges(
-  state: dict, cells: Comparisons, *, num_steps: int, tie_model: str = "half"
-) -> jax.Array:
+def controlled_replica_edges(state: dict, cells: Comparisons, *, num_steps: int) -> jax.Array:
   """``(n, n)`` controlled tournament refitted on a replica of the cells (pure).
 
   Each fit row takes its cell's replica weight times its share and its cell's outcome: a Poisson
@@ -790,5 +872,5 @@ def controlled_replica_edges(
     weight,
     state["diff"],
     num_steps=num_steps,
-    tie_model=tie_model,
+    tie_model=state["tie_model"].name,
   )

@@ -242,8 +242,9 @@ class ModelEstimator(TournamentEstimator):
       losses from the tie model), or ``"auto"``: the one of the three with the best
       cross-validated win/tie/loss log-likelihood
       (:func:`~ste_jax.evaluate._ties.choose_tie_model`, which states how the half-win model is
-      scored). A named tie model combines with ``covariates`` (one likelihood,
-      :func:`~ste_jax.evaluate._controlled.fit_covariate_tie_model`); ``"auto"`` does not yet.
+      scored). A tie model combines with ``covariates`` (one likelihood,
+      :func:`~ste_jax.evaluate._controlled.fit_covariate_tie_model`); with ``"auto"`` the
+      cross-validation then compares the three with the covariates in every logit.
 
   Example:
     >>> import jax
@@ -299,11 +300,6 @@ class ModelEstimator(TournamentEstimator):
     check_options(self)
     for name in ("ranks", "strength_l2", "skew_l2"):
       object.__setattr__(self, name, _model_grid(getattr(self, name), name))
-    if self.covariates is not None and self.tie_model == "auto":
-      raise OptionError(
-        "tie_model='auto' is not combined with covariates yet: name the tie model (half, "
-        "davidson or rao-kupper)."
-      )
     for name, low in (("num_folds", 2), ("num_steps", 1), ("refit_steps", 1)):
       value = getattr(self, name)
       if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
@@ -338,16 +334,35 @@ class ModelEstimator(TournamentEstimator):
     )
 
   def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
+    model, uncontrolled, line = self.tie_model, None, ""
+    if model == "auto":
+      check_covariates(comparisons, self.covariates)
+      uncontrolled = fit_model_tournament(key, comparisons, **self._grid())
+      model, table = choose_tie_model(
+        jax.random.fold_in(key, 1),
+        comparisons,
+        uncontrolled,
+        covariates=self.covariates,
+        num_folds=self.num_folds,
+        num_steps=self.num_steps,
+      )
+      line = describe_tie_choice(model, table, self.num_folds, covariates=self.covariates.names)
     fit = fit_controlled_tournament(
-      key, comparisons, self.covariates, tie_model=self.tie_model, **self._grid()
+      key,
+      comparisons,
+      self.covariates,
+      tie_model=model,
+      uncontrolled=uncontrolled,
+      **self._grid(),
     )
     before = fit.uncontrolled.P
-    if self.tie_model != "half":  # the same tie model without the covariates
+    if model != "half":  # the same tie model without the covariates
       before = fit_tie_tournament(
-        key, comparisons, model=self.tie_model, half=fit.uncontrolled, **self._grid()
+        key, comparisons, model=model, half=fit.uncontrolled, **self._grid()
       ).P
     fit = dataclasses.replace(
       fit,
+      tie_cv=line,
       verdict_changes=verdict_changes(
         self.hard_memberships(before),
         self.hard_memberships(fit.P),
@@ -431,9 +446,7 @@ class ModelEstimator(TournamentEstimator):
   def replica_edges(self, state: Any, comparisons: Comparisons) -> jax.Array:
     """The chosen model refitted on the replica's rows, warm-started at the fit (pure)."""
     if self.covariates is not None:
-      return controlled_replica_edges(
-        state, comparisons, num_steps=self.refit_steps, tie_model=self.tie_model
-      )
+      return controlled_replica_edges(state, comparisons, num_steps=self.refit_steps)
     if isinstance(state, TieRefitState):  # the tie model is static in the state's structure
       return refit_tie_tournament(
         (state.params, state.tie_param, state.settings),

@@ -25,7 +25,10 @@ not depend on the pair: ``P(a) = (1 - tau) sigmoid(h)``, ``P(b) = (1 - tau) sigm
 maximum-likelihood constant, smoothed so that a held-out tie never has probability 0). Each model's
 tie parameter is thus fitted on the training folds, and all three are scored on one likelihood;
 the lowest mean held-out log-loss wins. On data without ties the three reduce to Bradley-Terry
-and give the same tournament, whichever is chosen.
+and give the same tournament, whichever is chosen. With covariates
+(:class:`~ste_jax.evaluate.Covariates`) the three are compared the same way with ``beta . x_r`` in
+every logit (the controlled likelihoods of :mod:`ste_jax.evaluate._controlled`), on folds over
+the comparisons (a count cell would pool rows of different features).
 """
 
 import dataclasses
@@ -37,6 +40,7 @@ import numpy as np
 
 from ste_jax._compiler_options import gather_friendly_jit
 from ste_jax.data import Comparisons
+from ste_jax.evaluate._covariates import Covariates
 from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.evaluate._model_estimator import (
   ModelTournament,
@@ -336,20 +340,95 @@ jax.tree_util.register_dataclass(
 )
 
 
-def _three_outcome_nll(params, tie, pairs, counts, model, tau):
-  """Summed NLL of held-out ``(wins_ij, wins_ji, ties)`` under ``model`` (``"half"``: with the
-  constant tie probability ``tau``; module docstring)."""
-  w_ij, w_ji, ties = counts
-  h = intransitive_logits(params, pairs.i, pairs.j)
+def three_outcome_log_probabilities(h: jax.Array, tie_param, model: str, tau):
+  """``(log P(a), log P(b), log P(tie))`` of logits ``h`` under ``model``; ``"half"``: the
+  three-outcome model it implies with the constant tie probability ``tau`` (module docstring)."""
   if model == "half":
     keep = jnp.log1p(-tau)
-    la, lb, lt = jax.nn.log_sigmoid(h) + keep, jax.nn.log_sigmoid(-h) + keep, jnp.log(tau)
-  else:
-    la, lb, lt = tie_log_probabilities(h, tie, model)
+    return jax.nn.log_sigmoid(h) + keep, jax.nn.log_sigmoid(-h) + keep, jnp.log(tau)
+  return tie_log_probabilities(h, tie_param, model)
+
+
+def _three_outcome_nll(params, tie, pairs, counts, model, tau):
+  """Summed NLL of held-out ``(wins_ij, wins_ji, ties)`` under ``model``."""
+  w_ij, w_ji, ties = counts
+  h = intransitive_logits(params, pairs.i, pairs.j)
+  la, lb, lt = three_outcome_log_probabilities(h, tie, model, tau)
   return -jnp.sum(w_ij * la + w_ji * lb + jnp.where(ties > 0, ties * lt, 0))
 
 
 _three_outcome_nll_jit = jax.jit(_three_outcome_nll, static_argnames=("model",))
+
+
+def _pair_count_fold_nll(cells: Comparisons, half: ModelTournament, num_steps: int):
+  """The held-out NLL of each tie model on the pair counts of ``cells`` (no covariates).
+
+  Returns ``nll(train_w, test_w, tau) -> {model: summed held-out NLL}`` (weights per cell).
+  """
+  dtype = cells.weight.dtype
+  pairs = observed_pairs(cells)
+  c = half.chosen
+  l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  tolerance = jnp.asarray(half.record_tolerance, dtype)
+
+  def nll(train_w, test_w, tau):
+    train = pair_outcome_counts(pairs, cells.outcome, train_w)
+    test = pair_outcome_counts(pairs, cells.outcome, test_w)
+    half_params = _fit_jit(
+      half.params,
+      pairs,
+      train[0] + 0.5 * train[2],
+      train[1] + 0.5 * train[2],
+      l2s,
+      l2k,
+      tolerance,
+      num_steps=num_steps,
+    )
+    out = {"half": float(_three_outcome_nll_jit(half_params, 0.0, pairs, test, "half", tau))}
+    for model in TIE_MODELS[1:]:
+      params, tie = _fit_tie_jit(
+        half.params, jnp.zeros((), dtype), pairs, train, l2s, l2k, model=model, num_steps=num_steps
+      )
+      out[model] = float(_three_outcome_nll_jit(params, tie, pairs, test, model, tau))
+    return out
+
+  return nll
+
+
+def cross_validate_tie_models(
+  key: jax.Array, outcome, weight, fold_nll, num_folds: int
+) -> tuple[str, dict[str, float]]:
+  """The fold loop of :func:`choose_tie_model`, whatever the likelihood's design.
+
+  Args:
+    key: PRNG key of the folds.
+    outcome, weight: ``(m,)`` the units' outcomes (``1/2``: a tie) and weights; the folds split
+      each unit's weight multinomially (:func:`~ste_jax.evaluate._model_estimator._fold_weights`).
+    fold_nll: ``(train_w, test_w, tau) -> {model: summed held-out NLL}`` for every model of
+      :data:`TIE_MODELS`, fitted on ``train_w``.
+    num_folds: folds, ``>= 2``.
+
+  Returns:
+    ``(model, table)`` as :func:`choose_tie_model`.
+  """
+  w = np.asarray(weight, dtype=np.float64)
+  if float(np.sum(w)) < num_folds:
+    return "half", {}
+  held = _fold_weights(key, w, num_folds)
+  if not np.all(held.sum(axis=1) > 0):
+    return "half", {}
+  dtype = jnp.asarray(weight).dtype
+  tie = np.asarray(outcome) == 0.5
+  losses = {m: [] for m in TIE_MODELS}
+  for f in range(num_folds):
+    train_w = w - held[f]
+    tau = jnp.asarray((float(np.sum(train_w[tie])) + 0.5) / (float(np.sum(train_w)) + 1.0), dtype)
+    nll = fold_nll(jnp.asarray(train_w, dtype), jnp.asarray(held[f], dtype), tau)
+    n_test = float(np.sum(held[f]))
+    for m in TIE_MODELS:
+      losses[m].append(nll[m] / n_test)
+  table = {m: float(np.mean(v)) for m, v in losses.items()}
+  return min(TIE_MODELS, key=lambda m: table[m]), table
 
 
 def choose_tie_model(
@@ -357,15 +436,24 @@ def choose_tie_model(
   comparisons: Comparisons,
   half: ModelTournament,
   *,
+  covariates: Covariates | None = None,
   num_folds: int = 5,
   num_steps: int = 100,
 ) -> tuple[str, dict[str, float]]:
   """The tie model with the best cross-validated three-outcome log-likelihood (module docstring).
 
+  Without covariates the likelihood and its folds are over the count cells of the pairs
+  (:func:`~ste_jax.evaluate._model_estimator.pair_cells`, integer weights); with covariates over
+  the comparisons themselves, each model fitted with the covariate term in its logit
+  (:func:`~ste_jax.evaluate._controlled.covariate_tie_fold_nll`): the same fold loop
+  (:func:`cross_validate_tie_models`) and the same three-outcome scores.
+
   Args:
     key: PRNG key of the folds (``None``: ``jax.random.key(0)``).
     comparisons: the data (an outcome of exactly 1/2 is a tie).
     half: the ties-as-half-wins fit (its rank and ridges, record tolerance and start are used).
+    covariates: ``None``, or the :class:`~ste_jax.evaluate.Covariates` of the comparisons (one
+      row each): the three models are then compared with ``beta . x_r`` in every logit.
     num_folds: folds over unit comparisons (``>= 2``).
     num_steps: L-BFGS steps of each fold's fit.
 
@@ -381,56 +469,28 @@ def choose_tie_model(
     True
   """
   key = jax.random.key(0) if key is None else key
-  dtype = comparisons.weight.dtype
+  if covariates is not None:
+    from ste_jax.evaluate._controlled import covariate_tie_fold_nll  # imports this module
+
+    fold_nll = covariate_tie_fold_nll(comparisons, covariates, half, num_steps)
+    return cross_validate_tie_models(
+      key, comparisons.outcome, comparisons.weight, fold_nll, num_folds
+    )
   w = np.asarray(comparisons.weight)
   cells = pair_cells(comparisons) if np.all(w == np.round(w)) else comparisons
-  if float(np.sum(w)) < num_folds:
-    return "half", {}
-  held = _fold_weights(key, cells.weight, num_folds)
-  if not np.all(held.sum(axis=1) > 0):
-    return "half", {}
-  pairs = observed_pairs(cells)
-  c = half.chosen
-  l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
-  tolerance = jnp.asarray(half.record_tolerance, dtype)
-  total = np.asarray(cells.weight, dtype=np.float64)
-  losses = {m: [] for m in TIE_MODELS}
-  for f in range(num_folds):
-    test_w = jnp.asarray(held[f], dtype)
-    train_w = jnp.asarray(total - held[f], dtype)
-    train = pair_outcome_counts(pairs, cells.outcome, train_w)
-    test = pair_outcome_counts(pairs, cells.outcome, test_w)
-    n_test = float(np.sum(held[f]))
-    t_train = float(jnp.sum(train[2]))
-    tau = jnp.asarray((t_train + 0.5) / (float(np.sum(total - held[f])) + 1.0), dtype)
-    half_params = _fit_jit(
-      half.params,
-      pairs,
-      train[0] + 0.5 * train[2],
-      train[1] + 0.5 * train[2],
-      l2s,
-      l2k,
-      tolerance,
-      num_steps=num_steps,
-    )
-    nll = _three_outcome_nll_jit(half_params, 0.0, pairs, test, "half", tau)
-    losses["half"].append(float(nll) / n_test)
-    for model in TIE_MODELS[1:]:
-      params, tie = _fit_tie_jit(
-        half.params, jnp.zeros((), dtype), pairs, train, l2s, l2k, model=model, num_steps=num_steps
-      )
-      nll = _three_outcome_nll_jit(params, tie, pairs, test, model, tau)
-      losses[model].append(float(nll) / n_test)
-  table = {m: float(np.mean(v)) for m, v in losses.items()}
-  return min(TIE_MODELS, key=lambda m: table[m]), table
+  fold_nll = _pair_count_fold_nll(cells, half, num_steps)
+  return cross_validate_tie_models(key, cells.outcome, cells.weight, fold_nll, num_folds)
 
 
-def describe_tie_choice(model: str, table: dict[str, float], num_folds: int) -> str:
-  """The report line of :func:`choose_tie_model`."""
+def describe_tie_choice(
+  model: str, table: dict[str, float], num_folds: int, *, covariates: tuple[str, ...] = ()
+) -> str:
+  """The report line of :func:`choose_tie_model` (``covariates``: the names in every logit)."""
   if not table:
     return "tie model: half wins (too few comparisons to cross-validate the tie models)"
   scores = ", ".join(f"{m} {table[m]:.4f}" for m in TIE_MODELS)
+  controlled = f", each with the covariates {', '.join(covariates)}" if covariates else ""
   return (
-    f"tie model {model} chosen by {num_folds}-fold CV on the win/tie/loss likelihood (held-out "
-    f"log-loss {scores}; half wins scored with the training folds' tie rate)"
+    f"tie model {model} chosen by {num_folds}-fold CV on the win/tie/loss likelihood{controlled} "
+    f"(held-out log-loss {scores}; half wins scored with the training folds' tie rate)"
   )

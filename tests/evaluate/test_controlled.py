@@ -280,3 +280,47 @@ def test_judge_specific_position_biases_are_recovered_within_their_intervals():
   assert lo[0] < 0.8 < hi[0] and lo[0] > 0.4  # the biased judge's advantage, clearly above 0
   assert lo[1] < 0.0 < hi[1]  # the fair judge's interval covers 0
   assert "position:biased +0." in fitted.model.describe()
+
+
+@pytest.mark.slow
+def test_auto_tie_model_with_covariates_chooses_davidson_and_recovers_beta():
+  """Davidson battles with a planted style effect: CV with the covariates in every logit picks
+  Davidson, the fitted beta covers the truth, and the replicas refit the chosen model."""
+  strength = np.array([1.5, 0.8, 0.2, -0.4, -1.0, -1.6])
+  beta = np.array([0.8, 0.3])
+  c, raw, *_ = _davidson_style_battles(7, strength, beta, 0.7, 4000)
+  est = ModelEstimator(
+    covariates=normalize_differences(raw), tie_model="auto", ranks=(0,), record_tolerance=None
+  )
+  fitted = est.fit(jax.random.key(0), c)
+  assert fitted.model.tie_model == "davidson"
+  line = " ".join(fitted.model.describe().split())
+  assert "tie model davidson chosen by 5-fold CV" in line
+  assert "each with the covariates length, position" in line
+  lo, hi = fitted.model.beta_intervals()
+  assert np.all((lo < beta) & (beta < hi))
+  boot = bootstrap_hard_memberships(jax.random.key(2), c, est, fitted, num_replicas=2)
+  assert np.asarray(boot.top_cycle)[:, 0].all()
+
+
+@pytest.mark.slow
+def test_auto_tie_model_with_covariates_without_ties_scores_the_three_alike():
+  """No ties: the three tie models reduce to Bradley-Terry with the covariates, so their held-out
+  log-losses and the chosen controlled tournament agree with the half-win fit's."""
+  from ste_jax.evaluate import fit_model_tournament
+  from ste_jax.evaluate._ties import choose_tie_model
+
+  strength = np.array([0.6, 0.3, 0.0, -0.2, 0.0])
+  c, raw = _style_battles(3, strength, verbose=[4], beta=1.0, m=3000)
+  assert not np.any(np.asarray(c.outcome) == 0.5)
+  cov = normalize_differences(raw)
+  settings = dict(ranks=(0,), record_tolerance=None, num_steps=200)
+  half = fit_model_tournament(jax.random.key(0), c, **settings)
+  _, table = choose_tie_model(jax.random.key(1), c, half, covariates=cov, num_steps=200)
+  losses = np.array([table[m] for m in ("half", "davidson", "rao-kupper")])
+  assert 0.5 < losses.min() < np.log(2)  # a real log-loss, below a coin's
+  assert np.ptp(losses) < 2e-3, table
+  plain = ModelEstimator(covariates=cov, **settings).fit(jax.random.key(0), c)
+  auto = ModelEstimator(covariates=cov, tie_model="auto", **settings).fit(jax.random.key(0), c)
+  np.testing.assert_allclose(np.asarray(auto.edges), np.asarray(plain.edges), atol=3e-3)
+  np.testing.assert_allclose(np.asarray(auto.model.beta), np.asarray(plain.model.beta), atol=3e-3)
