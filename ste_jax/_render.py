@@ -6,6 +6,7 @@ import dataclasses
 import io
 import math
 import textwrap
+from typing import Any
 
 import numpy as np
 
@@ -732,6 +733,12 @@ def _finite(x):
   return None if x is None or not math.isfinite(x) else float(x)
 
 
+def _cv_fit(model: Any) -> Any:
+  """The :class:`~ste_jax.evaluate.ModelTournament` whose cross-validation chose ``model``'s rank
+  and ridges (``model`` itself, or the ``uncontrolled`` fit of a controlled / tie-model fit)."""
+  return getattr(model, "uncontrolled", model)
+
+
 def to_json(tables, load=None, *, head_to_head: int = HEAD_TO_HEAD_ROWS) -> dict:
   """A JSON-ready dict: settings, load report and the tables with conventions, model, diagnostics,
   what each text label means (:func:`label_explanations`) and the head-to-head records among each
@@ -755,10 +762,12 @@ def to_json(tables, load=None, *, head_to_head: int = HEAD_TO_HEAD_ROWS) -> dict
           "rank": t.model.chosen.rank,
           "strength_l2": t.model.chosen.l2_strength,
           "skew_l2": t.model.chosen.l2_skew,
-          "cv_log_loss": _finite(t.model.cv_log_loss),
-          "bt_cv_log_loss": _finite(t.model.bt_cv_log_loss),
-          "num_folds": t.model.num_folds,
-          "record_tolerance": _finite(t.model.record_tolerance),
+          # the half-win cross-validation that chose the rank and ridges (a controlled or
+          # tie-model fit keeps it as ``uncontrolled``)
+          "cv_log_loss": _finite(_cv_fit(t.model).cv_log_loss),
+          "bt_cv_log_loss": _finite(_cv_fit(t.model).bt_cv_log_loss),
+          "num_folds": _cv_fit(t.model).num_folds,
+          "record_tolerance": _finite(_cv_fit(t.model).record_tolerance),
         },
         "num_agents": len(t.agents),
         "num_comparisons": t.num_comparisons,

@@ -3,6 +3,7 @@
 import json
 
 import numpy as np
+import pytest
 
 from tests.test_cli import run
 
@@ -63,3 +64,22 @@ def test_bad_covariates_are_one_line_errors_with_lines(tmp_path):
   assert "judge " in " ".join(out.split())  # its coefficient and interval
   code, _, err = run("score", path, "--control", "length", "--estimator", "posterior")
   assert code != 0 and "use --estimator model" in err
+
+
+@pytest.mark.slow
+def test_score_influence_with_length_control_lists_a_table(tmp_path):
+  """``--control length --influence 3``: the controlled model's influence table (theta with
+  beta), no refusal line."""
+  path = _arena_file(tmp_path / "battles.jsonl", m=400)
+  flags = ("--control", "length", "--estimator", "model", "--bootstrap", "0", "--tau", "0.1")
+  code, out, err = run("score", path, *flags, "--influence", "3", "--output", "json")
+  assert code == 0, err
+  assert "influence: not computed" not in out
+  listed = json.loads(out)["tables"][0]["influence"]
+  agents = list(dict.fromkeys(r["agent"] for r in listed))
+  assert len(agents) == 3
+  for agent in agents:
+    for score in ("top_cycle", "uncovered"):
+      got = [abs(r["influence"]) for r in listed if r["agent"] == agent and r["score"] == score]
+      assert 1 <= len(got) <= 3 and got == sorted(got, reverse=True)
+      assert np.all(np.isfinite(got)) and max(got) > 0

@@ -33,7 +33,12 @@ How each estimator is differentiated:
   :attr:`ComparisonInfluence.method`, when some pair's refined logit lies within
   :data:`BAND_EDGE_TOLERANCE` of its band's edge: the influence reported is then the derivative on
   the side autodiff takes (inside the band), and a finite difference across the edge averages two
-  slopes. Without bands (``record_tolerance=None``) the pipeline is smooth.
+  slopes. Without bands (``record_tolerance=None``) the pipeline is smooth. With covariates
+  (:class:`~ste_jax.evaluate.Covariates`) or a Davidson / Rao-Kupper tie model, ``theta`` also
+  holds ``beta`` and the tie parameter, ``L`` is the joint likelihood the fit maximizes (over the
+  rows with covariates, over the pairs' win / tie / loss counts without), and the edges are the
+  controlled tournament the estimator reports (every feature difference zero;
+  ``P(a wins | decisive)`` with a tie model); these fits have no record bands.
 
 Where two edges of the max-min paths behind the soft Top Cycle are equal (common with integer
 counts: two pairs with the same record), the soft scores have a kink and the influence is the
@@ -55,6 +60,13 @@ import numpy as np
 from ste_jax._errors import InputError, OptionError
 from ste_jax._results import result_type, static
 from ste_jax.data import Comparisons, pair_counts, posterior_edges
+from ste_jax.evaluate._controlled import (
+  _fit_covariate_ties_jit,
+  _fit_covariates_jit,
+  _ridge,
+  _row_logits,
+  tie_row_loss,
+)
 from ste_jax.evaluate._estimators import ModelEstimator, PosteriorEdgeEstimator, as_estimator
 from ste_jax.evaluate._model_estimator import (
   _penalized_nll,
@@ -64,8 +76,15 @@ from ste_jax.evaluate._model_estimator import (
   record_band,
 )
 from ste_jax.evaluate._protocol import FittedTournament, TournamentEstimator
+from ste_jax.evaluate._ties import (
+  TieRefitState,
+  _fit_tie_jit,
+  pair_outcome_counts,
+  tie_log_probabilities,
+  tie_tournament,
+)
 from ste_jax.models import IntransitiveParams
-from ste_jax.models._intransitive import intransitive_logits
+from ste_jax.models._intransitive import intransitive_logits, intransitive_tournament
 
 if TYPE_CHECKING:
   import pandas as pd
@@ -230,7 +249,13 @@ def _check_agents(agents: Any, names: tuple[str, ...]) -> np.ndarray:
 
 
 def _model_pipeline(est: ModelEstimator, fitted: FittedTournament, comparisons: Comparisons):
-  """``(theta*, edges(theta, w), grad_theta L(theta, w))`` of the model, theta* refined."""
+  """``(theta*, edges(theta, w), grad_theta L(theta, w), L, band-edge pairs)`` of the model.
+
+  ``theta*`` is refined by ``est.num_steps`` warm-started L-BFGS steps. With covariates or a tie
+  model, :func:`_joint_pipeline`.
+  """
+  if isinstance(fitted.state, (dict, TieRefitState)):
+    return _joint_pipeline(est, fitted, comparisons)
   params, pairs, settings = fitted.state
   outcome = comparisons.outcome
   mask = params.mask
@@ -261,6 +286,87 @@ def _model_pipeline(est: ModelEstimator, fitted: FittedTournament, comparisons: 
   return theta, edges, jax.grad(loss, argnums=0), loss, band_edge_pairs(h, band.lo, band.hi)
 
 
+def _joint_pipeline(est: ModelEstimator, fitted: FittedTournament, comparisons: Comparisons):
+  """:func:`_model_pipeline` of a model with covariates and/or a tie model (no record bands).
+
+  ``theta = (s, U, V[, t][, beta])``: the strengths, the intransitive factors, the tie parameter
+  (Davidson or Rao-Kupper) and the covariate coefficients. The loss is the penalized negative
+  log-likelihood the fit minimizes (over the rows with covariates, over the pairs' win / tie /
+  loss counts without), the ridges fixed at the chosen ones; the edges are the controlled
+  tournament (every feature difference zero) of ``P(a wins | decisive)`` with a tie model, which
+  depend on ``w`` only through ``theta``.
+  """
+  state = fitted.state
+  outcome = comparisons.outcome
+  if isinstance(state, TieRefitState):
+    params, tie, settings, pairs, model = (
+      state.params,
+      state.tie_param,
+      state.settings,
+      state.pairs,
+      state.model,
+    )
+    beta, diff = None, None
+  else:
+    model = state["tie_model"].name
+    refit = state["refit"]
+    params, beta, settings = refit[:3]
+    tie = refit[3] if model != "half" else None
+    pairs, diff = state["pairs"], state["diff"]
+    if diff.shape[0] != comparisons.num_comparisons:
+      raise InputError(
+        f"comparisons: {comparisons.num_comparisons} rows, but the controlled fit has "
+        f"{diff.shape[0]}: pass the comparisons the estimator was fitted on."
+      )
+  mask = params.mask
+  n, K = params.u.shape
+  d = 0 if beta is None else beta.shape[0]
+  has_tie = model != "half"
+  split = n + 2 * n * K
+
+  def unflatten(x):
+    s, u, v = x[:n], x[n : n + n * K].reshape(n, K), x[n + n * K : split].reshape(n, K)
+    t = x[split] if has_tie else None
+    return IntransitiveParams(s, u, v, mask), t, x[split + int(has_tie) :]
+
+  def loss(theta, w):
+    pr, t, b = unflatten(theta)
+    if diff is None:  # a tie model on the pairs' counts
+      w_ij, w_ji, ties = pair_outcome_counts(pairs, outcome, w)
+      la, lb, lt = tie_log_probabilities(intransitive_logits(pr, pairs.i, pairs.j), t, model)
+      nll = -jnp.sum(w_ij * la + w_ji * lb + ties * jnp.where(ties > 0, lt, 0))
+    else:
+      h = _row_logits(pr, b, pairs, diff.T)
+      rows = tie_row_loss(h, t, outcome, model) if has_tie else jax.nn.softplus(h) - outcome * h
+      nll = jnp.sum(w * rows)
+    return nll + _ridge(pr, settings[0], settings[1])
+
+  def edges(theta, w):
+    del w
+    pr, t, _ = unflatten(theta)
+    return tie_tournament(pr, t, model) if has_tie else intransitive_tournament(pr)
+
+  weight = comparisons.weight
+  steps = est.num_steps
+  if diff is None:
+    counts = pair_outcome_counts(pairs, outcome, weight)
+    args = (settings[0], settings[1])
+    params, tie = _fit_tie_jit(params, tie, pairs, counts, *args, model=model, num_steps=steps)
+  elif has_tie:
+    args = (pairs, outcome, weight, diff, settings[0], settings[1])
+    params, tie, beta = _fit_covariate_ties_jit(
+      params, tie, beta, *args, model=model, num_steps=steps
+    )
+  else:
+    args = (pairs, outcome, weight, diff, settings[0], settings[1])
+    params, beta = _fit_covariates_jit(params, beta, *args, num_steps=steps)
+  parts = [params.strength, params.u.reshape(-1), params.v.reshape(-1)]
+  parts += [jnp.reshape(tie, (1,))] if has_tie else []
+  parts += [beta] if d else []
+  theta = jnp.concatenate(parts)
+  return theta, edges, jax.grad(loss, argnums=0), loss, np.zeros((0,), np.int64)
+
+
 def band_edge_pairs(h: np.typing.ArrayLike, lo: np.typing.ArrayLike, hi: np.typing.ArrayLike):
   """Indices of the pairs whose logit ``h`` lies on an edge of its band ``[lo, hi]``.
 
@@ -279,6 +385,17 @@ def band_edge_pairs(h: np.typing.ArrayLike, lo: np.typing.ArrayLike, hi: np.typi
 
 
 _HESSIAN_BLOCK_ELEMENTS = 2**24  # tangents per block x comparisons: bounds the Hessian's memory
+
+
+def _joint_method(model: Any) -> str:
+  """What :func:`_joint_pipeline` differentiated, for :attr:`ComparisonInfluence.method`."""
+  tie = getattr(model, "tie_model", getattr(model, "model", "half"))
+  names = getattr(model, "names", ())
+  parts = ["strengths, factors"] + (["tie parameter"] if tie != "half" else [])
+  parts += ["beta"] if names else []
+  edges = "P(a wins | decisive)" if tie != "half" else "P"
+  where = f" at zero {', '.join(names)} difference" if names else ""
+  return f" (theta: {', '.join(parts)}; edges {edges}{where})"
 
 
 def _hessian_by_blocks(loss, theta: jax.Array, weight: jax.Array) -> jax.Array:
@@ -386,16 +503,13 @@ def comparison_influence(
     return jnp.stack([s.top_cycle, s.uncovered])
 
   if isinstance(est, ModelEstimator):
-    if getattr(est, "covariates", None) is not None or getattr(est, "tie_model", "half") != "half":
-      raise OptionError(
-        "comparison_influence: the model estimator with covariates or a tie model is not "
-        "supported (use the default ModelEstimator, or estimator='posterior' / 'winrate')."
-      )
     if fitted is None:
       fitted = est.fit(key, comparisons)
     theta, edges_of, grad_theta, loss, on_edge = _model_pipeline(est, fitted, comparisons)
     h_plus = _pseudo_inverse(jax.jit(_hessian_by_blocks, static_argnums=0)(loss, theta, weight))
     method = "implicit differentiation at the refined model fit"
+    if isinstance(fitted.state, (dict, TieRefitState)):
+      method += _joint_method(fitted.model)
     if on_edge.size:
       names = comparisons.agents
       i, j = np.asarray(fitted.state[1].i), np.asarray(fitted.state[1].j)

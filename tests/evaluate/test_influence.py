@@ -239,3 +239,65 @@ def test_hessian_by_blocks_equals_jax_hessian(monkeypatch):
     rtol=1e-5,
     atol=1e-6,
   )
+
+
+def _tie_data(seed=2, n=5, m=80):
+  """Weighted battles with ties (a fifth of the rows) and one random covariate."""
+  rng = np.random.default_rng(seed)
+  a, b, p = random_pairs(rng, n, m)
+  y = (rng.random(m) < p).astype(float)
+  y[rng.random(m) < 0.2] = 0.5
+  c = Comparisons.from_arrays(a, b, y, weight=rng.uniform(0.5, 1.5, m))
+  return c, rng.normal(size=(m, 1))
+
+
+def _joint_model(covariates, tie_model):
+  from ste_jax.evaluate import Covariates
+
+  cov = None if covariates is None else Covariates(jnp.asarray(covariates), ("x",))
+  return ModelEstimator(
+    ranks=(1,),
+    strength_l2=(0.1,),
+    skew_l2=(0.1,),
+    num_folds=2,
+    num_steps=150,
+    record_tolerance=None,
+    covariates=cov,
+    tie_model=tie_model,
+  )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+  "with_covariates, tie_model", [(True, "half"), (False, "davidson"), (True, "davidson")]
+)
+def test_influence_with_covariates_or_a_tie_model_equals_central_differences(
+  x64, with_covariates, tie_model
+):
+  """theta includes beta and the tie parameter: the implicit derivative equals central
+  differences of the pipeline refitted (400 warm-started L-BFGS steps) at w +- h e_i."""
+  c, x = _tie_data()
+  est = _joint_model(x if with_covariates else None, tie_model)
+  fitted = est.fit(jax.random.key(0), c)
+  infl = comparison_influence(jax.random.key(0), c, est, fitted=fitted, tau=TAU, num_agents=2)
+  assert "tie parameter" in infl.method if tie_model != "half" else "beta" in infl.method
+  refit = jax.jit(
+    lambda w: dataclasses.replace(est, refit_steps=400).replica_edges(
+      fitted.state, dataclasses.replace(c, weight=w)
+    )
+  )
+
+  def scores(w):
+    s = est.soft_scores(refit(jnp.asarray(w)), tau=TAU, gamma=TAU)
+    return np.array([np.asarray(s.top_cycle), np.asarray(s.uncovered)])
+
+  w0 = np.asarray(c.weight)
+  h = 1e-5
+  for i in range(0, c.num_comparisons, 9):
+    wp, wm = w0.copy(), w0.copy()
+    wp[i] += h
+    wm[i] -= h
+    fd = (scores(wp) - scores(wm)) / (2 * h)
+    got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
+    np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+  assert np.abs(infl.top_cycle).max() > 1e-4  # something to compare
