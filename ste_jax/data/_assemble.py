@@ -176,7 +176,8 @@ def assemble(
   distinct rows, while ``lines`` and ``sources`` are those of the input rows: the counts of the
   report are of input rows, every rejected input row is listed with its own line, and the
   comparisons come one per kept candidate of every input row, in input order, as if the rows had
-  been checked one by one.
+  been checked one by one. Each comparison carries its input row's line
+  (:attr:`Comparisons.line`).
 
   Args:
     a: object ``(N,)`` stripped name of each row's first agent.
@@ -289,6 +290,13 @@ def assemble(
     index = _per_input_row(kr, distinct)
     fields = [None if x is None else x[index] for x in fields]
     del index
+    # the input row of each comparison: every input row, once per kept candidate of its
+    # distinct row (the order of _per_input_row)
+    per_row = np.bincount(kr, minlength=len(distinct.count))[distinct.inverse]
+    line_in = np.repeat(np.asarray(lines), per_row)
+    del per_row
+  else:
+    line_in = np.asarray(lines)[kr]
   a_in, b_in, outcome_in, context_in, weight_in = fields
   del fields
   comps = Comparisons.from_arrays(
@@ -299,8 +307,9 @@ def assemble(
     context=context_in,
     contexts=contexts,
     weight=weight_in,
+    line=line_in.astype(np.int32),
   )
-  del a_in, b_in, outcome_in, context_in, weight_in
+  del a_in, b_in, outcome_in, context_in, weight_in, line_in
   renamed, merged, case_note = name_normalization(
     np.concatenate([np.asarray(raw_a, dtype=object)[ok], np.asarray(raw_b, dtype=object)[ok]]),
     np.concatenate([a[ok], b[ok]]),

@@ -1,7 +1,8 @@
 """The :class:`Comparisons` pytree: pairwise outcomes as fixed-shape arrays.
 
 A data set of ``m`` pairwise comparisons between ``n`` agents is stored as five arrays of length
-``m`` (the data leaves of a pytree) plus the agent and context names (static metadata). Because
+``m`` (the data leaves of a pytree) plus the agent and context names (static metadata), and, for
+comparisons read from a file, a sixth: the input line of each comparison. Because
 the shapes are fixed and the names are static, every function of a ``Comparisons`` jits once, and a
 bootstrap can resample it by changing ``weight`` alone.
 """
@@ -44,6 +45,12 @@ class Comparisons:
       (ones by default; bootstrap resampling changes only this leaf).
     agents: static tuple of ``num_agents`` agent names; index ``i`` is ``agents[i]``.
     contexts: static tuple of context names (``("all",)`` when there are none).
+    line: optional int32 ``(m,)``: where each comparison is in its input, numbered as the load
+      report numbers rows (:class:`~ste_jax.data.LoadReport`; a CSV's header is line 1, a data
+      frame's first row is 1); every comparison of one row (a ``counts`` row) has that row's line.
+      Set by the row loaders, ``None`` otherwise (from arrays, per-sample schemas that pair rows);
+      kept by changes of ``weight`` or ``context`` (``dataclasses.replace``), dropped by functions
+      that build new rows (merging into cells, subsets).
   """
 
   a: jax.Array
@@ -53,6 +60,7 @@ class Comparisons:
   weight: jax.Array
   agents: tuple[str, ...]
   contexts: tuple[str, ...]
+  line: jax.Array | None = None
 
   @property
   def num_agents(self) -> int:
@@ -80,6 +88,7 @@ class Comparisons:
     context: jax.typing.ArrayLike | None = None,
     contexts: Sequence[str] | None = None,
     weight: jax.typing.ArrayLike | None = None,
+    line: jax.typing.ArrayLike | None = None,
   ) -> "Comparisons":
     """Builds validated comparisons from index arrays.
 
@@ -95,14 +104,16 @@ class Comparisons:
         ``("0", ..., str(max context))``.
       weight: optional array-like ``(m,)`` of finite weights ``>= 0``, cast to ``outcome``'s
         dtype. Default: ones.
+      line: optional integer array-like ``(m,)`` of input line numbers ``>= 1`` (the loaders
+        set it). Default: ``None``.
 
     Returns:
       A :class:`Comparisons`.
 
     Raises:
       ValueError: on shape mismatches, indices out of range, self-comparisons (``a == b``),
-        outcomes outside ``[0, 1]`` or not finite, negative or non-finite weights, duplicate
-        names, or no comparisons and no ``agents`` to define the agent set.
+        outcomes outside ``[0, 1]`` or not finite, negative or non-finite weights, line numbers
+        below 1, duplicate names, or no comparisons and no ``agents`` to define the agent set.
     """
     a_np = _as_index_array(a, "a")
     b_np = _as_index_array(b, "b")
@@ -172,6 +183,15 @@ class Comparisons:
         i = int(np.argmax(bad))
         raise ValueError(f"weight must be finite and >= 0; weight[{i}] = {w_f[i]}.")
       w_j = jnp.asarray(w_np).astype(out_j.dtype)
+    line_j = None
+    if line is not None:
+      line_np = _as_index_array(line, "line")
+      if line_np.shape[0] != m:
+        raise ValueError(f"line must have shape ({m},), got {line_np.shape}.")
+      if m and line_np.min() < 1:
+        i = int(np.argmin(line_np))
+        raise ValueError(f"line numbers must be >= 1; line[{i}] = {line_np[i]}.")
+      line_j = jnp.asarray(line_np, dtype=jnp.int32)
 
     return cls(
       a=jnp.asarray(a_np, dtype=jnp.int32),
@@ -181,12 +201,13 @@ class Comparisons:
       weight=w_j,
       agents=agents,
       contexts=contexts,
+      line=line_j,
     )
 
 
 jax.tree_util.register_dataclass(
   Comparisons,
-  data_fields=["a", "b", "outcome", "context", "weight"],
+  data_fields=["a", "b", "outcome", "context", "weight", "line"],
   meta_fields=["agents", "contexts"],
 )
 
