@@ -81,7 +81,8 @@ REPEATED_HEADER_SCAN = 10_000
 # Provenance: benchmarks/loading.py (pgn rows).
 PGN_RUNS_PER_CHUNK = 1 << 15
 
-# Rows per batch when the arena/simple loaders read a Parquet or CSV file in batches (the memory
-# held is that of one batch, one int per row and the distinct rows; never a result).
+# Rows per batch when the arena/simple loaders read a Parquet file in batches, and lines (records,
+# in a quoted file) per block of a CSV file, which is always streamed (the memory held is that of
+# one batch, one int per row and the distinct rows; never a result).
 # Provenance: benchmarks/cli.py --comparisons 20000000.
 LOAD_BATCH_ROWS = 1_000_000

@@ -186,7 +186,7 @@ def load_llmfao_raw(
   name_x, name_y = lookup("model_x", names), lookup("model_y", names)
   left, right = column("left"), column("right")
   consistent = ((name_x == left) & (name_y == right)) | ((name_x == right) & (name_y == left))
-  pre = np.array(pre, dtype=object)
+  pre = np.full(len(lines), None, dtype=object) if pre is None else np.array(pre, dtype=object)
   free = np.array([p is None for p in pre], dtype=bool)
   unknown_prompt = free & pd.isna(context)
   prompt = column("prompt")

@@ -7,6 +7,7 @@ columns by :mod:`ste_jax.data._schemas`, which hands the columns to that schema'
 (and pyarrow for Parquet) are imported lazily, inside the functions.
 """
 
+import array
 import bz2
 from collections.abc import Mapping
 import contextlib
@@ -15,7 +16,6 @@ import dataclasses
 import gc
 import gzip
 import io
-import itertools
 import json
 import lzma
 import os
@@ -416,7 +416,12 @@ def _read_csv(path: str, opener, delimiter: str):
 
   Files without quote characters (the common case for large battle logs) are read by the
   vectorized :func:`_read_csv_unquoted`; the others, and anything it is unsure of, by the
-  ``csv`` module, one record at a time. Both give the same records, line numbers and rejections.
+  ``csv`` module, one record at a time (:func:`_read_csv_records`). Both give the same records,
+  line numbers and rejections, and both stream: the file is read in blocks of at most
+  ``_BATCH_ROWS`` lines (or records), once to find the records' lines and pre-rejections and again
+  for each request of columns, so the memory held is one block, the records' line numbers and
+  what the columns asked for hold (the distinct rows only, for ``column.distinct``), never the
+  file's bytes. ``pre`` is ``None`` when no record is pre-rejected.
   """
   fast = _read_csv_unquoted(path, opener, delimiter)
   if fast is not None:
@@ -424,45 +429,390 @@ def _read_csv(path: str, opener, delimiter: str):
   return _read_csv_records(path, opener, delimiter)
 
 
-def _read_csv_records(path: str, opener, delimiter: str):
-  """The exact reader of :func:`_read_csv`: the ``csv`` module, one record at a time."""
-  rows, lines = [], []
-  size = os.path.getsize(path) if opener is None else None
-  with (
-    _open_text(path, opener) as f,
-    _csv_field_limit(size if size is not None else len(f.getvalue())),
-  ):
+def _byte_chunks(path: str, opener):
+  """The file's bytes in chunks of up to ``_CHUNK`` bytes, decompressed by ``opener``.
+
+  Raises:
+    InputError: a damaged archive, as :func:`_read_bytes` (the same message and line count).
+  """
+  if opener is None:
+    with open(path, "rb") as f:
+      while chunk := f.read(_CHUNK):
+        yield chunk
+    return
+  lines = 0
+  with opener(path, "rb") as f:
+    try:
+      while chunk := f.read1(_CHUNK):
+        lines += chunk.count(b"\n")
+        yield chunk
+    except (EOFError, OSError, zlib.error, lzma.LZMAError) as e:
+      reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+      raise InputError(
+        f"{path}: damaged {_ARCHIVE.get(opener, 'compressed')} archive: {reason} after reading "
+        f"{lines} line{'' if lines == 1 else 's'}"
+      ) from None
+
+
+def _line_blocks(path: str, opener, max_lines: int):
+  """``(block, first_line)``: the file's bytes (a UTF-8 BOM dropped) cut into blocks of whole
+  lines, at most ``max_lines`` (``\\n``-ended; the last block may end without one), and the
+  1-based line number of each block's first line."""
+  pieces, count, line, first = [], 0, 1, True  # the lines not yet given, their newlines
+  for chunk in _byte_chunks(path, opener):
+    if first:
+      pieces.append(chunk)
+      head = b"".join(pieces)
+      if len(head) < 3 and head == b"\xef\xbb\xbf"[: len(head)]:
+        continue  # too short to tell whether the file starts with a BOM
+      pieces, chunk, first = [], head[3:] if head.startswith(b"\xef\xbb\xbf") else head, False
+    found = chunk.count(b"\n")
+    if count + found < max_lines:
+      pieces.append(chunk)
+      count += found
+      continue
+    data = b"".join([*pieces, chunk]) if pieces else chunk
+    del pieces, chunk  # held by data now
+    newlines = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == ord("\n"))
+    cuts = [0, *(newlines[max_lines - 1 :: max_lines] + 1).tolist()]
+    count = len(newlines) - (len(cuts) - 1) * max_lines
+    del newlines
+    ready = [data[s:e] for s, e in zip(cuts[:-1], cuts[1:])]
+    pieces = [data[cuts[-1] :]] if cuts[-1] < len(data) else []
+    del data
+    ready.reverse()
+    while ready:
+      yield ready.pop(), line
+      line += max_lines
+  if first and pieces:  # a file of fewer than 3 bytes
+    pieces = [b"".join(pieces)]
+  rest = b"".join(pieces)
+  if rest:
+    yield rest, line
+
+
+class _BlockStream(io.RawIOBase):
+  """A readable binary stream of the chunks of :func:`_byte_chunks`."""
+
+  def __init__(self, chunks):
+    super().__init__()
+    self._chunks, self._view, self._at = chunks, memoryview(b""), 0
+
+  def readable(self) -> bool:
+    return True
+
+  def readinto(self, b) -> int:
+    while self._at >= len(self._view):
+      chunk = next(self._chunks, None)
+      if chunk is None:
+        return 0
+      self._view, self._at = memoryview(chunk), 0
+    n = min(len(b), len(self._view) - self._at)
+    b[:n] = self._view[self._at : self._at + n]
+    self._at += n
+    return n
+
+
+def _csv_records(path: str, opener, delimiter: str):
+  """The ``csv`` module's records of a delimited file, read as a stream: first the header (its
+  names stripped; ``None`` for an empty file), then ``(line, record)`` for each record that is
+  not a blank line, ``line`` the record's first physical line."""
+  if opener is None:
+    f, size = open(path, encoding="utf-8-sig", newline=""), os.path.getsize(path)  # pylint: disable=consider-using-with
+  else:  # the decompressed size is unknown: no limit on the size of a field
+    f = io.TextIOWrapper(
+      io.BufferedReader(_BlockStream(_byte_chunks(path, opener)), _CHUNK),
+      encoding="utf-8-sig",
+      newline="",
+    )
+    size = sys.maxsize
+  with f, _csv_field_limit(size):
     reader = csv.reader(f, delimiter=delimiter)
     header = next(reader, None)
+    yield None if header is None else [h.strip() for h in header]
     if header is None:
-      return [], None, np.zeros(0, dtype=np.int64), None
-    header = [h.strip() for h in header]
+      return
     prev = reader.line_num
     for record in reader:
       start, prev = prev + 1, reader.line_num
-      if not record:  # a blank line is not a record
-        continue
-      rows.append(record)
-      lines.append(start)
-  width = len(header)
-  pre = object_column(
-    (R.MALFORMED, f"expected {width} fields, got {len(r)}")
-    if len(r) != width
-    else (R.MALFORMED, "a repeated header line")
-    if [c.strip() for c in r] == header
-    else None
-    for r in rows
-  )
+      if record:  # a blank line is not a record
+        yield start, record
+
+
+@contextlib.contextmanager
+def _records_past_header(path: str, opener, delimiter: str):
+  """The ``(line, record)`` pairs of :func:`_csv_records` past the header (a context)."""
+  with contextlib.closing(_csv_records(path, opener, delimiter)) as records:
+    next(records)
+    yield records
+
+
+def _pre_array(num: int, found: dict):
+  """object ``(num,)`` pre-rejections (``None`` or ``(reason, detail)``) from ``{record: entry}``,
+  or ``None`` when there are none."""
+  if not found:
+    return None
+  pre = np.full(num, None, dtype=object)
+  for k, entry in found.items():
+    pre[k] = entry
+  return pre
+
+
+def _read_csv_records(path: str, opener, delimiter: str):
+  """The exact reader of :func:`_read_csv`: the ``csv`` module, one record at a time, streamed.
+
+  The first pass keeps each record's first line and the malformed ones (a wrong number of
+  fields, a repeated header line); ``column(name)`` and ``column.distinct(names)`` read the file
+  again (``distinct`` in batches of ``_BATCH_ROWS`` records, as :func:`_parquet_distinct`).
+  """
+  line_parts, found, batch = [], {}, []
+  with contextlib.closing(_csv_records(path, opener, delimiter)) as records:
+    header = next(records)
+    if header is None:
+      return [], None, np.zeros(0, dtype=np.int64), None
+    width, first = len(header), header[0]
+    for k, (start, r) in enumerate(records):
+      batch.append(start)
+      if len(batch) == _BATCH_ROWS:
+        line_parts.append(np.array(batch, dtype=np.int64))
+        batch = []
+      if len(r) != width:
+        found[k] = (R.MALFORMED, f"expected {width} fields, got {len(r)}")
+      elif r[0].strip() == first and [c.strip() for c in r] == header:
+        found[k] = (R.MALFORMED, "a repeated header line")
+  lines = np.concatenate([*line_parts, np.array(batch, dtype=np.int64)])
+  num = len(lines)
+  pre = _pre_array(num, found)
 
   def column(name):
     j = header.index(name)
-    return object_column(r[j] if len(r) == width else None for r in rows)
+    with _records_past_header(path, opener, delimiter) as records:
+      return object_column(r[j] if len(r) == width else None for _, r in records)
 
-  return header, column, np.asarray(lines, dtype=np.int64), pre
+  def distinct(names):
+    """The columns ``names`` coded as they are read, added in batches of ``_BATCH_ROWS``
+    records: ``(cells, rows)`` as :func:`_parquet_distinct` (no record is kept: the cells are
+    strings, or ``None`` for a malformed record, coded in a dictionary per column)."""
+    asked, names = names, list(dict.fromkeys(names))
+    js = [header.index(n) for n in names]
+    none = (None,) * len(js)
+    code_of = [{} for _ in js]  # cell -> code, in order of first appearance
+    rows = _distinct.DistinctBatches(len(names))
+    batch, done = [array.array("q") for _ in js], 0
+
+    def add():
+      nonlocal batch, done
+      size = len(batch[0])
+      apart = None if pre is None else np.array([p is not None for p in pre[done : done + size]])
+      rows.add([np.frombuffer(c, dtype=np.int64) for c in batch], apart=apart)
+      batch, done = [array.array("q") for _ in js], done + size
+
+    with _records_past_header(path, opener, delimiter) as records:
+      for _, r in records:
+        for codes, seen, cell in zip(
+          batch, code_of, [r[j] for j in js] if len(r) == width else none
+        ):
+          code = seen.get(cell)
+          if code is None:
+            code = seen[cell] = len(seen)
+          codes.append(code)
+        if len(batch[0]) == _BATCH_ROWS:
+          add()
+    add()
+    if done != num:
+      raise RuntimeError(f"{path}: the file changed while it was read.")
+    distinct, codes = rows.result()
+    cells = {
+      n: _distinct.CodedColumn(codes[:, k], object_column(code_of[k])) for k, n in enumerate(names)
+    }
+    return [cells[n] for n in asked], distinct
+
+  column.distinct = distinct
+  return header, column, lines, pre
 
 
-# More hits of a repeated header line than this: check the parsed column instead.
+def _distinct_cells(rows, columns, names, asked):
+  """``(cells, rows)`` of a :class:`~ste_jax.data._distinct.DistinctBatches` whose columns were
+  coded by the :class:`~ste_jax.data._distinct.GrowingCells` ``columns`` (one per ``names``), in
+  the order ``asked``."""
+  distinct, codes = rows.result()
+  cells = {n: _distinct.CodedColumn(codes[:, k], columns[k].cells()) for k, n in enumerate(names)}
+  return [cells[n] for n in asked], distinct
+
+
+# More hits of a repeated header line than this in a block: check the parsed column instead.
 _REPEATED_HEADER_SCAN = _tuning.REPEATED_HEADER_SCAN
+
+
+class _Unsupported(Exception):
+  """A block that the vectorized CSV reader cannot read exactly (quotes, NUL, lone ``\\r``)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class _Block:
+  """The line structure of a block of whole lines of a file without quotes.
+
+  Attributes:
+    data: the block's bytes.
+    starts, ends, content_end: int64 ``(L,)`` each line's first byte, newline and content end
+      (before a ``\\r\\n``), block offsets.
+    delims: int64 the delimiters' block offsets.
+    records: int64 ``(K,)`` the lines that are records (not blank, not the file's header).
+    fields: int64 ``(K,)`` each record's number of fields.
+    good: bool ``(K,)`` records with the header's number of fields.
+    first_line: the 1-based line number of the block's first line.
+    first: the block holds the file's header line (its line 0).
+  """
+
+  data: bytes
+  starts: np.ndarray
+  ends: np.ndarray
+  content_end: np.ndarray
+  delims: np.ndarray
+  records: np.ndarray
+  fields: np.ndarray
+  good: np.ndarray
+  first_line: int
+  first: bool
+
+
+class _UnquotedFile:
+  """A delimited file without quote characters, read in blocks of ``_BATCH_ROWS`` lines."""
+
+  def __init__(self, path: str, opener, delimiter: str):
+    self.path, self.opener, self.delimiter = path, opener, delimiter
+    self.header = None
+
+  def blocks(self):
+    """The :class:`_Block` of each block of lines.
+
+    Raises:
+      _Unsupported: a quote, NUL byte or lone ``\\r`` in a block, a blank or undecodable
+        header line.
+    """
+    first = True
+    for data, first_line in _line_blocks(self.path, self.opener, _BATCH_ROWS):
+      if b'"' in data or b"\x00" in data or data.count(b"\r") != data.count(b"\r\n"):
+        raise _Unsupported
+      buf = np.frombuffer(data, dtype=np.uint8)
+      newlines = np.flatnonzero(buf == ord("\n"))
+      starts = np.concatenate([[0], newlines + 1])
+      ends = np.concatenate([newlines, [len(data)]])  # exclusive, before the newline
+      if starts[-1] == len(data):  # the block ends with a newline: no last, empty line
+        starts, ends = starts[:-1], ends[:-1]
+      crlf = np.zeros(len(ends), dtype=bool)
+      nonempty = ends > starts
+      crlf[nonempty] = buf[ends[nonempty] - 1] == ord("\r")
+      content_end = ends - crlf
+      blank = content_end == starts
+      if first:
+        if blank[0]:
+          raise _Unsupported
+        try:
+          text = data[starts[0] : content_end[0]].decode("utf-8")
+        except UnicodeDecodeError:
+          raise _Unsupported from None
+        self.header = [h.strip() for h in text.split(self.delimiter)]
+      delims = np.flatnonzero(buf == ord(self.delimiter))
+      record = ~blank
+      record[0] &= not first  # the header
+      records = np.flatnonzero(record)
+      fields = (
+        np.searchsorted(delims, content_end[records]) - np.searchsorted(delims, starts[records]) + 1
+      )
+      good = fields == len(self.header)
+      del newlines, crlf, nonempty, blank, record, buf
+      yield _Block(
+        data, starts, ends, content_end, delims, records, fields, good, first_line, first
+      )
+      first = False
+
+  def parse(self, block: _Block, js: list) -> dict:
+    """pandas' C parser on the block's well-formed lines: ``{j: object (G,) cells}``, every cell
+    a string.
+
+    Raises:
+      _Disagreement: pandas finds another number of rows (or a parser error or warning).
+    """
+    import pandas as pd  # pylint: disable=g-import-not-at-top
+
+    good = block.records[block.good]
+    if len(good) == 0:
+      return {j: np.zeros(0, dtype=object) for j in js}
+    if len(good) + block.first == len(block.starts):  # every line (past the header) a record
+      table, skip = block.data, int(block.first)  # the block as it is (BytesIO shares the bytes)
+    else:  # drop blank and malformed lines (rare): a buffer of the well-formed lines only
+      table, skip = (
+        b"".join(
+          block.data[s : e + 1]
+          for s, e in zip(block.starts[good].tolist(), block.ends[good].tolist())
+        ),
+        0,
+      )
+    try:
+      with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a parser warning: the csv reader takes over
+        frame = pd.read_csv(
+          io.BytesIO(table),
+          sep=self.delimiter,
+          header=None,
+          names=list(range(len(self.header))),
+          skiprows=skip,
+          usecols=list(dict.fromkeys(js)),
+          dtype=object,
+          na_filter=False,
+          quoting=csv.QUOTE_NONE,
+          index_col=False,
+          skip_blank_lines=False,
+          engine="c",
+          encoding="utf-8",
+        )
+    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning):
+      raise _Disagreement from None
+    out = {j: frame[j].to_numpy(dtype=object) for j in js}
+    if len(frame) != len(good):
+      raise _Disagreement
+    return out
+
+  def repeated_headers(self, block: _Block) -> np.ndarray:
+    """The positions in ``block.records`` of the well-formed lines that repeat the header.
+
+    Every such line holds the header's longest name in that column: the lines that do (found
+    with NumPy: the name's byte matches, and the field each falls in) are checked one by one;
+    above ``_REPEATED_HEADER_SCAN`` of them in the block, the lines whose parsed cell of that
+    column is the name.
+    """
+    header, data = self.header, block.data
+    j0 = max(range(len(header)), key=lambda k: len(header[k]))
+    needle = header[j0].encode("utf-8")
+    good_pos = np.flatnonzero(block.good)
+    good = block.records[good_pos]
+    candidates = None
+    if needle:  # the name holds no delimiter and no newline: a match lies within one field
+      buf = np.frombuffer(data, dtype=np.uint8)
+      span = max(len(buf) - len(needle) + 1, 0)
+      at = np.ones(span, dtype=bool)
+      for k, byte in enumerate(needle):
+        at &= buf[k : k + span] == byte
+      hits = np.flatnonzero(at)
+      del at
+      line = np.searchsorted(block.starts, hits, side="right") - 1
+      field = np.searchsorted(block.delims, hits) - np.searchsorted(
+        block.delims, block.starts[line]
+      )
+      candidates = np.flatnonzero(np.isin(good, line[field == j0]))
+    if candidates is None or len(candidates) > _REPEATED_HEADER_SCAN:
+      import pandas as pd  # pylint: disable=g-import-not-at-top
+
+      cells = pd.Series(self.parse(block, [j0])[j0], dtype=object)
+      candidates = np.flatnonzero(cells.astype(str).str.strip().to_numpy() == header[j0])
+    out = []
+    for g in candidates.tolist():
+      i = good[g]
+      cells = data[block.starts[i] : block.content_end[i]].decode("utf-8").split(self.delimiter)
+      if [c.strip() for c in cells] == header:
+        out.append(good_pos[g])
+    return np.asarray(out, dtype=np.int64)
 
 
 # Kept over pandas.read_csv / pyarrow.csv alone: neither gives each row's line, pandas pads short
@@ -474,201 +824,104 @@ def _read_csv_unquoted(path: str, opener, delimiter: str):
   Without quote characters, NUL bytes and lone carriage returns, a ``csv`` record is exactly one
   physical line split at the delimiter (``\\n`` or ``\\r\\n`` ended), so the line structure and
   the field count of every line follow from the byte positions of the newlines and delimiters
-  (neither occurs inside a multi-byte UTF-8 character). Blank lines are skipped and lines with
-  the wrong number of fields are rejected as malformed, as by the ``csv`` reader; the well-formed
-  lines are parsed by pandas' C parser, one column at a time when it is first asked for, every
-  cell kept as its string (no NA detection, no type inference); ``column.distinct(names)`` parses
-  them in chunks of ``_BATCH_ROWS`` lines instead and gives the distinct rows only (as
-  :func:`_parquet_distinct`), and the check for repeated header lines reads its column in such
-  chunks too. ``None`` (the ``csv`` reader
-  takes over): quotes, NUL bytes or lone ``\\r`` in the file, a blank or undecodable header line,
-  no data lines, or pandas disagreeing on the number of rows.
+  (neither occurs inside a multi-byte UTF-8 character). The file is read in blocks of
+  ``_BATCH_ROWS`` lines (:class:`_UnquotedFile`): a first pass finds each block's records, skips
+  blank lines and rejects lines with the wrong number of fields as malformed, as the ``csv``
+  reader does, and the well-formed lines that repeat the header; the well-formed lines are then
+  parsed by pandas' C parser a block at a time, every cell kept as its string (no NA detection,
+  no type inference): ``column(name)`` (or ``column.prefetch(names)``) gathers whole columns,
+  ``column.distinct(names)`` gives the distinct rows only (as :func:`_parquet_distinct`).
+  ``None`` (the ``csv`` reader takes over): quotes, NUL bytes or lone ``\\r`` in the file, a
+  blank or undecodable header line, no data lines, or pandas disagreeing on the number of rows
+  in the first pass.
   """
-  import pandas as pd  # pylint: disable=g-import-not-at-top
-
-  data = _read_bytes(path, opener)
-  if data.startswith(b"\xef\xbb\xbf"):  # the UTF-8 BOM that utf-8-sig drops
-    data = data[3:]
-  if not data or b'"' in data or b"\x00" in data or data.count(b"\r") != data.count(b"\r\n"):
-    return None
-  buf = np.frombuffer(data, dtype=np.uint8)
-  newlines = np.flatnonzero(buf == ord("\n"))
-  starts = np.concatenate([[0], newlines + 1])
-  ends = np.concatenate([newlines, [len(data)]])  # exclusive, before the newline
-  if starts[-1] == len(data):  # the file ends with a newline: no last, empty line
-    starts, ends = starts[:-1], ends[:-1]
-  crlf = np.zeros(len(ends), dtype=bool)
-  nonempty = ends > starts
-  crlf[nonempty] = buf[ends[nonempty] - 1] == ord("\r")
-  content_end = ends - crlf
-  blank = content_end == starts
-  if blank[0]:
-    return None
+  source = _UnquotedFile(path, opener, delimiter)
+  line_parts, found, num, num_good = [], {}, 0, 0
   try:
-    header_text = data[starts[0] : content_end[0]].decode("utf-8")
-  except UnicodeDecodeError:
+    for block in source.blocks():
+      width = len(source.header)
+      for k in np.flatnonzero(~block.good).tolist():
+        found[num + k] = (R.MALFORMED, f"expected {width} fields, got {block.fields[k]}")
+      for k in source.repeated_headers(block).tolist():
+        found[num + k] = (R.MALFORMED, "a repeated header line")
+      line_parts.append(block.first_line + block.records)
+      num += len(block.records)
+      num_good += int(block.good.sum())
+      del block  # one block held at a time
+  except (_Unsupported, _Disagreement):
     return None
-  header = [h.strip() for h in header_text.split(delimiter)]
-  width = len(header)
-  delims = np.flatnonzero(buf == ord(delimiter))
-  fields = np.searchsorted(delims, content_end) - np.searchsorted(delims, starts) + 1
-  del delims
-  record = ~blank
-  record[0] = False  # the header
-  rec_idx = np.flatnonzero(record)
-  if len(rec_idx) == 0:
+  if num == 0:
     return None
-  good_rec = fields[rec_idx] == width
-  good_idx = rec_idx[good_rec]
-  if good_rec.all() and not blank.any():
-    table, skip = data, 1  # the file as it is, past its header line (BytesIO shares the bytes)
-  else:  # drop blank and malformed lines (rare): a buffer of the well-formed lines only
-    table, skip = (
-      b"".join(data[s : e + 1] for s, e in zip(starts[good_idx].tolist(), ends[good_idx].tolist())),
-      0,
-    )
-  num_good = len(good_idx)
+  header = source.header
+  lines = np.concatenate(line_parts).astype(np.int64)
+  del line_parts
+  pre = _pre_array(num, found)
   cache = {}
-
-  def read(js, chunksize=None):
-    """pandas' C parser on the well-formed lines: the columns ``js``, every cell a string."""
-    return pd.read_csv(
-      io.BytesIO(table),
-      sep=delimiter,
-      header=None,
-      names=list(range(width)),
-      skiprows=skip,
-      usecols=js,
-      dtype=object,
-      na_filter=False,
-      quoting=csv.QUOTE_NONE,
-      index_col=False,
-      skip_blank_lines=False,
-      engine="c",
-      encoding="utf-8",
-      chunksize=chunksize,
-    )
-
-  def parse(js):
-    todo = [j for j in dict.fromkeys(js) if j not in cache]
-    if todo and num_good == 0:
-      cache.update((j, np.zeros(0, dtype=object)) for j in todo)
-    elif todo:
-      with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a parser warning: the csv reader takes over
-        frame = read(todo)
-      cache.update((j, frame[j].to_numpy(dtype=object)) for j in todo)
-      if any(len(cache[j]) != num_good for j in todo):
-        raise _Disagreement
-    return [cache[j] for j in js]
-
-  j0 = max(range(width), key=lambda k: len(header[k]))
-  # Pre-rejections: malformed lines, and well-formed lines repeating the header. Every line that
-  # repeats the header contains its longest name; those lines (few) are checked one by one.
-  bad_rec = ~good_rec
-  pre = np.full(len(rec_idx), None, dtype=object)
-  for k in np.flatnonzero(bad_rec):
-    pre[k] = (R.MALFORMED, f"expected {width} fields, got {fields[rec_idx[k]]}")
-  needle = header[j0].encode("utf-8")
-  hits = (
-    [
-      m.start()
-      for m in itertools.islice(re.finditer(re.escape(needle), data), _REPEATED_HEADER_SCAN + 1)
-    ]
-    if needle
-    else None
-  )
-  if hits is None or len(hits) > _REPEATED_HEADER_SCAN:
-    # The parsed column, a chunk of lines at a time (no whole column of strings is kept).
-    found, parsed = [], 0
-    try:
-      with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        if num_good:
-          with read([j0], _BATCH_ROWS) as chunks:
-            for frame in chunks:
-              same = frame[j0].astype(str).str.strip().to_numpy() == header[j0]
-              found.append(parsed + np.flatnonzero(same))
-              parsed += len(frame)
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning):
-      return None
-    if parsed != num_good:
-      return None
-    candidates = np.concatenate(found) if found else np.zeros(0, dtype=np.int64)
-  else:
-    hit_lines = np.unique(
-      np.searchsorted(starts, np.asarray(hits, dtype=np.int64), side="right") - 1
-    )
-    candidates = np.flatnonzero(np.isin(good_idx, hit_lines))
-  good_pos = np.flatnonzero(good_rec)
-  for g in candidates:
-    i = good_idx[g]
-    cells = data[starts[i] : content_end[i]].decode("utf-8").split(delimiter)
-    if [c.strip() for c in cells] == header:
-      pre[good_pos[g]] = (R.MALFORMED, "a repeated header line")
-
-  lines = (rec_idx + 1).astype(np.int64)
   exact = []  # the csv reader's column getter, should pandas ever disagree on the rows
+
+  def blocks(js):
+    """``(block, cells, done)`` per block: ``cells[j]`` the object ``(K,)`` cells of its records
+    (``None`` for the malformed ones), ``done`` the records before it."""
+    done = 0
+    for block in source.blocks():
+      values = source.parse(block, js)
+      k = len(block.records)
+      if k == len(block.good) and block.good.all():
+        cells = values
+      else:
+        cells = {}
+        for j, v in values.items():
+          cells[j] = np.full(k, None, dtype=object)
+          cells[j][block.good] = v
+      yield block, cells, done
+      done += k
+      del block, cells, values  # one block held at a time
+    if done != num:
+      raise _Disagreement
 
   def prefetch(names):
     """Parses the columns ``names`` in one pass (a column getter's optional speed-up)."""
-    if not exact:
-      try:
-        parse([header.index(n) for n in names if n in header])
-      except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
-        exact.append(_exact_getter(path, opener, delimiter, lines, pre))
+    if exact:
+      return
+    todo = [j for j in dict.fromkeys(header.index(n) for n in names if n in header)]
+    todo = [j for j in todo if j not in cache]
+    if not todo:
+      return
+    try:
+      parts = {j: [] for j in todo}
+      for _, cells, _ in blocks(todo):
+        for j in todo:
+          parts[j].append(cells[j])
+        del cells
+    except (_Unsupported, _Disagreement, UnicodeDecodeError):
+      exact.append(_exact_getter(path, opener, delimiter, lines, pre))
+      return
+    cache.update((j, np.concatenate(p)) for j, p in parts.items())
 
   def column(name):
-    if not exact:
-      prefetch([name])
+    prefetch([name])
     if exact:
       return exact[0](name)
-    (values,) = parse([header.index(name)])
-    if len(good_idx) == len(rec_idx):
-      return values
-    out = np.full(len(rec_idx), None, dtype=object)
-    out[good_pos] = values
-    return out
+    return cache[header.index(name)]
 
   def distinct(names):
-    """The columns ``names`` parsed in chunks of ``_BATCH_ROWS`` lines (a column getter's
-    optional batch reader): ``(cells, rows)`` as :func:`_parquet_distinct`, or ``None``."""
+    """The columns ``names`` parsed a block at a time (a column getter's optional batch reader):
+    ``(cells, rows)`` as :func:`_parquet_distinct`, or ``None``."""
     if exact or cache or not num_good:  # the exact reader took over, whole columns are
       return None  # parsed already, or no line is well-formed
     asked, names = names, list(dict.fromkeys(names))
     js = [header.index(n) for n in names]
     columns = [_distinct.GrowingCells() for _ in names]
     rows = _distinct.DistinctBatches(len(names))
-    done = 0  # records added so far
     try:
-      with warnings.catch_warnings():
-        warnings.simplefilter("error")  # a parser warning: the whole-column reader decides
-        chunks = read(js, _BATCH_ROWS)
-        parsed = 0  # well-formed lines parsed so far
-        with chunks:
-          for frame in chunks:
-            size = len(frame)
-            if parsed + size > num_good:
-              raise _Disagreement
-            # The records up to this chunk's last line; the malformed ones among them (no
-            # cells) stay None.
-            end = good_pos[parsed + size - 1] + 1 if parsed + size < num_good else len(rec_idx)
-            at = good_pos[parsed : parsed + size] - done
-            batch = []
-            for j in js:
-              cells = np.full(end - done, None, dtype=object)
-              cells[at] = frame[j].to_numpy(dtype=object)
-              batch.append(cells)
-            apart = np.array([p is not None for p in pre[done:end]], dtype=bool)
-            rows.add([c.codes(x) for c, x in zip(columns, batch)], apart=apart)
-            parsed, done = parsed + size, end
-    except (ValueError, UnicodeDecodeError, pd.errors.ParserError, Warning, _Disagreement):
+      for block, cells, done in blocks(js):
+        k = len(block.records)
+        apart = None if pre is None else np.array([p is not None for p in pre[done : done + k]])
+        rows.add([c.codes(cells[j]) for c, j in zip(columns, js)], apart=apart)
+        del block, cells
+    except (_Unsupported, _Disagreement, UnicodeDecodeError):
       return None
-    if parsed != num_good or done != len(rec_idx):
-      return None
-    distinct, codes = rows.result()
-    cells = {n: _distinct.CodedColumn(codes[:, k], columns[k].cells()) for k, n in enumerate(names)}
-    return [cells[n] for n in asked], distinct
+    return _distinct_cells(rows, columns, names, asked)
 
   column.prefetch = prefetch
   column.distinct = distinct
@@ -682,7 +935,9 @@ class _Disagreement(Exception):
 def _exact_getter(path, opener, delimiter, lines, pre):
   """The ``csv`` reader's column getter, after checking that it finds the same rows."""
   _, column, exact_lines, exact_pre = _read_csv_records(path, opener, delimiter)
-  same = np.array_equal(exact_lines, lines) and [p for p in exact_pre] == [p for p in pre]
+  same = np.array_equal(exact_lines, lines) and (
+    exact_pre is pre or (exact_pre is not None and pre is not None and list(exact_pre) == list(pre))
+  )
   if not same:
     raise RuntimeError(
       f"{path}: the fast and the exact CSV readers disagree on the records; "

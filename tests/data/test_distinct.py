@@ -1,7 +1,10 @@
 """Distinct rows (``ste_jax/data/_distinct.py``): checking each distinct row once, counted as
 often as it occurs, gives exactly what checking the rows one by one gives."""
 
+import csv
 import dataclasses
+import gzip
+import io
 import warnings
 
 import numpy as np
@@ -85,7 +88,7 @@ def _same(x, y):
     assert x == y
     return
   (cx, rx), (cy, ry) = x, y
-  for field in ("a", "b", "outcome", "context", "weight"):
+  for field in ("a", "b", "outcome", "context", "weight", "line"):
     np.testing.assert_array_equal(np.asarray(getattr(cx, field)), np.asarray(getattr(cy, field)))
   assert (cx.agents, cx.contexts) == (cy.agents, cy.contexts)
   assert dataclasses.asdict(rx) == dataclasses.asdict(ry)
@@ -163,12 +166,33 @@ def _messy_file_frame(seed: int, num_rows: int, fmt: str) -> pd.DataFrame:
     frame["f"] = np.where(rng.random(num_rows) < 0.1, np.nan, rng.integers(0, 3, num_rows) - 0.5)
   else:
     frame["w"] = frame["w"].astype(str)
+  if fmt.startswith("quoted"):  # cells with quotes, delimiters and newlines (rows span lines)
+    odd = np.array(['say "hi"', "a,b", "two\nlines", "crlf\r\nin", "gpt-4"], dtype=object)
+    for name in ("model_a", "model_b", "category"):
+      where = rng.random(num_rows) < 0.15
+      frame.loc[where, name] = odd[rng.integers(0, len(odd), int(where.sum()))]
+    frame.loc[rng.random(num_rows) < 0.1, "winner"] = "model_a\n"
   return frame
 
 
 def _write(frame: pd.DataFrame, path, fmt: str, row_group: int) -> None:
   if fmt == "parquet":
     frame.to_parquet(path, row_group_size=row_group, index=False)
+  elif fmt.startswith("quoted"):
+    # every field quoted, CRLF records, a BOM; malformed records, a blank line and a repeated
+    # header (with spaces) among them
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
+    records = [list(frame.columns)] + frame.astype(object).where(frame.notna(), "").values.tolist()
+    records[5] = records[5] + ["extra"]
+    records[9] = records[9][:-1]
+    records.insert(20, [f" {c} " for c in frame.columns])
+    writer.writerows(records[:12])
+    out.write("\r\n")
+    writer.writerows(records[12:])
+    out.write('"only","three","fields"')  # the last record without a newline
+    data = b"\xef\xbb\xbf" + out.getvalue().encode("utf-8")
+    path.write_bytes(gzip.compress(data) if fmt.endswith("gz") else data)
   else:
     text = frame.to_csv(index=False)
     lines = text.splitlines()
@@ -181,11 +205,46 @@ def _write(frame: pd.DataFrame, path, fmt: str, row_group: int) -> None:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _csv_whole(path, opener, delimiter):
+  """The oracle CSV reader: the whole text read at once by the ``csv`` module, each record's
+  line its first physical line, blank lines skipped, a wrong number of fields or a repeated
+  header line a malformed record."""
+  with (opener or open)(path, "rb") as f:
+    text = f.read().decode("utf-8-sig")
+  reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+  header = [h.strip() for h in next(reader)]
+  records, lines, prev = [], [], reader.line_num
+  for record in reader:
+    start, prev = prev + 1, reader.line_num
+    if record:
+      records.append(record)
+      lines.append(start)
+  width = len(header)
+  pre = np.full(len(records), None, dtype=object)
+  for k, r in enumerate(records):
+    if len(r) != width:
+      pre[k] = ("malformed record", f"expected {width} fields, got {len(r)}")
+    elif [c.strip() for c in r] == header:
+      pre[k] = ("malformed record", "a repeated header line")
+
+  def column(name):
+    j = header.index(name)
+    out = np.empty(len(records), dtype=object)
+    out[:] = [r[j] if len(r) == width else None for r in records]
+    return out
+
+  return header, column, np.asarray(lines, dtype=np.int64), pre
+
+
 def _whole_file(monkeypatch, path, kwargs):
   """The oracle: the whole file read at once (no batch reader), rows checked one by one."""
   from ste_jax.data import _schemas
 
   monkeypatch.setattr(_winner_rows, "distinct_rows", _one_by_one)
+  if not str(path).endswith(".parquet"):
+    from ste_jax.data import _tabular
+
+    monkeypatch.setattr(_tabular, "_read_csv", _csv_whole)
   real = _schemas.load_table
 
   def whole(header, column, *args, **kw):
@@ -203,12 +262,12 @@ def _whole_file(monkeypatch, path, kwargs):
 def _same_bytes(x, y):
   _same(x, y)
   if not isinstance(x, str):
-    for field in ("a", "b", "outcome", "context", "weight"):
+    for field in ("a", "b", "outcome", "context", "weight", "line"):
       ax, ay = np.asarray(getattr(x[0], field)), np.asarray(getattr(y[0], field))
       assert ax.dtype == ay.dtype and ax.tobytes() == ay.tobytes()
 
 
-@pytest.mark.parametrize("fmt", ["parquet", "csv"])
+@pytest.mark.parametrize("fmt", ["parquet", "csv", "quoted", "quoted.gz"])
 @pytest.mark.parametrize(
   "options",
   [
@@ -221,9 +280,10 @@ def _same_bytes(x, y):
 def test_files_read_in_batches_give_the_whole_file(monkeypatch, tmp_path, fmt, options):
   from ste_jax.data import _tabular
 
-  if fmt == "csv" and options.get("weight") == "f":
+  if fmt != "parquet" and options.get("weight") == "f":
     options = dict(options, weight="w")
-  path = tmp_path / f"battles.{fmt}"
+  path = tmp_path / ("battles.csv.gz" if fmt.endswith("gz") else f"battles.{fmt}")
+  path = path.with_suffix(".csv") if fmt == "quoted" else path
   _write(_messy_file_frame(11, 300, fmt), path, fmt, row_group=37)
   kwargs = dict(skip_bad_rows=not options.get("strict"), **options)
   expected = _whole_file(monkeypatch, path, kwargs)
@@ -235,15 +295,67 @@ def test_files_read_in_batches_give_the_whole_file(monkeypatch, tmp_path, fmt, o
     calls.append(len(args[0][0]))
     return real(self, *args, **kw)
 
+  def whole(*args):
+    raise AssertionError("the file was read whole")
+
   for size in (1, 5, 37, 50, 10**6):
     monkeypatch.setattr(_tabular, "_BATCH_ROWS", size)
+    monkeypatch.setattr(_tabular, "_CHUNK", 61)  # blocks cut across the file's reads
+    monkeypatch.setattr(_tabular, "_read_bytes", whole)
+    # repeated header lines found from the parsed column (0) or from the raw bytes
+    monkeypatch.setattr(_tabular, "_REPEATED_HEADER_SCAN", 0 if size in (5, 50) else 10_000)
     monkeypatch.setattr(_distinct.DistinctBatches, "add", add)
     calls.clear()
     got = _load(monkeypatch, one_by_one=False, load=load_comparisons, path=path, **kwargs)
     _same_bytes(got, expected)
     # it read in batches (a CSV batch also holds the malformed records between its lines)
-    assert calls and max(calls) <= size + (3 if fmt == "csv" else 0) and sum(calls) >= 300
+    assert calls and max(calls) <= size and sum(calls) >= 300
   if not isinstance(expected, str):
     report = expected[1]
     assert report.rows_read == report.rows_used + len(report.rejected)
     assert {r.reason for r in report.rejected} >= {"missing field", "unknown winner label"}
+
+
+def test_line_blocks_cut_the_file_into_whole_lines(monkeypatch, tmp_path):
+  from ste_jax.data import _tabular
+
+  body = b"".join(b"x" * (i % 7) + (b"\r\n" if i % 3 else b"\n") for i in range(40)) + b"tail"
+  path = tmp_path / "lines.csv"
+  for bom, opener in ((b"\xef\xbb\xbf", None), (b"", gzip.open)):
+    path.write_bytes(gzip.compress(bom + body) if opener else bom + body)
+    for chunk, size in ((1, 1), (5, 3), (61, 7), (1 << 22, 1000)):
+      monkeypatch.setattr(_tabular, "_CHUNK", chunk)
+      blocks = list(_tabular._line_blocks(str(path), opener, size))
+      assert b"".join(b for b, _ in blocks) == body
+      assert all(b.count(b"\n") == size for b, _ in blocks[:-1])
+      assert blocks[-1][0].count(b"\n") <= size
+      # each block's first line number: one more than the newlines before it
+      before = np.cumsum([0] + [b.count(b"\n") for b, _ in blocks[:-1]])
+      assert [line for _, line in blocks] == (before + 1).tolist()
+
+
+@pytest.mark.parametrize("batch", [1, 2, 10**6])
+def test_a_quoted_row_across_lines_is_reported_at_its_first_line(monkeypatch, tmp_path, batch):
+  from ste_jax.data import _tabular
+
+  monkeypatch.setattr(_tabular, "_BATCH_ROWS", batch)
+  path = tmp_path / "battles.csv"
+  path.write_bytes(
+    b"\xef\xbb\xbfa,b,winner\r\n"  # line 1
+    b'x,"y\r\nz",a\r\n'  # lines 2-3
+    b'"p ""q""","p ""q""",tie\r\n'  # line 4: self-comparison
+    b"\r\n"  # line 5: blank
+    b'"u\nv\nw",x,"bogus\n"\r\n'  # lines 6-9: unknown winner
+    b"x,y,a,extra\r\n"  # line 10: malformed
+    b'x,"y\r\nz",b'  # lines 11-12, no final newline
+  )
+  with warnings.catch_warnings():
+    warnings.simplefilter("ignore", BadRowsWarning)
+    c, report = load_comparisons(path, skip_bad_rows=True)
+  assert [(r.line, r.reason) for r in report.rejected] == [
+    (4, "self-comparison"),
+    (6, "unknown winner label"),
+    (10, "malformed record"),
+  ]
+  assert (report.rows_read, report.rows_used) == (5, 2)
+  assert sorted(c.agents) == ["x", "y\r\nz"] and np.asarray(c.outcome).tolist() == [1.0, 0.0]
