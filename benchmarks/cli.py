@@ -12,8 +12,9 @@ Inputs (written whole-column with pandas / pyarrow to a temporary file):
   winner``) — 1,200 agents, 30,000 comparisons, heavy-tailed games per agent (many agents with 1-5
   matches, a few with thousands), opponents of similar strength preferred, no ties.
 
-``--agents`` / ``--comparisons`` change the size, ``--format csv|parquet`` the file format
-(default Parquet for arena / sparse, CSV for league).
+``--agents`` / ``--comparisons`` change the size, ``--format csv|csv-quoted|parquet`` the file
+format (default Parquet for arena / sparse, CSV for league; ``csv-quoted``: every field in
+quotes, the file the ``csv`` module reads record by record).
 
 ste_jax: each estimator and each ``--replicas`` value is timed as a whole command in a fresh
 process, ``python -m ste_jax score FILE --estimator E --bootstrap R --output csv --no-progress``
@@ -52,6 +53,7 @@ Usage:
 
 import argparse
 import contextlib
+import csv
 import os
 import pathlib
 import signal
@@ -122,7 +124,7 @@ def _write(path: pathlib.Path, file_format: str, columns: dict) -> None:
   if file_format == "parquet":
     frame.to_parquet(path, index=False, engine="pyarrow")
   else:
-    frame.to_csv(path, index=False)
+    frame.to_csv(path, index=False, quoting=csv.QUOTE_ALL if file_format == "csv-quoted" else None)
 
 
 def _child_env(**extra) -> dict:
@@ -239,7 +241,7 @@ def main():
   )
   parser.add_argument(
     "--format",
-    choices=("csv", "parquet"),
+    choices=("csv", "csv-quoted", "parquet"),
     default=None,
     help="file format (default parquet for arena / sparse, csv for league)",
   )
@@ -278,7 +280,8 @@ def main():
   peers = [p for p in versions if versions[p] or args.peers is not None]
   with tempfile.TemporaryDirectory() as tmp:
     tmp = pathlib.Path(tmp)
-    path = tmp / f"battles.{file_format}"
+    suffix = file_format.removesuffix("-quoted")  # the file's suffix, as the peers read it
+    path = tmp / f"battles.{suffix}"
     write = write_league if args.input == "league" else write_arena
     description = write(path, n, m, file_format)
     print(f"machine: {machine_description()}")
@@ -318,7 +321,7 @@ def main():
         if not versions[peer]:
           print(row(label, "Bradley-Terry", replicas, "-", "not installed", "-", "-"), flush=True)
           continue
-        argv = [pythons[peer], "-c", _peers.PROGRAMS[peer], str(path), file_format, str(replicas)]
+        argv = [pythons[peer], "-c", _peers.PROGRAMS[peer], str(path), suffix, str(replicas)]
         wall, rss, out, code = measure(
           argv, _child_env(), tmp, f"{peer} ({replicas} replicas)", args.timeout
         )
