@@ -227,6 +227,11 @@ INFLUENCE_NOTE = (
   "x k: k identical comparisons, the first listed"
 )
 """What the influence block (``--influence K``) lists."""
+INFLUENCE_LINE_NOTE = (
+  "; line = that comparison's line in the input file (a CSV's header is line 1; every "
+  "comparison of a counts row has the row's line)"
+)
+"""Added to :data:`INFLUENCE_NOTE` where the comparisons carry their input lines."""
 
 
 def influence_lines(table, short: dict | None = None) -> list[str]:
@@ -239,7 +244,9 @@ def influence_lines(table, short: dict | None = None) -> list[str]:
     f"influence on the soft scores of the top {frame['agent'].nunique()} agents "
     f"({frame.attrs.get('method', '')}):"
   ]
-  header = ("agent", "score", "comparison", "a", "b", "outcome", "influence", "if removed")
+  lines = "line" in frame.columns
+  header = ("agent", "score", "comparison") + (("line",) if lines else ())
+  header += ("a", "b", "outcome", "influence", "if removed")
   rows = []
   for r in frame.itertuples(index=False):
     rows.append(
@@ -247,6 +254,7 @@ def influence_lines(table, short: dict | None = None) -> list[str]:
         short.get(r.agent, r.agent),
         f"{'TC' if r.score == 'top_cycle' else 'UC'} {r.value:.3f}",
         f"{r.row + 1}" + (f" x{r.rows}" if r.rows > 1 else ""),
+        *([f"{r.line}"] if lines else []),
         short.get(r.a, r.a),
         short.get(r.b, r.b),
         f"{r.outcome:g}",
@@ -267,6 +275,7 @@ def _influence_records(table) -> list[dict] | None:
       score=r.score,
       value=float(r.value),
       comparison=int(r.row),
+      line=int(r.line) if "line" in frame.columns else None,
       rows=int(r.rows),
       a=r.a,
       b=r.b,
@@ -649,7 +658,8 @@ def format_text(
     out += [""] + wrap_lines(notes)
     block = influence_lines(table, short_names(table.agents))
     if block:
-      out += ["", *block, *wrap(INFLUENCE_NOTE)]
+      lines = "line" in table.influence.columns
+      out += ["", *block, *wrap(INFLUENCE_NOTE + (INFLUENCE_LINE_NOTE if lines else ""))]
   if load:
     first, *rest = load.splitlines()
     source, sep, tail = first.partition(": read ")

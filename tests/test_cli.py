@@ -1124,6 +1124,36 @@ def test_score_influence_lists_the_largest_and_leave_one_out_agrees(tmp_path, es
   assert code == 0 and "if removed" in out and f"{top['comparison'] + 1}" in out
 
 
+def test_score_influence_names_the_input_lines(tmp_path):
+  """``--influence K`` with bad rows before the influential ones: each listed comparison's
+  ``line`` is the file line holding its agents and outcome (JSON and the text table)."""
+  import csv
+
+  data = tmp_path / "battles.csv"
+  body = INFLUENCE_BATTLES.splitlines()
+  data.write_text("\n".join([body[0], "x,,a", "y,y,b", "x,y,maybe", *body[1:]]) + "\n")
+  flags = ("--estimator", "winrate", "--bootstrap", "0", "--tau", "0.1", "--skip-bad-rows")
+  code, out, err = run("score", data, *flags, "--influence", "2", "--output", "json")
+  assert code == 0, err
+  listed = json.loads(out)["tables"][0]["influence"]
+  with open(data, newline="") as f:
+    reader = csv.DictReader(f)
+    rows = {reader.line_num: row for row in reader}
+  assert listed and all(r["line"] == r["comparison"] + 5 for r in listed)  # 3 bad rows skipped
+  for r in listed:
+    row = rows[r["line"]]
+    assert (row["a"], row["b"]) == (r["a"], r["b"])
+    assert {"a": 1.0, "b": 0.0, "tie": 0.5}[row["winner"]] == r["outcome"]
+  code, out, err = run("score", data, *flags, "--influence", "1")
+  assert code == 0, err
+  header = next(line for line in out.splitlines() if "if removed" in line and "line" in line)
+  assert header.split()[:4] == ["agent", "score", "comparison", "line"]
+  first = out.splitlines()[out.splitlines().index(header) + 1].split()
+  top = listed[0]
+  assert first[4 if top["rows"] == 1 else 5] == str(top["line"])  # "TC 0.915" is two words
+  assert "line = that comparison's line in the input file" in " ".join(out.split())
+
+
 def test_explain_reports_the_votes_that_change_membership():
   path = dataset(_cli.DEMO_DATASET)
   code, out, err = run("explain", path, "bard", "--estimator", "winrate", "--output", "json")

@@ -112,6 +112,8 @@ class ComparisonInfluence:
     estimator: the estimator's name. Static.
     method: how the estimator was differentiated (see the module docstring); for the model,
       ending ``one-sided: ...`` where some pair lies on its record band's edge. Static.
+    line: ``(m,)`` int64 input line of each row (:attr:`~ste_jax.data.Comparisons.line`), or
+      ``None`` where the comparisons carry none.
   """
 
   agents: np.ndarray
@@ -126,6 +128,7 @@ class ComparisonInfluence:
   names: tuple[str, ...] = static()
   estimator: str = static()
   method: str = static()
+  line: np.ndarray | None = None
 
   def to_frame(self, num: int = 10, *, distinct: bool = True) -> "pd.DataFrame":
     """The ``num`` largest-``|influence|`` rows per agent and score, largest first.
@@ -139,12 +142,15 @@ class ComparisonInfluence:
       A DataFrame with columns ``agent``, ``score`` (``top_cycle`` / ``uncovered``), ``value``
       (the agent's score), ``row`` (the first such row), ``rows``, ``a``, ``b`` (names),
       ``outcome``, ``weight`` (of one row), ``influence`` and ``removal_effect``
-      (``-weight * influence``: the first-order change of the score if that row were removed).
+      (``-weight * influence``: the first-order change of the score if that row were removed);
+      where the rows carry input lines, also ``line`` (of the first such row) after ``row``.
     """
     import pandas as pd
 
     columns = ["agent", "score", "value", "row", "rows", "a", "b", "outcome", "weight"]
     columns += ["influence", "removal_effect"]
+    if self.line is not None:
+      columns.insert(4, "line")
     parts = []
     for k, agent in enumerate(np.asarray(self.agents)):
       for score in SCORES:
@@ -166,6 +172,8 @@ class ComparisonInfluence:
           )
         else:
           rows["rows"] = 1
+        if self.line is not None:
+          rows["line"] = np.asarray(self.line, dtype=np.int64)[rows["row"].to_numpy()]
         rows = rows.iloc[np.argsort(-np.abs(rows["influence"].to_numpy()), kind="stable")[:num]]
         rows = rows.assign(
           agent=self.names[agent],
@@ -574,4 +582,5 @@ def comparison_influence(
     names=comparisons.agents,
     estimator=est.name,
     method=method,
+    line=None if comparisons.line is None else np.asarray(comparisons.line, dtype=np.int64),
   )

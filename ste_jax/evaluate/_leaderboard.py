@@ -216,7 +216,7 @@ class LeaderboardSettings(ResamplingSettings):
     help="list the K comparisons with the largest influence d score / d weight on the soft "
     f"Top-Cycle and Uncovered scores of each of the top {INFLUENCE_AGENTS} agents, through the "
     "estimator and the soft cores (ste_jax.evaluate.comparison_influence), with the first-order "
-    "effect of removing each; 0: none",
+    "effect of removing each and its line in the input file; 0: none",
   )
 
   def __post_init__(self):
@@ -286,7 +286,9 @@ class CoreTable:
     influence: with ``settings.influence = K``, the
       :meth:`~ste_jax.evaluate.ComparisonInfluence.to_frame` of the ``K`` largest-``|influence|``
       comparisons on each of the top :data:`INFLUENCE_AGENTS` agents' soft scores (``row``: the
-      comparison's index, 0-based, among this table's comparisons in input order); else ``None``.
+      comparison's index, 0-based, among this table's comparisons in input order; ``line``, where
+      the comparisons carry it, :attr:`~ste_jax.data.Comparisons.line`: its input line); else
+      ``None``.
   """
 
   context: str | None
@@ -502,7 +504,8 @@ def _plain(v):
 
 
 def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
-  """The comparisons of context ``index``, re-indexed to the agents that play in it."""
+  """The comparisons of context ``index``, re-indexed to the agents that play in it (their input
+  lines, :attr:`~ste_jax.data.Comparisons.line`, kept)."""
   keep = np.asarray(comparisons.context) == index
   a = np.asarray(comparisons.a)[keep]
   b = np.asarray(comparisons.b)[keep]
@@ -515,6 +518,7 @@ def subset_context(comparisons: Comparisons, index: int) -> Comparisons:
     np.asarray(comparisons.outcome)[keep],
     agents=[comparisons.agents[i] for i in present],
     weight=np.asarray(comparisons.weight)[keep],
+    line=None if comparisons.line is None else np.asarray(comparisons.line)[keep],
   )
 
 

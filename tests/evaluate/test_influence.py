@@ -301,3 +301,46 @@ def test_influence_with_covariates_or_a_tie_model_equals_central_differences(
     got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
     np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
   assert np.abs(infl.top_cycle).max() > 1e-4  # something to compare
+
+
+def test_frame_lines_point_at_the_rows_of_the_file(tmp_path):
+  """Loaded comparisons carry their input lines: past the bad rows, the frame's ``line`` is the
+  file line holding that comparison (its agents and outcome), for winner rows and count rows."""
+  import csv
+  import warnings
+
+  from ste_jax.data import load_comparisons
+
+  battles = tmp_path / "battles.csv"
+  battles.write_text(
+    "a,b,winner\nx,,a\ny,y,a\nx,y,a\nq,r,a\ny,z,a\nz,x,a\nx,w,a\ny,w,a\nw,z,a\nx,y,b\n"
+    "y,z,a\nz,x,a\nx,w,a\nz,w,b\nx,z,a\n"
+  )
+  counts = tmp_path / "counts.csv"
+  counts.write_text(
+    "model_a,model_b,wins_a,wins_b,ties\nx,,1,0,0\nx,y,2,1,0\ny,z,3,0,1\nz,x,2,1,0\nx,w,1,0,0\n"
+  )
+  outcome_column = {1.0: "wins_a", 0.0: "wins_b", 0.5: "ties"}
+  for path, (a_col, b_col) in ((battles, ("a", "b")), (counts, ("model_a", "model_b"))):
+    with warnings.catch_warnings():
+      warnings.simplefilter("ignore")
+      c, report = load_comparisons(path, skip_bad_rows=True)
+    assert report.bad_rows
+    with open(path, newline="") as f:
+      reader = csv.DictReader(f)
+      rows = {reader.line_num: row for row in reader}
+    infl = comparison_influence(jax.random.key(0), c, "winrate", tau=TAU, num_agents=2)
+    frame = infl.to_frame(num=4)
+    assert frame.columns[4] == "line" and len(frame)
+    for r in frame.itertuples(index=False):
+      row = rows[int(r.line)]
+      assert (row[a_col], row[b_col]) == (r.a, r.b)
+      assert int(c.line[r.row]) == r.line
+      if path == battles:
+        assert {"a": 1.0, "b": 0.0}[row["winner"]] == r.outcome
+      else:
+        assert float(row[outcome_column[r.outcome]]) == r.weight
+  plain = comparison_influence(
+    jax.random.key(0), Comparisons.from_arrays([0, 1], [1, 2], [1.0, 1.0]), "winrate", tau=TAU
+  )
+  assert "line" not in plain.to_frame().columns
