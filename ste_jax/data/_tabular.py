@@ -562,8 +562,9 @@ def _read_csv_records(path: str, opener, delimiter: str):
   """The exact reader of :func:`_read_csv`: the ``csv`` module, one record at a time, streamed.
 
   The first pass keeps each record's first line and the malformed ones (a wrong number of
-  fields, a repeated header line); ``column(name)`` and ``column.distinct(names)`` read the file
-  again (``distinct`` in batches of ``_BATCH_ROWS`` records, as :func:`_parquet_distinct`).
+  fields, a repeated header line); the first ``column(name)`` reads the file again for every
+  column at once, ``column.distinct(names)`` reads it again coding the columns ``names`` as it
+  goes (added in batches of ``_BATCH_ROWS`` records, as :func:`_parquet_distinct`).
   """
   line_parts, found, batch = [], {}, []
   with contextlib.closing(_csv_records(path, opener, delimiter)) as records:
@@ -584,10 +585,19 @@ def _read_csv_records(path: str, opener, delimiter: str):
   num = len(lines)
   pre = _pre_array(num, found)
 
+  read = {}
+
   def column(name):
-    j = header.index(name)
-    with _records_past_header(path, opener, delimiter) as records:
-      return object_column(r[j] if len(r) == width else None for _, r in records)
+    if name not in read:  # every column in one pass: the schemas asking for whole columns ask
+      index = {n: header.index(n) for n in dict.fromkeys(header)}  # for most of them
+      cells = {n: [] for n in index}
+      with _records_past_header(path, opener, delimiter) as records:
+        for _, r in records:
+          for n, j in index.items():
+            cells[n].append(r[j] if len(r) == width else None)
+      read.update((n, object_column(c)) for n, c in cells.items())
+      del cells
+    return read[name]
 
   def distinct(names):
     """The columns ``names`` coded as they are read, added in batches of ``_BATCH_ROWS``
