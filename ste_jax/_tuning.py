@@ -73,8 +73,9 @@ LOTTERY_WITNESS_MAX_AGENTS = 1000
 
 # --- Loading files (ste_jax/data/_tabular.py) ---
 
-# Most hits of a repeated header line that the CSV fast path locates in the raw text; above it,
-# the parsed column is checked instead. Provenance: benchmarks/loading.py.
+# Most lines of a block that the CSV fast path checks one by one for a repeated header (those with
+# the header's longest name in its column); above it, the parsed column is checked instead.
+# Provenance: benchmarks/loading.py.
 REPEATED_HEADER_SCAN = 10_000
 
 # Runs of PGN tag lines (games) whose tags are converted together (bounds the tuples alive at once).

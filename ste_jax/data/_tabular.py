@@ -650,7 +650,7 @@ def _distinct_cells(rows, columns, names, asked):
   return [cells[n] for n in asked], distinct
 
 
-# More hits of a repeated header line than this in a block: check the parsed column instead.
+# More candidate repeated header lines than this in a block: check the parsed column instead.
 _REPEATED_HEADER_SCAN = _tuning.REPEATED_HEADER_SCAN
 
 
