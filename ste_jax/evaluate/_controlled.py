@@ -61,6 +61,7 @@ from ste_jax.evaluate._lbfgs import minimize_lbfgs
 from ste_jax.evaluate._model_estimator import (
   ModelTournament,
   PairIndex,
+  _leading_components,
   fit_model_tournament,
   observed_pairs,
   pair_wins,
@@ -96,7 +97,15 @@ _TINY = 1e-6  # keeps the preconditioner finite for an agent or a feature withou
 def _preconditioner(params0, pairs, outcome, weight, diff, l2_strength, l2_skew):
   """``(scale_s (n,), scale_f (n K,), scale_b (d,), total)``: the covariate fits' diagonal
   preconditioner (an agent's parameters by ``sqrt(ridge + games / 4)``, coefficient ``k`` by
-  ``sqrt(sum_r w_r x_rk^2 / 4)``) and the total weight the objective is divided by."""
+  ``sqrt(sum_r w_r x_rk^2 / 4)``, all times ``sqrt(total)``) and the total weight the objective
+  is divided by.
+
+  With the factor ``sqrt(total)`` the Hessian of the objective (divided by ``total``) is near
+  the identity in the solver's coordinates, as with ``warm_start`` in
+  :func:`~ste_jax.evaluate._model_estimator.fit_intransitive`: the first L-BFGS step, which has no
+  curvature pairs yet, is then near a Newton step, where it would otherwise start about
+  ``1 / total`` too short and spend its line search's evaluations (each a pass over the rows)
+  growing it."""
   n, K = params0.u.shape
   dtype = params0.strength.dtype
   w_ij, w_ji = pair_wins(pairs, outcome, weight)
@@ -108,7 +117,22 @@ def _preconditioner(params0, pairs, outcome, weight, diff, l2_strength, l2_skew)
   scale_f = jnp.broadcast_to(jax.lax.rsqrt(l2_skew + 0.25 * games + tiny)[:, None], (n, K))
   scale_b = jax.lax.rsqrt(0.25 * jnp.sum(weight[:, None] * diff * diff, axis=0) + tiny)
   total = jnp.maximum(jnp.sum(weight), jnp.ones((), dtype))
-  return scale_s, scale_f.reshape(-1), scale_b, total
+  unit = jnp.sqrt(total)
+  return scale_s * unit, scale_f.reshape(-1) * unit, scale_b * unit, total
+
+
+STOP_TOLERANCE = 1e-3
+"""The controlled point fits and their cross-validation stop once the remaining Newton step is at
+most this many standard errors in every coordinate (``tolerance`` of :func:`fit_covariate_model`);
+bootstrap refits and the influence's refinement take their fixed step counts."""
+
+
+def _stopping_gradient(tolerance, total):
+  """The gradient bound of :func:`~ste_jax.evaluate._lbfgs.minimize_lbfgs` for ``tolerance``
+  standard errors: in the solver's coordinates the objective (divided by ``total``) has a Hessian
+  near the identity (:func:`_preconditioner`), so the Newton step is about the gradient and a
+  standard error about ``1 / sqrt(total)``."""
+  return None if tolerance is None else tolerance * jax.lax.rsqrt(total)
 
 
 def fit_covariate_model(
@@ -122,12 +146,14 @@ def fit_covariate_model(
   l2_skew: jax.typing.ArrayLike,
   *,
   num_steps: int,
+  tolerance: jax.typing.ArrayLike | None = None,
 ) -> tuple[IntransitiveParams, jax.Array]:
   """Penalized maximum likelihood of the covariate model by ``num_steps`` L-BFGS steps (pure).
 
   Diagonally preconditioned like :func:`~ste_jax.evaluate._model_estimator.fit_intransitive`
   (an agent's parameters by ``sqrt(ridge + games / 4)``, coefficient ``k`` by
-  ``sqrt(sum_r w_r x_rk^2 / 4)``): a change of variables only.
+  ``sqrt(sum_r w_r x_rk^2 / 4)``, both times the square root of the total weight, for a
+  near-Newton first step): a change of variables only.
 
   Args:
     params0: initial :class:`~ste_jax.models.IntransitiveParams` (its ``mask`` sets the rank).
@@ -138,6 +164,9 @@ def fit_covariate_model(
     l2_strength, l2_skew: ridges on the strengths and on the factors (scalars, traced; ``0``
       allowed: an unpenalized fit).
     num_steps: L-BFGS iterations (static).
+    tolerance: ``None`` (all ``num_steps``), or stop once the solver's gradient says the
+      remaining Newton step is at most ``tolerance`` standard errors in every coordinate
+      (:func:`_stopping_gradient`; :data:`STOP_TOLERANCE` in the point fits).
 
   Returns:
     ``(params, beta)`` at the last iterate.
@@ -174,7 +203,9 @@ def fit_covariate_model(
     nll = jnp.sum(weight * (row_losses(x) - base))
     return (nll + _ridge(unflatten(x)[0], l2_strength, l2_skew)) / total
 
-  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
+  z = minimize_lbfgs(
+    loss, x0 / scale, num_steps=num_steps, tolerance=_stopping_gradient(tolerance, total)
+  )
   return unflatten(z * scale)
 
 
@@ -197,11 +228,12 @@ def fit_covariate_tie_model(
   *,
   model: str,
   num_steps: int,
+  tolerance: jax.typing.ArrayLike | None = None,
 ) -> tuple[IntransitiveParams, jax.Array, jax.Array]:
   """Penalized maximum likelihood of a tie model with covariates (pure; module docstring).
 
   Preconditioned like :func:`fit_covariate_model`; the tie parameter by the square root of a
-  quarter of the total weight.
+  quarter of the total weight (times the square root of the total weight, as the others).
 
   Args:
     params0, beta0: initial parameters and ``(d,)`` coefficients.
@@ -209,6 +241,7 @@ def fit_covariate_tie_model(
     pairs, outcome, weight, diff, l2_strength, l2_skew: as :func:`fit_covariate_model`.
     model: ``"davidson"`` or ``"rao-kupper"`` (static).
     num_steps: L-BFGS iterations (static).
+    tolerance: as :func:`fit_covariate_model`.
 
   Returns:
     ``(params, tie_param, beta)`` at the last iterate.
@@ -220,6 +253,7 @@ def fit_covariate_tie_model(
     params0, pairs, outcome, weight, diff, l2_strength, l2_skew
   )
   scale_t = jax.lax.rsqrt(0.25 * jnp.sum(weight, keepdims=True) + jnp.asarray(_TINY, dtype))
+  scale_t = scale_t * jnp.sqrt(total)
   scale = jnp.concatenate([scale_s, scale_f, scale_f, scale_t, scale_b])
   split = n + 2 * n * K
 
@@ -249,7 +283,9 @@ def fit_covariate_tie_model(
     nll = jnp.sum(weight * (row_losses(x) - base))
     return (nll + _ridge(unflatten(x)[0], l2_strength, l2_skew)) / total
 
-  z = minimize_lbfgs(loss, x0 / scale, num_steps=num_steps)
+  z = minimize_lbfgs(
+    loss, x0 / scale, num_steps=num_steps, tolerance=_stopping_gradient(tolerance, total)
+  )
   return unflatten(z * scale)
 
 
@@ -366,17 +402,16 @@ def covariate_tie_fold_nll(
   l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
   beta0 = jnp.zeros((covariates.num_features,), dtype)
   rows = (pairs, outcome)
+  stop = dict(num_steps=num_steps, tolerance=STOP_TOLERANCE)
 
   def nll(train_w, test_w, tau):
-    params, beta = _fit_covariates_jit(
-      half.params, beta0, *rows, train_w, diff, l2s, l2k, num_steps=num_steps
-    )
+    params, beta = _fit_covariates_jit(half.params, beta0, *rows, train_w, diff, l2s, l2k, **stop)
     zero = jnp.zeros((), dtype)
     score = _held_out_row_nll_jit(params, zero, beta, *rows, test_w, diff, "half", tau)
     out = {"half": float(score)}
     for model in TIE_MODELS[1:]:
       params, tie, beta = _fit_covariate_ties_jit(
-        half.params, zero, beta0, *rows, train_w, diff, l2s, l2k, model=model, num_steps=num_steps
+        half.params, zero, beta0, *rows, train_w, diff, l2s, l2k, model=model, **stop
       )
       out[model] = float(_held_out_row_nll_jit(params, tie, beta, *rows, test_w, diff, model, tau))
     return out
@@ -676,9 +711,10 @@ def fit_controlled_tournament(
       l2k,
       model=tie_model,
       num_steps=num_steps,
+      tolerance=STOP_TOLERANCE,
     )
     H = _tie_hessian_jit(
-      params,
+      _leading_components(params, c.rank),  # the masked components are null directions
       tie,
       beta,
       pairs,
@@ -711,8 +747,18 @@ def fit_controlled_tournament(
     l2s,
     l2k,
     num_steps=num_steps,
+    tolerance=STOP_TOLERANCE,
   )
-  H = _hessian_jit(params, beta, pairs, comparisons.outcome, comparisons.weight, diff, l2s, l2k)
+  H = _hessian_jit(
+    _leading_components(params, c.rank),  # the masked components are null directions
+    beta,
+    pairs,
+    comparisons.outcome,
+    comparisons.weight,
+    diff,
+    l2s,
+    l2k,
+  )
   beta_se = beta_standard_errors(np.asarray(H, dtype=np.float64), covariates.num_features)
   return ControlledTournament(
     P=intransitive_tournament(params),

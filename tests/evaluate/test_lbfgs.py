@@ -76,3 +76,32 @@ def test_fit_reaches_scipys_minimum_of_the_model_estimators_objective():
     assert oracle.success
     assert abs(got_value - oracle.fun) <= 1e-9 * abs(oracle.fun)
     assert float(jnp.linalg.norm(value_and_grad(jnp.asarray(got))[1])) < 1e-5
+
+
+def test_tolerance_stops_early_at_a_small_gradient_and_vmaps(x64):
+  """With ``tolerance`` the loop stops at the first iterate whose gradient is below it (plus that
+  step), long before ``num_steps``; under vmap each member stops at its own point."""
+  A = jnp.diag(jnp.array([1.0, 10.0, 100.0]))
+
+  def f(x, c):
+    return 0.5 * (x - c) @ A @ (x - c) + jnp.sum(jnp.log(jnp.cosh(x)))
+
+  count = []
+
+  def counted(x, c):
+    jax.debug.callback(lambda: count.append(1))
+    return f(x, c)
+
+  c = jnp.array([1.0, -2.0, 3.0])
+  x = jax.jit(
+    lambda c: minimize_lbfgs(lambda x: counted(x, c), jnp.zeros(3), num_steps=500, tolerance=1e-8)
+  )(c)
+  assert float(jnp.max(jnp.abs(jax.grad(f)(x, c)))) <= 1e-8
+  assert len(count) < 150  # stopped: 500 steps take at least 500 evaluations
+  cs = jnp.array([[1.0, -2.0, 3.0], [0.0, 0.5, -0.5]])
+  xs = jax.vmap(
+    lambda c: minimize_lbfgs(lambda x: f(x, c), jnp.zeros(3), num_steps=500, tolerance=1e-8)
+  )(cs)
+  for c, x in zip(cs, xs):
+    alone = minimize_lbfgs(lambda x: f(x, c), jnp.zeros(3), num_steps=500, tolerance=1e-8)
+    np.testing.assert_allclose(np.asarray(x), np.asarray(alone), atol=1e-12)
