@@ -41,7 +41,12 @@ the penalized negative log-likelihood at the fit (a Laplace approximation: the r
 Gaussian priors on ``s``, ``U``, ``V``; ``beta`` is unpenalized). The Hessian is assembled from
 per-pair sums, so its cost is that of ``O(n K)`` pair-level Hessian-vector products; a
 pseudo-inverse handles the directions the likelihood does not identify (a common shift of ``s``
-without a ridge, switched-off components), which ``beta`` does not depend on.
+without a ridge), which ``beta`` does not depend on; the intransitive components the chosen rank
+switches off are left out of the Hessian (null directions too, with the same result).
+
+*Stopping.* The point fits (and their tie-model cross-validation) stop once the remaining Newton
+step is below :data:`STOP_TOLERANCE` standard errors in every coordinate; bootstrap refits and the
+influence's refinement take their fixed step counts.
 """
 
 import dataclasses
