@@ -5,6 +5,9 @@ PROGRAM FILE FORMAT REPLICAS``: it reads the file (``model_a, model_b, winner`` 
 ``model_a``/``model_b``/``tie``, or the league's ``a, b, winner`` with ``a``/``b``), fits
 Bradley-Terry on all battles, then once on each of ``REPLICAS`` bootstrap resamples of the battles,
 and prints the number of models. ``version(python, peer)`` says whether the peer imports there.
+
+``CONTEXTUAL_PROGRAM`` (with :func:`write_contextual`) is arena-rank's Bradley-Terry with
+per-battle features, fitted by ``benchmarks/controls.py``.
 """
 
 import subprocess
@@ -72,6 +75,63 @@ else:
 print(len(dataset.competitors))
 """,
 }
+
+# arena-rank's ContextualBradleyTerry (``benchmarks/controls.py``), run as ``python -c
+# CONTEXTUAL_PROGRAM FILE REG FEATURES``: FILE is the Parquet of :func:`write_contextual`, REG its
+# ridge on the coefficients, FEATURES the comma-separated feature columns. The features are used as
+# written (``normalize_features=False``) and every row weighs 1 (``reweighted=False``, not its
+# default inverse pair-count weights); ``compute_ratings_and_cis`` fits (L-BFGS in float64, its
+# default tolerances) and adds its sandwich intervals. Prints one JSON line: the competitors, their
+# ratings on its Elo scale, the coefficients, and the scale's ``alpha = scale / ln(base)`` and
+# offset.
+CONTEXTUAL_PROGRAM = """
+import json
+import sys
+import pandas as pd
+path, reg, features = sys.argv[1], float(sys.argv[2]), sys.argv[3].split(",")
+df = pd.read_parquet(path)
+from arena_rank.models.contextual_bradley_terry import ContextualBradleyTerry
+from arena_rank.utils.data_utils import ContextualPairDataset
+dataset = ContextualPairDataset.from_pandas(
+  df, features, reweighted=False, normalize_features=False
+)
+model = ContextualBradleyTerry(len(dataset.competitors), len(features), reg=reg)
+result = model.compute_ratings_and_cis(dataset)
+print(json.dumps({
+  "competitors": list(result["competitors"]),
+  "ratings": [float(r) for r in result["ratings"]],
+  "coeffs": [float(c) for c in result["coeffs"]],
+  "alpha": float(model.alpha),
+  "offset": float(model.init_rating),
+}))
+"""
+
+
+def write_contextual(path, agents, a, b, outcome, diff, names) -> None:
+  """Writes battles with their feature differences as arena-rank's contextual Parquet.
+
+  Args:
+    path: the Parquet file to write.
+    agents: the agent names (``a`` and ``b`` index them).
+    a, b: ``(m,)`` agent indices of each battle.
+    outcome: ``(m,)`` 1 (``a`` won), 0 (``b`` won) or 1/2 (tie).
+    diff: ``(m, d)`` feature differences ``f(a, x) - f(b, x)``.
+    names: the ``d`` feature names (columns of the file).
+
+  The file has ``model_a, model_b, winner`` (``model_a`` / ``model_b`` / ``tie``) and one float64
+  column per feature.
+  """
+  import numpy as np
+  import pandas as pd
+
+  agents = np.asarray(agents, dtype=object)
+  outcome = np.asarray(outcome)
+  winner = np.where(outcome == 1, "model_a", np.where(outcome == 0, "model_b", "tie"))
+  columns = {"model_a": agents[np.asarray(a)], "model_b": agents[np.asarray(b)], "winner": winner}
+  diff = np.asarray(diff, dtype=np.float64)
+  columns.update({name: diff[:, k] for k, name in enumerate(names)})
+  pd.DataFrame(columns).to_parquet(path, index=False, engine="pyarrow")
+
 
 DISTRIBUTIONS = {"evalica": "evalica", "arena-rank": "arena-rank"}
 MODULES = {"evalica": "evalica", "arena-rank": "arena_rank"}

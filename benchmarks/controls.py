@@ -24,14 +24,36 @@ counts 1/2 each way), in nats per battle, from the model's own logits (no record
 controlled model with its covariates; for Davidson, ``P(a wins | decisive)``, and in its own
 column the three-outcome negative log-likelihood per battle.
 
+Peer (``--arena-rank-python PY``, arena-rank's interpreter; without it the peer's line says "not
+installed"): arena-rank's ``ContextualBradleyTerry`` (LMArena's style-controlled Bradley-Terry,
+``benchmarks/_peers.py``) on the same fitted battles and the same normalized style differences
+as the ``controlled`` row, written to a temporary Parquet file and fitted in a fresh process of
+that interpreter. Its wall time covers the whole process (interpreter and JAX start, reading the
+file, compiling, its L-BFGS fit in float64 and its sandwich intervals); ours are compiled
+second calls. Its strengths are compared with the ``controlled`` row's ``s`` (a rank-0 controlled
+fit instead, untimed, when cross-validation chose an intransitive term): Pearson and Spearman
+correlations and the largest absolute difference after centering both, in logits; its
+coefficients are printed beside our ``beta``. Settings matched: every row weighs 1 (not its
+default inverse pair-count weights), the features as given (not its own standardization, which
+would be the same one), ties as half a win (its outcome 1/2), ``reg=0`` (its ridge on the
+coefficients; ours has none). Settings that differ: our ridge ``strength_l2 = 1`` on ``s`` over
+the summed loss (arena-rank has no ridge on ratings; its loss is the mean over rows, so ours
+equals a ridge of ``1 / m`` on its scale), which also fixes our strengths' common shift (theirs:
+the L-BFGS start at 0); float32 (ours) against float64; the stopping rules (ours: Newton step
+below 1e-3 standard errors; its ``gtol = ftol = 1e-9``). Its ratings are on its Elo scale
+``1000 + alpha s``, ``alpha = 400 / ln 10``: divided by ``alpha`` (after centering) to compare.
+
 Usage:
   python benchmarks/controls.py                       # 200 models, 2,000,000 battles
   python benchmarks/controls.py --battles 200000      # a quicker run
+  python benchmarks/controls.py --arena-rank-python /tmp/arena_rank_venv/bin/python
 """
 
 import argparse
+import json
 import pathlib
 import sys
+import tempfile
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -41,7 +63,9 @@ import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 import numpy as np  # noqa: E402
 
+from benchmarks import _peers  # noqa: E402
 from benchmarks._timing import machine_description  # noqa: E402
+from benchmarks.cli import _child_env, measure  # noqa: E402
 from ste_jax.data import Comparisons  # noqa: E402
 from ste_jax.evaluate import (  # noqa: E402
   fit_controlled_tournament,
@@ -97,11 +121,44 @@ def _timed(fn):
   return out, time.perf_counter() - t0
 
 
+def _centered(x) -> np.ndarray:
+  x = np.asarray(x, dtype=np.float64)
+  return x - x.mean()
+
+
+def _spearman(x, y) -> float:
+  from scipy.stats import spearmanr
+
+  return float(spearmanr(x, y).statistic)
+
+
+def arena_rank_contextual(python, agents, a, b, y, cov, timeout):
+  """arena-rank's ``ContextualBradleyTerry`` on these battles in a fresh process of ``python``.
+
+  Returns ``(wall s, peak RSS MB, strengths in logits in the order of agents, coefficients)``, the
+  last two ``None`` if the run failed or timed out.
+  """
+  python = str(pathlib.Path(python).absolute())
+  with tempfile.TemporaryDirectory() as tmp:
+    path = pathlib.Path(tmp) / "battles.parquet"
+    _peers.write_contextual(path, agents, a, b, y, cov.diff, cov.names)
+    argv = [python, "-c", _peers.CONTEXTUAL_PROGRAM, str(path), "0", ",".join(cov.names)]
+    wall, rss, out, code = measure(argv, _child_env(), pathlib.Path(tmp), "arena-rank", timeout)
+  if code != 0:
+    return wall, rss, None, None
+  got = json.loads(out.strip().splitlines()[-1])
+  index = {name: k for k, name in enumerate(got["competitors"])}
+  ratings = np.array([got["ratings"][index[name]] for name in agents])
+  return wall, rss, (ratings - got["offset"]) / got["alpha"], np.array(got["coeffs"])
+
+
 def main() -> None:
   parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
   parser.add_argument("--models", type=int, default=200)
   parser.add_argument("--battles", type=int, default=2_000_000)
   parser.add_argument("--nu", type=float, default=0.5, help="Davidson tie weight of the data")
+  parser.add_argument("--arena-rank-python", default=None, help="arena-rank's interpreter")
+  parser.add_argument("--timeout", type=float, default=3600.0, help="the peer's limit (s)")
   args = parser.parse_args()
 
   a, b, y, raw = synthetic_arena(args.models, args.battles, args.nu)
@@ -182,6 +239,44 @@ def main() -> None:
       for n, v, lo_, hi_, p in zip(cdv.names, np.asarray(cdv.beta), lo, hi, BETA)
     )
     + f"; nu {float(np.exp(float(cdv.tie_param))):.3f}"
+  )
+  print()
+  peer_version = _peers.version(args.arena_rank_python, "arena-rank")
+  if peer_version is None:
+    print("arena-rank ContextualBradleyTerry: not installed")
+    return
+  label = f"arena-rank {peer_version} ContextualBradleyTerry"
+  ours, ours_label = ctl, "controlled"
+  if ctl.chosen.rank != 0:
+    grid = dict(GRID, ranks=(0,))
+    ours = fit_controlled_tournament(key, c, cov, **grid)
+    ours_label = f"rank-0 controlled (the controlled row chose rank {ctl.chosen.rank})"
+  wall, rss, theirs, coeffs = arena_rank_contextual(
+    args.arena_rank_python, agents, a[train], b[train], y[train], cov, args.timeout
+  )
+  s_ours = _centered(ours.params.strength)
+  print(
+    f"{label} on the {int(train.sum()):,} fitted battles against our {ours_label} strengths "
+    "(both centered, logits; its ratings / (400 / ln 10)):"
+  )
+  print()
+  print("| peer | seconds (fresh process) | peak RSS (MB) | Pearson | Spearman | max abs diff |")
+  print("|---|---:|---:|---:|---:|---:|")
+  if theirs is None:
+    print(f"| {label} | {wall:.1f} | {rss:.0f} | failed | | |")
+    return
+  s_theirs = _centered(theirs)
+  print(
+    f"| {label} | {wall:.1f} | {rss:.0f} | {np.corrcoef(s_ours, s_theirs)[0, 1]:.6f} | "
+    f"{_spearman(s_ours, s_theirs):.6f} | {np.max(np.abs(s_ours - s_theirs)):.2e} |"
+  )
+  print()
+  print(
+    "coefficients, arena-rank (ours): "
+    + "; ".join(
+      f"{n} {t:+.4f} ({float(o):+.4f})" for n, t, o in zip(cov.names, coeffs, np.asarray(ours.beta))
+    )
+    + f"; max abs diff {np.max(np.abs(coeffs - np.asarray(ours.beta, np.float64))):.2e}"
   )
 
 
