@@ -144,6 +144,18 @@ def test_native_and_jax_cover_kernels_agree_at_large_temperatures():
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=2e-6)
 
 
+@jax.jit
+def _float64_extrema_oracle(z, mask, X, Y, D, gamma):
+  """The naive transcriptions of normalized_smax / softmin (masked rows of ``z``), the max-min
+  product of ``X`` and ``Y`` and the 5-step reachability of ``D``, at temperature ``gamma``."""
+  smax = oracles._nsmax(z, gamma, axis=-1, mask=mask)
+  smin = oracles._nsmin(z, gamma, axis=-1, mask=mask)
+  inner = oracles._nsmin(
+    jnp.stack(jnp.broadcast_arrays(X[:, :, None], Y[None, :, :])), gamma, axis=0
+  )
+  return smax, smin, oracles._nsmax(inner, gamma, axis=1), oracles.naive_reachability(D, 5, gamma)
+
+
 @pytest.mark.parametrize("gamma", [3.0, 1e4, 1e8])
 def test_extrema_and_products_at_large_gamma_match_float64(gamma):
   rng = np.random.default_rng(5)
@@ -151,17 +163,12 @@ def test_extrema_and_products_at_large_gamma_match_float64(gamma):
   mask = rng.uniform(size=(4, 9)) < 0.7
   mask[:, 0] = True
   X, Y = rng.uniform(size=(5, 6)), rng.uniform(size=(6, 4))
+  D = rng.uniform(size=(6, 6))
   with jax.enable_x64(True):  # the naive oracle in float64, exact to gamma * 1e-16
-    smax64 = np.asarray(oracles._nsmax(jnp.asarray(z), gamma, axis=-1, mask=jnp.asarray(mask)))
-    smin64 = np.asarray(oracles._nsmin(jnp.asarray(z), gamma, axis=-1, mask=jnp.asarray(mask)))
-    inner = oracles._nsmin(
-      jnp.stack(jnp.broadcast_arrays(jnp.asarray(X)[:, :, None], jnp.asarray(Y)[None, :, :])),
-      gamma,
-      axis=0,
+    # Compiled once for all three gammas (a traced gamma: a positive one), not op by op.
+    smax64, smin64, prod64, R64 = map(
+      np.asarray, _float64_extrema_oracle(*map(jnp.asarray, (z, mask, X, Y, D, gamma)))
     )
-    prod64 = np.asarray(oracles._nsmax(inner, gamma, axis=1))
-    D = jnp.asarray(rng.uniform(size=(6, 6)))
-    R64 = np.asarray(oracles.naive_reachability(D, 5, gamma))
   z32 = jnp.asarray(z, jnp.float32)
   np.testing.assert_allclose(normalized_smax(z32, gamma=gamma, where=mask), smax64, atol=1e-6)
   np.testing.assert_allclose(normalized_softmin(z32, gamma=gamma, where=mask), smin64, atol=1e-6)
