@@ -90,16 +90,21 @@ def test_huge_tau_in_float64():
       np.testing.assert_allclose(np.asarray(s.uncovered), 0.625, atol=1e-14)
 
 
+@jax.jit
+def _float64_ste_scores_oracle(P, gamma):
+  """The naive equations' (t, u) at tau = 0.1, gamma = gamma_c, exact reachability."""
+  return oracles.naive_ste_scores(P, 0.1, gamma, gamma, _N - 1, reach_gamma=0.0)
+
+
 @pytest.mark.parametrize("native", [True, False])
 @pytest.mark.parametrize("gamma", [3.0, 1e3, 1e5, 1e7])
 def test_large_finite_temperatures_match_the_float64_equations(gamma, native):
   """float32 at ``gamma = gamma_c`` up to ``1e7`` against the naive equations in float64
   (before, the float32 Uncovered scores were wrong in the third digit from ``1e5``)."""
   P = _tournament()
-  with jax.enable_x64(True):
+  with jax.enable_x64(True):  # compiled once for every gamma (traced: a positive one)
     t64, u64 = (
-      np.asarray(x)
-      for x in oracles.naive_ste_scores(jnp.asarray(P), 0.1, gamma, gamma, _N - 1, reach_gamma=0.0)
+      np.asarray(x) for x in _float64_ste_scores_oracle(jnp.asarray(P), jnp.asarray(gamma))
     )
   with native_kernels(native):
     s = ste_scores(jnp.asarray(P, jnp.float32), tau=0.1, gamma=gamma)
