@@ -26,6 +26,7 @@ import importlib.util
 import json
 import lzma
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -374,15 +375,21 @@ _UNREADABLE = (OSError, UnicodeDecodeError, EOFError, zlib.error, lzma.LZMAError
 _UNPARSABLE = (csv.Error,)
 
 
-def _stdin_bytes() -> bytes:
-  """Standard input, read once (a pipe cannot be read twice); refused when it is a terminal."""
+def _copy_stdin(target) -> None:
+  """Standard input copied to the binary file ``target`` in blocks (a pipe cannot be read twice;
+  the loader reads the copy in batches, so no more than a block is held); refused when it is a
+  terminal."""
   stream = sys.stdin
   if stream is None or stream.isatty():
     raise InputError(
       "FILE - reads the comparisons from standard input, which is a terminal here; pipe them in "
       "(e.g. cat battles.csv | ste-jax score - --format csv)"
     )
-  return stream.buffer.read() if hasattr(stream, "buffer") else stream.read().encode()
+  if hasattr(stream, "buffer"):
+    shutil.copyfileobj(stream.buffer, target)
+  else:  # a text stream without bytes underneath (e.g. io.StringIO in tests)
+    for block in iter(lambda: stream.read(1 << 20), ""):
+      target.write(block.encode())
 
 
 def _cli_words(message: str) -> str:
@@ -409,7 +416,7 @@ def load(args):
     with tempfile.TemporaryDirectory(prefix="ste_jax_stdin_") as folder:
       copy = os.path.join(folder, "stdin")
       with open(copy, "wb") as f:
-        f.write(_stdin_bytes())
+        _copy_stdin(f)
       comparisons, report = _load_file(args, copy, shown=STDIN_NAME)
     report = dataclasses.replace(report, source=STDIN_NAME)
   else:

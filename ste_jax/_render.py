@@ -71,7 +71,9 @@ def _extra_cell(name: str, value) -> str:
   if name in ROBUSTNESS_COLUMNS + TIER_COLUMNS:
     if isinstance(value, str):  # certified bounds "lo..hi"
       return value
-    return "-" if value is None or value < 0 else str(int(value))
+    if value is None or (value < 0 and name not in ROBUSTNESS_COLUMNS):
+      return "-"
+    return "none" if value < 0 else str(int(value))  # -1: no set of comparisons would
   if is_lottery(name):
     return _f(value, ".3f")
   return "yes" if value else "-"
@@ -537,7 +539,13 @@ def key_line(table) -> str:
       "their hard TC; "
     )
   ci = f" [{s.confidence:.0%} interval]" if table.soft_intervals else ""
-  return key + f"TC score = soft STE score{ci}; tier 1 = top; BT = Bradley-Terry"
+  key += f"TC score = soft STE score{ci}; tier 1 = top; BT = Bradley-Terry"
+  if s.robustness:
+    key += (
+      "; flips/removals = fewest comparisons reversed/removed to change the agent's TC/UC "
+      "membership (lo..hi: certified bounds; none: no set would)"
+    )
+  return key
 
 
 def evidence_line(table) -> str:

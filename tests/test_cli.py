@@ -1006,6 +1006,13 @@ def test_score_robustness_columns_equal_vote_robustness(tmp_path):
   assert "flips_tc / removals_tc" in err  # the conventions say what the columns are
 
 
+def test_robustness_cells_tell_none_from_not_computed():
+  """-1 (no set of comparisons changes the membership) reads "none"; a missing count "-"."""
+  from ste_jax._render import _extra_cell
+
+  assert [_extra_cell("flips_tc", v) for v in (-1, None, 3, "1..3")] == ["none", "-", "3", "1..3"]
+
+
 def test_score_robustness_for_the_model_holds_the_imputed_pairs_fixed(tmp_path):
   """The model estimator: flips_tc / removals_tc and flips_uc / removals_uc of its relations,
   imputed pairs held fixed, labelled."""

@@ -200,6 +200,12 @@ def test_stdin_reads_like_the_file(data, capsys, monkeypatch):
   monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(ROWS.encode())))
   code, out, _ = _run(capsys, ["score", "-", "--format", "simple", "--format", "csv", *argv])
   assert (code, out) == (0, from_file[1])
+  # copied in blocks: a stream larger than one block, and a text stream with no bytes beneath
+  monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(ROWS.encode())))
+  monkeypatch.setattr(_cli.shutil, "COPY_BUFSIZE", 7)
+  assert _run(capsys, ["score", "-", "--file-format", "csv", *argv]) == from_file
+  monkeypatch.setattr(sys, "stdin", io.StringIO(ROWS))
+  assert _run(capsys, ["score", "-", "--file-format", "csv", *argv]) == from_file
 
 
 def test_stdin_names_itself_in_messages_and_reports(capsys, monkeypatch):
