@@ -333,20 +333,27 @@ class ModelEstimator(TournamentEstimator):
       record_tolerance=self.record_tolerance,
     )
 
+  def _choose_tie_model(self, key: jax.Array, comparisons: Comparisons, covariates):
+    """``(tie model, half-win fit, report line)`` of ``tie_model="auto"``: the half-win model
+    fitted, then :func:`~ste_jax.evaluate._ties.choose_tie_model` (with ``covariates`` in every
+    logit when not ``None``)."""
+    half = fit_model_tournament(key, comparisons, **self._grid())
+    model, table = choose_tie_model(
+      jax.random.fold_in(key, 1),
+      comparisons,
+      half,
+      covariates=covariates,
+      num_folds=self.num_folds,
+      num_steps=self.num_steps,
+    )
+    names = () if covariates is None else covariates.names
+    return model, half, describe_tie_choice(model, table, self.num_folds, covariates=names)
+
   def _fit_controlled(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     model, uncontrolled, line = self.tie_model, None, ""
     if model == "auto":
       check_covariates(comparisons, self.covariates)
-      uncontrolled = fit_model_tournament(key, comparisons, **self._grid())
-      model, table = choose_tie_model(
-        jax.random.fold_in(key, 1),
-        comparisons,
-        uncontrolled,
-        covariates=self.covariates,
-        num_folds=self.num_folds,
-        num_steps=self.num_steps,
-      )
-      line = describe_tie_choice(model, table, self.num_folds, covariates=self.covariates.names)
+      model, uncontrolled, line = self._choose_tie_model(key, comparisons, self.covariates)
     fit = fit_controlled_tournament(
       key,
       comparisons,
@@ -374,15 +381,7 @@ class ModelEstimator(TournamentEstimator):
   def _fit_ties(self, key: jax.Array, comparisons: Comparisons) -> FittedTournament:
     model, half, line = self.tie_model, None, ""
     if model == "auto":
-      half = fit_model_tournament(key, comparisons, **self._grid())
-      model, table = choose_tie_model(
-        jax.random.fold_in(key, 1),
-        comparisons,
-        half,
-        num_folds=self.num_folds,
-        num_steps=self.num_steps,
-      )
-      line = describe_tie_choice(model, table, self.num_folds)
+      model, half, line = self._choose_tie_model(key, comparisons, None)
       if model == "half":
         fields = {f.name: getattr(half, f.name) for f in dataclasses.fields(half)}
         return FittedTournament(half.P, half.refit_state(), HalfWinChoice(**fields, tie_cv=line))
