@@ -90,21 +90,16 @@ def test_huge_tau_in_float64():
       np.testing.assert_allclose(np.asarray(s.uncovered), 0.625, atol=1e-14)
 
 
-@jax.jit
-def _float64_ste_scores_oracle(P, gamma):
-  """The naive equations' (t, u) at tau = 0.1, gamma = gamma_c, exact reachability."""
-  return oracles.naive_ste_scores(P, 0.1, gamma, gamma, _N - 1, reach_gamma=0.0)
-
-
 @pytest.mark.parametrize("native", [True, False])
 @pytest.mark.parametrize("gamma", [3.0, 1e3, 1e5, 1e7])
 def test_large_finite_temperatures_match_the_float64_equations(gamma, native):
   """float32 at ``gamma = gamma_c`` up to ``1e7`` against the naive equations in float64
   (before, the float32 Uncovered scores were wrong in the third digit from ``1e5``)."""
   P = _tournament()
-  with jax.enable_x64(True):  # compiled once for every gamma (traced: a positive one)
+  with jax.enable_x64(True):
     t64, u64 = (
-      np.asarray(x) for x in _float64_ste_scores_oracle(jnp.asarray(P), jnp.asarray(gamma))
+      np.asarray(x)
+      for x in oracles.naive_ste_scores(jnp.asarray(P), 0.1, gamma, gamma, _N - 1, reach_gamma=0.0)
     )
   with native_kernels(native):
     s = ste_scores(jnp.asarray(P, jnp.float32), tau=0.1, gamma=gamma)
@@ -149,18 +144,6 @@ def test_native_and_jax_cover_kernels_agree_at_large_temperatures():
     np.testing.assert_allclose(outs[0][1], outs[1][1], atol=2e-6)
 
 
-@jax.jit
-def _float64_extrema_oracle(z, mask, X, Y, D, gamma):
-  """The naive transcriptions of normalized_smax / softmin (masked rows of ``z``), the max-min
-  product of ``X`` and ``Y`` and the 5-step reachability of ``D``, at temperature ``gamma``."""
-  smax = oracles._nsmax(z, gamma, axis=-1, mask=mask)
-  smin = oracles._nsmin(z, gamma, axis=-1, mask=mask)
-  inner = oracles._nsmin(
-    jnp.stack(jnp.broadcast_arrays(X[:, :, None], Y[None, :, :])), gamma, axis=0
-  )
-  return smax, smin, oracles._nsmax(inner, gamma, axis=1), oracles.naive_reachability(D, 5, gamma)
-
-
 @pytest.mark.parametrize("gamma", [3.0, 1e4, 1e8])
 def test_extrema_and_products_at_large_gamma_match_float64(gamma):
   rng = np.random.default_rng(5)
@@ -168,12 +151,17 @@ def test_extrema_and_products_at_large_gamma_match_float64(gamma):
   mask = rng.uniform(size=(4, 9)) < 0.7
   mask[:, 0] = True
   X, Y = rng.uniform(size=(5, 6)), rng.uniform(size=(6, 4))
-  D = rng.uniform(size=(6, 6))
   with jax.enable_x64(True):  # the naive oracle in float64, exact to gamma * 1e-16
-    # Compiled once for all three gammas (a traced gamma: a positive one), not op by op.
-    smax64, smin64, prod64, R64 = map(
-      np.asarray, _float64_extrema_oracle(*map(jnp.asarray, (z, mask, X, Y, D, gamma)))
+    smax64 = np.asarray(oracles._nsmax(jnp.asarray(z), gamma, axis=-1, mask=jnp.asarray(mask)))
+    smin64 = np.asarray(oracles._nsmin(jnp.asarray(z), gamma, axis=-1, mask=jnp.asarray(mask)))
+    inner = oracles._nsmin(
+      jnp.stack(jnp.broadcast_arrays(jnp.asarray(X)[:, :, None], jnp.asarray(Y)[None, :, :])),
+      gamma,
+      axis=0,
     )
+    prod64 = np.asarray(oracles._nsmax(inner, gamma, axis=1))
+    D = jnp.asarray(rng.uniform(size=(6, 6)))
+    R64 = np.asarray(oracles.naive_reachability(D, 5, gamma))
   z32 = jnp.asarray(z, jnp.float32)
   np.testing.assert_allclose(normalized_smax(z32, gamma=gamma, where=mask), smax64, atol=1e-6)
   np.testing.assert_allclose(normalized_softmin(z32, gamma=gamma, where=mask), smin64, atol=1e-6)
