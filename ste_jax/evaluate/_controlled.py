@@ -381,7 +381,7 @@ def covariate_tie_fold_nll(
 ):
   """The held-out NLL of each tie model with the covariates in its logit, per fold.
 
-  The function :func:`~ste_jax.evaluate._ties.cross_validate_tie_models` calls: ties as half
+  The function :func:`~ste_jax.evaluate._tie_choice.cross_validate_tie_models` calls: ties as half
   wins by :func:`fit_covariate_model`, Davidson and Rao-Kupper by
   :func:`fit_covariate_tie_model`, each on the training weights of the rows (warm-started at the
   half-win fit, its ridges), all scored on the held-out rows' win/tie/loss likelihood.
@@ -510,8 +510,8 @@ class ControlledTournament:
     tie_model: ``"half"`` (ties count half a win), ``"davidson"`` or ``"rao-kupper"`` (ties as
       their own outcome; ``P`` is then ``P(a wins | decisive)`` at zero feature difference).
     tie_param: the fitted tie parameter (``None`` for ``"half"``).
-    tie_cv: the line of :func:`~ste_jax.evaluate._ties.choose_tie_model` when the tie model was
-      chosen by cross-validation (``ModelEstimator(tie_model="auto")``), else ``""``.
+    tie_cv: the line of :func:`~ste_jax.evaluate._tie_choice.choose_tie_model` when the tie
+      model was chosen by cross-validation (``ModelEstimator(tie_model="auto")``), else ``""``.
   """
 
   P: jax.Array

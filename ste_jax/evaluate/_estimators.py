@@ -70,13 +70,12 @@ from ste_jax.evaluate._parametric import (
 )
 from ste_jax.evaluate._protocol import FittedTournament, ParametricDesign, TournamentEstimator
 from ste_jax.evaluate._replicas import resample_model_outcomes
+from ste_jax.evaluate._tie_choice import choose_tie_model, describe_tie_choice
 from ste_jax.evaluate._ties import (
   TIE_MODEL_CHOICES,
   HalfWinChoice,
   TieModelTournament,
   TieRefitState,
-  choose_tie_model,
-  describe_tie_choice,
   fit_tie_tournament,
   refit_tie_tournament,
 )
@@ -241,8 +240,8 @@ class ModelEstimator(TournamentEstimator):
       (:func:`~ste_jax.evaluate.fit_tie_tournament`; a parametric replica redraws wins, ties and
       losses from the tie model), or ``"auto"``: the one of the three with the best
       cross-validated win/tie/loss log-likelihood
-      (:func:`~ste_jax.evaluate._ties.choose_tie_model`, which states how the half-win model is
-      scored). A tie model combines with ``covariates`` (one likelihood,
+      (:func:`~ste_jax.evaluate._tie_choice.choose_tie_model`, which states how the half-win
+      model is scored). A tie model combines with ``covariates`` (one likelihood,
       :func:`~ste_jax.evaluate._controlled.fit_covariate_tie_model`); with ``"auto"`` the
       cross-validation then compares the three with the covariates in every logit.
 
@@ -335,8 +334,8 @@ class ModelEstimator(TournamentEstimator):
 
   def _choose_tie_model(self, key: jax.Array, comparisons: Comparisons, covariates):
     """``(tie model, half-win fit, report line)`` of ``tie_model="auto"``: the half-win model
-    fitted, then :func:`~ste_jax.evaluate._ties.choose_tie_model` (with ``covariates`` in every
-    logit when not ``None``)."""
+    fitted, then :func:`~ste_jax.evaluate._tie_choice.choose_tie_model` (with ``covariates`` in
+    every logit when not ``None``)."""
     half = fit_model_tournament(key, comparisons, **self._grid())
     model, table = choose_tie_model(
       jax.random.fold_in(key, 1),

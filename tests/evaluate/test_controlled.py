@@ -308,7 +308,7 @@ def test_auto_tie_model_with_covariates_without_ties_scores_the_three_alike():
   """No ties: the three tie models reduce to Bradley-Terry with the covariates, so their held-out
   log-losses and the chosen controlled tournament agree with the half-win fit's."""
   from ste_jax.evaluate import fit_model_tournament
-  from ste_jax.evaluate._ties import choose_tie_model
+  from ste_jax.evaluate._tie_choice import choose_tie_model
 
   strength = np.array([0.6, 0.3, 0.0, -0.2, 0.0])
   c, raw = _style_battles(3, strength, verbose=[4], beta=1.0, m=3000)

@@ -6,8 +6,8 @@ import numpy as np
 
 from ste_jax.data import Comparisons
 from ste_jax.evaluate._model_estimator import fit_model_tournament, observed_pairs
+from ste_jax.evaluate._tie_choice import choose_tie_model
 from ste_jax.evaluate._ties import (
-  choose_tie_model,
   fit_tie_model,
   fit_tie_tournament,
   pair_outcome_counts,
