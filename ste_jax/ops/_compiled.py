@@ -10,6 +10,7 @@ the operator is a nested ``jit``. Design notes: ``docs/design/eager_calls.md``
 
 import functools
 import inspect
+import math
 
 import jax
 import numpy as np
@@ -30,6 +31,19 @@ def _is_numeric(value) -> bool:
   if isinstance(value, (bool, int, float, np.ndarray, np.generic)):
     return np.asarray(value).dtype.kind in "biuf"
   return False
+
+
+def _in_float_range(value):
+  """A Python float beyond the largest float JAX traces it as (float32 unless x64) as ``inf``.
+
+  The conversion rounds it to ``inf`` anyway, but the first call of a signature converts it with
+  NumPy, which warns of the overflow, and later calls do not: the same value, without a warning
+  that depends on what ran before.
+  """
+  if type(value) is not float or not math.isfinite(value):
+    return value
+  largest = float(np.finfo(jax.dtypes.canonicalize_dtype(np.float64)).max)
+  return math.copysign(math.inf, value) if abs(value) > largest else value
 
 
 def compiled_entry(
@@ -77,6 +91,7 @@ def compiled_entry(
             fixed[name] = value
             continue
           check_temperature(value, name, allow_zero=name not in positive)
+          value = _in_float_range(value)
         elif name in static:
           fixed[name] = value
           continue

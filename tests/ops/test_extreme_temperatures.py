@@ -82,6 +82,15 @@ def test_huge_tau_gives_the_limit_of_half_edges(dtype, tau):
   np.testing.assert_allclose(np.asarray(s.uncovered, np.float64), 0.625, atol=tol)
 
 
+def test_a_temperature_beyond_the_traced_range_is_inf_without_a_warning():
+  """``1e300`` is ``inf`` in float32; the first call of a signature (a shape no other test uses)
+  must not warn of the overflow when later calls do not (warnings are errors in the suite)."""
+  P = jnp.full((11, 11), 0.5, jnp.bfloat16)
+  for tau in (1e300, 3e38 * 10):
+    s = ste_scores(P, tau=tau)
+    np.testing.assert_allclose(np.asarray(s.top_cycle, np.float64), 0.5, atol=1e-2)
+
+
 def test_huge_tau_in_float64():
   with jax.enable_x64(True):
     for tau in (1e30, 1e300, float(np.finfo(np.float64).max)):
