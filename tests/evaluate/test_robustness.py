@@ -274,38 +274,40 @@ def test_witnesses_change_the_estimators_membership(estimator):
   assert checked > 10
 
 
-def held_state_costs(W, edge, observed, i, j, action):
-  """``{(i -> j, j -> i): fewest changes}`` of pair ``{i, j}``, by enumerating how many of each
-  side's wins are changed: no change keeps ``edge``, any change hands the pair to its record."""
+def held_states(W, edge, observed, i, j, action, margin=0):
+  """``{(i -> j, j -> i): fewest changes}`` of pair ``{i, j}`` in a held relation, by enumerating
+  how many of each side's wins are changed: none keeps ``edge``, any hands the pair to its record
+  (``i -> j`` iff the new margin is ``>= margin``: 0 the weak relation, 1 the strict one); an
+  uncompared pair keeps ``edge``."""
+  out = {(bool(edge[i, j]), bool(edge[j, i])): 0}
   if not observed[i, j]:
-    return {(bool(edge[i, j]), bool(edge[j, i])): 0}
-  out = {}
+    return out
   M = W[i, j] - W[j, i]
   for f in range(W[i, j] + 1):
     for g in range(W[j, i] + 1):
-      if f + g == 0:
-        state = (bool(edge[i, j]), bool(edge[j, i]))
-      else:
+      if f + g:
         new = M + 2 * (g - f) if action == "reverse" else M - f + g
-        state = (new >= 0, new <= 0)
-      out[state] = min(out.get(state, f + g), f + g)
+        state = (bool(new >= margin), bool(new <= -margin))
+        out[state] = min(out.get(state, f + g), f + g)
   return out
 
 
-def held_brute_force(W, edge, observed, action):
-  """Per agent, the fewest changes of a held relation that change its Top-Cycle membership."""
+def held_brute_force(W, edge, observed, action, core=reach_all, margin=0):
+  """Per agent, the fewest changes of a held relation that change its membership in ``core``
+  (default the Top Cycle of the weak relation), over every combination of pair states."""
   n = W.shape[0]
   pairs = list(itertools.combinations(range(n), 2))
-  options = [list(held_state_costs(W, edge, observed, i, j, action).items()) for i, j in pairs]
-  combos = list(itertools.product(*options))
-  rel = np.zeros((len(combos), n, n), dtype=bool)
-  cost = np.zeros(len(combos), dtype=np.int64)
-  for k, combo in enumerate(combos):
-    for (i, j), ((fwd, bwd), c) in zip(pairs, combo):
-      rel[k, i, j], rel[k, j, i] = fwd, bwd
-      cost[k] += c
-  base = reach_all(edge)
-  changed = reach_all(rel) != base
+  options = [list(held_states(W, edge, observed, i, j, action, margin).items()) for i, j in pairs]
+  index = np.array(list(itertools.product(*[range(len(o)) for o in options])))  # (K, pairs)
+  rel = np.zeros((len(index), n, n), dtype=bool)
+  cost = np.zeros(len(index), dtype=np.int64)
+  for p, ((i, j), opts) in enumerate(zip(pairs, options)):
+    fwd = np.array([st[0] for st, _ in opts])
+    bwd = np.array([st[1] for st, _ in opts])
+    rel[:, i, j], rel[:, j, i] = fwd[index[:, p]], bwd[index[:, p]]
+    cost += np.array([c for _, c in opts])[index[:, p]]
+  base = core(edge)
+  changed = core(rel) != base
   out = np.full(n, -1)
   for x in range(n):
     if changed[:, x].any():
@@ -313,14 +315,15 @@ def held_brute_force(W, edge, observed, action):
   return out, base
 
 
-def held_after(W, edge, observed, changes, action):
-  """The held relation after ``changes``: the changed pairs decided by their records."""
+def held_after(W, edge, observed, changes, action, margin=0):
+  """The held relation after ``changes``: the changed pairs decided by their records (margin as
+  in :func:`held_states`)."""
   W = apply_flips(W, changes, action)
   rel = edge.copy()
-  for winner, loser, _ in changes:
-    assert observed[winner, loser]
+  for winner, loser, k in changes:
+    assert observed[winner, loser] and k > 0
     M = W[winner, loser] - W[loser, winner]
-    rel[winner, loser], rel[loser, winner] = M >= 0, M <= 0
+    rel[winner, loser], rel[loser, winner] = M >= margin, M <= -margin
   return rel
 
 
@@ -368,7 +371,7 @@ def test_model_vote_robustness_on_its_fit():
   the leaderboard label."""
   from ste_jax.evaluate import ModelEstimator
   from ste_jax.evaluate._robustness import MODEL_RELATION
-  from tests.evaluate.test_uncovered_robustness import held_brute_force as held_uc_brute_force
+  from tests.evaluate.test_uncovered_robustness import uncovered_brute
 
   rng = np.random.default_rng(7)
   c = random_comparisons(rng, 5, max_votes=2, min_votes=0)
@@ -388,7 +391,7 @@ def test_model_vote_robustness_on_its_fit():
   for action, (count_field, _) in ACTIONS.items():
     expected, _ = held_brute_force(W, weak, observed, action)
     np.testing.assert_array_equal(getattr(r, count_field), expected)
-    expected, base = held_uc_brute_force(W, strict, observed, action)
+    expected, base = held_brute_force(W, strict, observed, action, uncovered_brute, margin=1)
     np.testing.assert_array_equal(r.uc_members, base)
     np.testing.assert_array_equal(getattr(r, f"uc_{count_field}"), expected)
     np.testing.assert_array_equal(getattr(r, f"uc_{count_field.split('_')[0]}_lower"), expected)

@@ -11,7 +11,12 @@ from ste_jax.data import pair_counts
 from ste_jax.evaluate import estimator_named
 from ste_jax.evaluate._robustness import decisive_wins, vote_robustness
 from ste_jax.evaluate._uncovered_robustness import held_uncovered_changes, uncovered_changes
-from tests.evaluate.test_robustness import apply_flips, random_comparisons
+from tests.evaluate.test_robustness import (
+  apply_flips,
+  held_after,
+  held_brute_force,
+  random_comparisons,
+)
 from tests.oracles import brute_uncovered_set
 
 
@@ -125,56 +130,6 @@ def test_without_solver_time_the_bounds_bracket_the_minimum(action):
       assert uncovered_brute((after - after.T) >= 1)[x] != base[x]
 
 
-def held_strict_states(W, edge, observed, i, j, action):
-  """``{(i -> j, j -> i): fewest changes}`` of pair ``{i, j}`` in the held strict relation, by
-  enumerating how many of each side's wins are changed: none keeps ``edge``, any hands the pair
-  to its record ``M' >= 1``; an uncompared pair keeps ``edge``."""
-  out = {(bool(edge[i, j]), bool(edge[j, i])): 0}
-  if not observed[i, j]:
-    return out
-  M = W[i, j] - W[j, i]
-  for f in range(W[i, j] + 1):
-    for g in range(W[j, i] + 1):
-      if f + g:
-        new = M + 2 * (g - f) if action == "reverse" else M - f + g
-        state = (bool(new >= 1), bool(new <= -1))
-        out[state] = min(out.get(state, f + g), f + g)
-  return out
-
-
-def held_brute_force(W, edge, observed, action):
-  """Per agent, the fewest changed votes of a held strict relation changing its UC membership."""
-  n = W.shape[0]
-  pairs = list(itertools.combinations(range(n), 2))
-  options = [list(held_strict_states(W, edge, observed, i, j, action).items()) for i, j in pairs]
-  index = np.array(list(itertools.product(*[range(len(o)) for o in options])))  # (K, pairs)
-  rel = np.zeros((len(index), n, n), dtype=bool)
-  cost = np.zeros(len(index), dtype=np.int64)
-  for p, ((i, j), opts) in enumerate(zip(pairs, options)):
-    fwd = np.array([s[0] for s, _ in opts])
-    bwd = np.array([s[1] for s, _ in opts])
-    rel[:, i, j], rel[:, j, i] = fwd[index[:, p]], bwd[index[:, p]]
-    cost += np.array([c for _, c in opts])[index[:, p]]
-  base = uncovered_brute(edge)
-  changed = uncovered_brute(rel) != base
-  out = np.full(n, -1)
-  for x in range(n):
-    if changed[:, x].any():
-      out[x] = cost[changed[:, x]].min()
-  return out, base
-
-
-def held_after(W, edge, observed, changes, action):
-  """The held strict relation after ``changes``: the changed pairs decided by their records."""
-  W = apply_flips(W, changes, action)
-  rel = edge.copy()
-  for winner, loser, k in changes:
-    assert observed[winner, loser] and k > 0
-    M = W[winner, loser] - W[loser, winner]
-    rel[winner, loser], rel[loser, winner] = M >= 1, M <= -1
-  return rel
-
-
 def random_held_case(rng, n, max_votes):
   """Counts with at least one uncompared pair, and a random strict relation (often against the
   records; the uncompared pairs imputed either way or neither)."""
@@ -194,7 +149,7 @@ def random_held_case(rng, n, max_votes):
 
 def check_held(W, edge, observed, action, time_limit=10.0):
   got = held_uncovered_changes(W, edge, observed, action, time_limit=time_limit)
-  expected, base = held_brute_force(W, edge, observed, action)
+  expected, base = held_brute_force(W, edge, observed, action, uncovered_brute, margin=1)
   np.testing.assert_array_equal(got.members, base)
   exact = time_limit > 0
   for x in range(W.shape[0]):
@@ -206,7 +161,8 @@ def check_held(W, edge, observed, action, time_limit=10.0):
     else:
       assert 0 <= got.lower[x] <= expected[x] <= got.upper[x], (x, W, edge, action)
     assert sum(k for *_, k in got.changes[x]) == got.upper[x]
-    assert uncovered_brute(held_after(W, edge, observed, got.changes[x], action))[x] != base[x]
+    after = held_after(W, edge, observed, got.changes[x], action, margin=1)
+    assert uncovered_brute(after)[x] != base[x]
 
 
 @pytest.mark.parametrize("action", ["reverse", "remove"])
