@@ -68,20 +68,25 @@ def _scores_fn(est, c):
   return scores
 
 
-@pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator, _model])
-def test_influence_equals_central_differences(x64, make):
-  est, c = make(), _data()
-  infl = comparison_influence(jax.random.key(0), c, est, tau=TAU, num_agents=2)
-  scores = _scores_fn(est, c)
-  w0 = np.asarray(c.weight)
-  h = 1e-5
-  for i in range(0, c.num_comparisons, 7):
+def _assert_central_differences(infl, scores, weight, stride, h=1e-5):
+  """Every ``stride``-th comparison's influence equals the central difference of ``scores``
+  (``(n,)`` weights -> ``(2, n)`` TC and UC scores) at ``weight +- h e_i``."""
+  w0 = np.asarray(weight)
+  for i in range(0, w0.shape[0], stride):
     wp, wm = w0.copy(), w0.copy()
     wp[i] += h
     wm[i] -= h
     fd = (scores(wp) - scores(wm)) / (2 * h)  # (2, n)
     got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
     np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+
+
+@pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator, _model])
+def test_influence_equals_central_differences(x64, make):
+  est, c = make(), _data()
+  infl = comparison_influence(jax.random.key(0), c, est, tau=TAU, num_agents=2)
+  scores = _scores_fn(est, c)
+  _assert_central_differences(infl, scores, c.weight, 7)
 
 
 @pytest.mark.parametrize("make", [PosteriorEdgeEstimator, WinRateEstimator])
@@ -195,15 +200,7 @@ def test_model_influence_with_record_bands_equals_central_differences(x64, monke
   infl = comparison_influence(jax.random.key(0), c, est, fitted=fitted, tau=TAU, num_agents=2)
   assert "one-sided" not in infl.method
   scores = _scores_fn(est, c)
-  w0 = np.asarray(c.weight)
-  step = 1e-5
-  for i in range(0, c.num_comparisons, 11):
-    wp, wm = w0.copy(), w0.copy()
-    wp[i] += step
-    wm[i] -= step
-    fd = (scores(wp) - scores(wm)) / (2 * step)
-    got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
-    np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+  _assert_central_differences(infl, scores, c.weight, 11)
   monkeypatch.setattr(_influence, "BAND_EDGE_TOLERANCE", 1e6)  # every banded pair "on its edge"
   with pytest.warns(UserWarning, match="band's edge"):
     one_sided = comparison_influence(jax.random.key(0), c, est, fitted=fitted, tau=TAU)
@@ -291,15 +288,7 @@ def test_influence_with_covariates_or_a_tie_model_equals_central_differences(
     s = est.soft_scores(refit(jnp.asarray(w)), tau=TAU, gamma=TAU)
     return np.array([np.asarray(s.top_cycle), np.asarray(s.uncovered)])
 
-  w0 = np.asarray(c.weight)
-  h = 1e-5
-  for i in range(0, c.num_comparisons, 9):
-    wp, wm = w0.copy(), w0.copy()
-    wp[i] += h
-    wm[i] -= h
-    fd = (scores(wp) - scores(wm)) / (2 * h)
-    got = np.stack([infl.top_cycle[:, i], infl.uncovered[:, i]])
-    np.testing.assert_allclose(got, fd[:, infl.agents], rtol=1e-4, atol=1e-7)
+  _assert_central_differences(infl, scores, c.weight, 9)
   assert np.abs(infl.top_cycle).max() > 1e-4  # something to compare
 
 
