@@ -703,76 +703,38 @@ def fit_controlled_tournament(
   pairs = observed_pairs(comparisons)
   c = uncontrolled.chosen
   l2s, l2k = jnp.asarray(c.l2_strength, dtype), jnp.asarray(c.l2_skew, dtype)
+  data = (pairs, comparisons.outcome, comparisons.weight, diff, l2s, l2k)
+  beta0 = jnp.zeros((covariates.num_features,), dtype)
   if tie_model != "half":
     params, tie, beta = _fit_covariate_ties_jit(
       uncontrolled.params,
       jnp.zeros((), dtype),
-      jnp.zeros((covariates.num_features,), dtype),
-      pairs,
-      comparisons.outcome,
-      comparisons.weight,
-      diff,
-      l2s,
-      l2k,
+      beta0,
+      *data,
       model=tie_model,
       num_steps=num_steps,
       tolerance=STOP_TOLERANCE,
     )
-    H = _tie_hessian_jit(
-      _leading_components(params, c.rank),  # the masked components are null directions
-      tie,
-      beta,
-      pairs,
-      comparisons.outcome,
-      comparisons.weight,
-      diff,
-      l2s,
-      l2k,
-      model=tie_model,
+    active = _leading_components(params, c.rank)  # the masked components are null directions
+    H = _tie_hessian_jit(active, tie, beta, *data, model=tie_model)
+    P = tie_tournament(params, tie, tie_model)
+  else:
+    params, beta = _fit_covariates_jit(
+      uncontrolled.params, beta0, *data, num_steps=num_steps, tolerance=STOP_TOLERANCE
     )
-    beta_se = beta_standard_errors(np.asarray(H, dtype=np.float64), covariates.num_features)
-    return ControlledTournament(
-      P=tie_tournament(params, tie, tie_model),
-      params=params,
-      beta=beta,
-      beta_se=jnp.asarray(beta_se, dtype),
-      names=covariates.names,
-      uncontrolled=uncontrolled,
-      num_steps=num_steps,
-      tie_model=tie_model,
-      tie_param=tie,
-    )
-  params, beta = _fit_covariates_jit(
-    uncontrolled.params,
-    jnp.zeros((covariates.num_features,), dtype),
-    pairs,
-    comparisons.outcome,
-    comparisons.weight,
-    diff,
-    l2s,
-    l2k,
-    num_steps=num_steps,
-    tolerance=STOP_TOLERANCE,
-  )
-  H = _hessian_jit(
-    _leading_components(params, c.rank),  # the masked components are null directions
-    beta,
-    pairs,
-    comparisons.outcome,
-    comparisons.weight,
-    diff,
-    l2s,
-    l2k,
-  )
+    H = _hessian_jit(_leading_components(params, c.rank), beta, *data)
+    P, tie = intransitive_tournament(params), None
   beta_se = beta_standard_errors(np.asarray(H, dtype=np.float64), covariates.num_features)
   return ControlledTournament(
-    P=intransitive_tournament(params),
+    P=P,
     params=params,
     beta=beta,
     beta_se=jnp.asarray(beta_se, dtype),
     names=covariates.names,
     uncontrolled=uncontrolled,
     num_steps=num_steps,
+    tie_model=tie_model,
+    tie_param=tie,
   )
 
 
